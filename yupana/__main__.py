@@ -1,0 +1,3 @@
+from yupana.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,212 @@
+"""The durable projection cache: ``projection.json`` plus its hot-path twin ``projection.hot``.
+
+``projection.json`` is the canonical, documented cache (docs/cache-format.md): written
+atomically after every successful refresh, readable by operators and other tools.
+``projection.hot`` is derived from it on the cold path (marshal, with regex literal
+prefilters and compiled globs) and keyed by the JSON file's inode, size and mtime; a hook
+uses it only when that key matches and otherwise parses the JSON itself. Both are
+replaced by rename, so a reader sees a whole old file or a whole new one, never a mix.
+
+Serving rules, in the order they are checked (each failure is a named miss):
+absent, unreadable, version, endpoint, future-dated, expired. ``age == ttl`` is still
+servable; ``ttl == 0`` disables serving altogether. Standard library only.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+from yupana import fastjson, globs, paths, regex_prefilter
+
+CACHE_VERSION = 1
+HOT_FORMAT = 1
+
+LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors")
+OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history")
+
+
+class Miss:
+    """Why a cache could not be served. ``label`` is stable (spool, status); ``reason`` is prose."""
+
+    __slots__ = ("label", "reason")
+
+    def __init__(self, label: str, reason: str) -> None:
+        self.label = label
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Miss({self.label!r}, {self.reason!r})"
+
+
+def normalize_endpoint(endpoint: str) -> str:
+    return endpoint.rstrip("/")
+
+
+def hot_path_for(path: str) -> str:
+    base, _ = os.path.splitext(path)
+    return base + ".hot"
+
+
+# ── writing (cold path) ─────────────────────────────────────────────────────────────
+
+
+def save(cache: dict, path: str | None = None) -> str | None:
+    """Write ``cache`` atomically, then its hot twin. Return None, or why it failed.
+
+    A failed write leaves the previous files exactly as they were.
+    """
+    target = path or paths.projection_cache()
+    if not target:
+        return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME"
+    cache = dict(cache)
+    cache["version"] = CACHE_VERSION
+    cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
+    try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        _atomic_write(target, fastjson.dumps(cache).encode("utf-8"))
+        st = os.stat(target)
+        hot = {"format": HOT_FORMAT, "source": (st.st_ino, st.st_size, st.st_mtime_ns), "cache": derive_hot(cache)}
+        _atomic_write(hot_path_for(target), marshal.dumps(hot))
+    except (OSError, ValueError) as exc:
+        return f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}"
+    return None
+
+
+def _atomic_write(target: str, data: bytes) -> None:
+    tmp = f"{target}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def derive_hot(cache: dict) -> dict:
+    """Add what hooks would otherwise compute per call: regex prefilters and glob tokens.
+
+    Derived keys start with an underscore and never appear in projection.json. A glob that
+    does not compile keeps ``None`` tokens; the evaluators turn that into a loud fail-open.
+    """
+    out = dict(cache)
+    rules = []
+    for rule in cache.get("text_rules") or ():
+        rule = dict(rule)
+        rule["_prefilter"] = regex_prefilter.prefilter(rule.get("pattern") or "")
+        rules.append(rule)
+    out["text_rules"] = rules
+    out["tripwires"] = [_with_globs(w, "paths") for w in cache.get("tripwires") or ()]
+    policies = []
+    for pol in cache.get("policies") or ():
+        pol = dict(pol)
+        pol["_applies_to"] = _compile_all((pol.get("rule") or {}).get("applies_to") or ())
+        policies.append(pol)
+    out["policies"] = policies
+    return out
+
+
+def _with_globs(entry: dict, key: str) -> dict:
+    entry = dict(entry)
+    entry["_" + key] = _compile_all(entry.get(key) or ())
+    return entry
+
+
+def _compile_all(patterns) -> list | None:
+    try:
+        return [globs.compile_glob(p) for p in patterns]
+    except globs.GlobError:
+        return None
+
+
+# ── reading (hot path) ──────────────────────────────────────────────────────────────
+
+
+def load_servable(path: str | None, endpoint: str, ttl: int, now: int, hot: bool = True) -> tuple[dict | None, Miss | None]:
+    """The cache to serve for ``endpoint`` at ``now``, or the named reason there is none.
+
+    With ``hot`` the result carries the derived keys of :func:`derive_hot`.
+    """
+    if not path:
+        return None, Miss("absent", "no cache path could be resolved (set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME)")
+    cache, miss = read(path, hot=hot)
+    if miss:
+        return None, miss
+    assert cache is not None
+    found = cache.get("endpoint")
+    if normalize_endpoint(str(found)) != normalize_endpoint(endpoint):
+        return None, Miss("endpoint", f"the cache at {path} was written for {found!r}, not {endpoint!r}; refusing another deployment's policy")
+    written = cache["written_at"]
+    if written > now:
+        return None, Miss("future-dated", f"the cache at {path} is dated {written - now}s in the future (clock moved backwards?)")
+    age = now - written
+    if ttl <= 0:
+        return None, Miss("expired", f"cache serving is disabled (projection_cache_ttl_secs = 0); the cache is {age}s old")
+    if age > ttl:
+        return None, Miss("expired", f"the cache at {path} is {age}s old, past projection_cache_ttl_secs = {ttl}")
+    return cache, None
+
+
+def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
+    """Read and shape-check the cache file, preferring the hot twin when it matches."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, Miss("absent", f"no projection cache at {path} (run `yupana project`)")
+    except OSError as exc:
+        return None, Miss("unreadable", f"cannot stat {path}: {exc.strerror}")
+    if hot:
+        try:
+            with open(hot_path_for(path), "rb") as fh:
+                twin = marshal.load(fh)
+            if (
+                isinstance(twin, dict)
+                and twin.get("format") == HOT_FORMAT
+                and twin.get("source") == (st.st_ino, st.st_size, st.st_mtime_ns)
+            ):
+                return _check_shape(twin["cache"], path)
+        except (OSError, EOFError, ValueError, TypeError, KeyError):
+            pass
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        cache = fastjson.loads(data)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        return None, Miss("unreadable", f"cannot read {path}: {exc}")
+    cache, miss = _check_shape(cache, path)
+    if miss or not hot:
+        return cache, miss
+    return derive_hot(cache), None
+
+
+def _check_shape(cache: object, path: str) -> tuple[dict | None, Miss | None]:
+    if not isinstance(cache, dict):
+        return None, Miss("unreadable", f"{path} does not hold a JSON object")
+    version = cache.get("version")
+    if version != CACHE_VERSION:
+        return None, Miss("version", f"{path} has cache version {version!r}; this yupana reads version {CACHE_VERSION}")
+    written = cache.get("written_at")
+    if not isinstance(written, int) or isinstance(written, bool) or not isinstance(cache.get("endpoint"), str):
+        return None, Miss("unreadable", f"{path} lacks a valid written_at or endpoint")
+    for key in LIST_FIELDS:
+        value = cache.get(key)
+        if value is None:
+            cache[key] = []
+        elif not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            return None, Miss("unreadable", f"{path}: {key} is not a list of objects")
+    for key in OPTIONAL_FIELDS:
+        if not isinstance(cache.get(key), (dict, type(None))):
+            return None, Miss("unreadable", f"{path}: {key} is neither an object nor null")
+        cache.setdefault(key, None)
+    return cache, None

@@ -1,0 +1,169 @@
+"""Entry point. ``yupana hook …`` dispatches without touching the cold path.
+
+Hook invocations are parsed by hand (argparse alone imports :mod:`re` and gettext) and can
+never exit non-zero: an argument this version does not understand, or any exception
+escaping a hook, is a stderr line and an allow (exit 0, empty stdout). Every other command
+is looked up in :data:`COMMANDS` and imported only when it is the one asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HOOKS = {
+    "pre-edit": "yupana.hooks.pre_edit",
+    "post-edit": "yupana.hooks.post_edit",
+    "pre-bash": "yupana.hooks.pre_bash",
+}
+
+# name -> (module, one-line summary). Each module defines add_arguments(parser) and run(args).
+COMMANDS = {
+    "project": ("yupana.commands.project", "refresh the projection from the store; --dump shows the cache"),
+    "status": ("yupana.commands.status", "policy mode, rule set state, cache age and hook health"),
+    "explain": ("yupana.commands.explain", "explain the decision for a hook payload read on stdin"),
+    "shapes": ("yupana.commands.shapes", "validate RDF data against the SHACL shapes (for the store's CI)"),
+    "verify": ("yupana.commands.verify", "verify a proposed Rust buffer (tree-sitter tier)"),
+    "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
+    "refresh-worker": ("yupana.commands.refresh_worker", "internal: the detached single-flight refresher"),
+}
+
+GLOBAL_VALUE_FLAGS = ("--tenant", "--config")
+GLOBAL_BOOL_FLAGS = ("--json", "--quiet", "--verbose")
+
+
+class HookArgs:
+    """Options a hook receives: tenant (``--tenant`` else $BOBBIN_ROLE) and config override."""
+
+    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose")
+
+    def __init__(self, event: str) -> None:
+        self.event = event
+        self.tenant: str | None = None
+        self.config: str | None = None
+        self.json = False
+        self.quiet = False
+        self.verbose = False
+
+
+def parse_hook_argv(argv: list[str]) -> HookArgs:
+    """Parse ``[globals] hook EVENT [flags]``; ValueError says what was not understood."""
+    event = None
+    values: dict[str, str] = {}
+    flags: set[str] = set()
+    seen_hook = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, inline = arg.partition("=")
+        if name in GLOBAL_VALUE_FLAGS:
+            if eq:
+                values[name] = inline
+            elif i + 1 < len(argv):
+                i += 1
+                values[name] = argv[i]
+            else:
+                raise ValueError(f"{name} needs a value")
+        elif arg in GLOBAL_BOOL_FLAGS:
+            flags.add(arg)
+        elif arg == "hook" and not seen_hook:
+            seen_hook = True
+        elif seen_hook and event is None and not arg.startswith("-"):
+            event = arg
+        else:
+            raise ValueError(f"unexpected argument {arg!r}")
+        i += 1
+    if event is None:
+        raise ValueError("missing hook event (pre-edit, post-edit or pre-bash)")
+    if event not in HOOKS:
+        raise ValueError(f"unknown hook event {event!r} (this version knows {', '.join(HOOKS)})")
+    args = HookArgs(event)
+    args.tenant = values.get("--tenant") or os.environ.get("BOBBIN_ROLE") or None
+    args.config = values.get("--config")
+    args.json = "--json" in flags
+    args.quiet = "--quiet" in flags
+    args.verbose = "--verbose" in flags
+    return args
+
+
+def run_hook(argv: list[str]) -> int:
+    """Run a hook; whatever happens, exit 0 (never 2: that is Claude Code's block channel)."""
+    try:
+        args = parse_hook_argv(argv)
+    except ValueError as exc:
+        _stderr(f"yupana: hook invocation not understood ({exc}); allowing the tool call")
+        return 0
+    try:
+        module = __import__(HOOKS[args.event], fromlist=["run"])
+        module.run(args)
+    except BaseException as exc:  # noqa: BLE001 - no crash path may block an agent
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            return 0
+        _stderr(f"yupana: hook {args.event} failed ({type(exc).__name__}: {exc}); allowing the tool call")
+    return 0
+
+
+def _stderr(line: str) -> None:
+    try:
+        os.write(2, (line + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "hook" in argv and "--help" not in argv and "-h" not in argv and "--version" not in argv:
+        return run_hook(argv)
+    return _run_command(argv)
+
+
+def _run_command(argv: list[str]) -> int:
+    import argparse
+
+    from yupana import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="yupana",
+        description="Governance-plane client for fleets of AI coding agents.",
+        epilog="commands:\n"
+        + "\n".join(f"  {name:<15}{summary}" for name, (_, summary) in COMMANDS.items() if name != "refresh-worker")
+        + "\n  hook EVENT     run a hook (pre-edit, post-edit, pre-bash); reads the payload on stdin",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"yupana {__version__}")
+    _add_globals(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = next((a for a in argv if a in COMMANDS), None)
+    for name, (module_name, summary) in COMMANDS.items():
+        p = sub.add_parser(name, help=summary, description=summary)
+        _add_globals(p, suppress=True)
+        if name == wanted:
+            module = __import__(module_name, fromlist=["run"])
+            module.add_arguments(p)
+            p.set_defaults(_run=module.run)
+    hook = sub.add_parser("hook", help="run a hook", description="Run a hook; reads the payload on stdin.")
+    hook.add_argument("event", choices=sorted(HOOKS))
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 0 if not argv else 1
+    if args.command != "refresh-worker":
+        from yupana import spool
+
+        spool.record("command", {"cmd": args.command})
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _add_globals(parser, suppress: bool = False) -> None:
+    import argparse
+
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="machine-readable output")
+    parser.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS if suppress else False)
+    parser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False)
+    parser.add_argument("--tenant", default=default, help="tenant/role id (default: $BOBBIN_ROLE)")
+    parser.add_argument("--config", default=default, help="config file replacing discovery (must exist)")

@@ -1,0 +1,109 @@
+"""The metrics spool: one JSON record per line in metrics.jsonl, beside the projection cache.
+
+Every record carries ``kind`` and ``ts`` (unix seconds) and, when known, ``agent``
+($SHANTY_AGENT), ``tenant`` ($BOBBIN_ROLE) and ``item`` (the tracked work item); absent
+values are omitted, never blank. Appends use O_APPEND so concurrent hooks interleave
+whole lines. Past 64 MiB the file is renamed to ``metrics.jsonl.old`` (one slot).
+
+Writing is fail-silent by design: a full disk or a read-only state directory must never
+change a guard outcome. The failure is still counted: :func:`last_error` tells callers
+(``yupana status``) that records are being lost.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from yupana import fastjson, paths
+
+ROTATE_BYTES = 64 * 1024 * 1024
+
+_last_error: str | None = None
+
+
+def last_error() -> str | None:
+    """The reason the most recent append in this process failed, or None."""
+    return _last_error
+
+
+def record(kind: str, fields: dict | None = None, *, item: str | None = None, path: str | None = None) -> bool:
+    """Append one record of ``kind``; return False (never raise) when it could not be written."""
+    global _last_error
+    rec: dict = {"kind": kind, "ts": int(time.time())}
+    agent = os.environ.get("SHANTY_AGENT")
+    if agent:
+        rec["agent"] = agent
+    tenant = os.environ.get("BOBBIN_ROLE")
+    if tenant:
+        rec["tenant"] = tenant
+    if item:
+        rec["item"] = item
+    if fields:
+        for key, value in fields.items():
+            if value is not None:
+                rec[key] = value
+    try:
+        target = path or paths.metrics_spool()
+        if not target:
+            _last_error = "no metrics path: set YUPANA_METRICS_PATH, XDG_STATE_HOME or HOME"
+            return False
+        line = (fastjson.dumps(rec) + "\n").encode("utf-8")
+        return _append(target, line)
+    except Exception as exc:  # noqa: BLE001 - the spool must never raise into a hook
+        _last_error = f"{type(exc).__name__}: {exc}"
+        return False
+
+
+def _append(target: str, line: bytes) -> bool:
+    global _last_error
+    try:
+        try:
+            if os.stat(target).st_size > ROTATE_BYTES:
+                os.replace(target, target + ".old")
+        except FileNotFoundError:
+            parent = os.path.dirname(target)
+            if parent:
+                os.makedirs(parent, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, line)
+        finally:
+            os.close(fd)
+        if written != len(line):
+            _last_error = f"short write to {target} ({written} of {len(line)} bytes)"
+            return False
+        return True
+    except OSError as exc:
+        _last_error = f"{target}: {exc.strerror or exc}"
+        return False
+
+
+def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list[dict]:
+    """The last records of the spool (whole lines within the final ``max_bytes``), oldest first.
+
+    Unparseable lines (a torn tail after a crash, a foreign writer) are skipped.
+    """
+    target = path or paths.metrics_spool()
+    if not target:
+        return []
+    try:
+        with open(target, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            start = max(0, size - max_bytes)
+            fh.seek(start)
+            data = fh.read()
+    except OSError:
+        return []
+    if start:
+        cut = data.find(b"\n")
+        data = data[cut + 1 :] if cut >= 0 else b""
+    out: list[dict] = []
+    for raw in data.splitlines():
+        try:
+            rec = fastjson.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
