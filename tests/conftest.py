@@ -1,0 +1,81 @@
+"""Shared fixtures: an isolated state/config environment and a runner for the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("YUPANA_SHARED_FIXTURES", "/work/shared/fixtures"))
+QUIPU_FIXTURES = SHARED / "quipu"
+CODEX_FIXTURES = SHARED / "codex-apply-patch"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+pytest_plugins = ["servers.fixtures"] if (Path(__file__).parent / "servers" / "fixtures.py").exists() else []
+
+
+class Env(dict):
+    """Environment for a yupana subprocess with its own HOME, state and temp directories."""
+
+    def __init__(self, base: Path) -> None:
+        super().__init__(os.environ)
+        for key in [k for k in self if k.startswith(("YUPANA_", "BOBBIN_", "SHANTY_", "QUIPU_"))]:
+            del self[key]
+        self.base = base
+        self.home = base / "home"
+        self.state = base / "state"
+        self.tmp = base / "tmp"
+        for d in (self.home, self.state, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        self["HOME"] = str(self.home)
+        self["XDG_STATE_HOME"] = str(self.state)
+        self["TMPDIR"] = str(self.tmp)
+        self["PYTHONDONTWRITEBYTECODE"] = "1"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.state / "yupana" / "projection.json"
+
+    @property
+    def spool_path(self) -> Path:
+        return self.state / "yupana" / "metrics.jsonl"
+
+    def records(self, kind: str | None = None) -> list[dict]:
+        import json
+
+        if not self.spool_path.exists():
+            return []
+        recs = [json.loads(line) for line in self.spool_path.read_text().splitlines() if line.strip()]
+        return [r for r in recs if kind is None or r.get("kind") == kind]
+
+    def user_config(self, text: str) -> Path:
+        path = self.home / ".config" / "bobbin" / "config.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    return Env(tmp_path)
+
+
+def run_yupana(args: list[str], env: dict, stdin: bytes | str | None = None, cwd: str | Path | None = None,
+               timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run the installed CLI exactly as a harness would (``python -m yupana``)."""
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    return subprocess.run([sys.executable, "-m", "yupana", *args], input=stdin, env=env, cwd=cwd,
+                          capture_output=True, timeout=timeout)
+
+
+@pytest.fixture
+def yupana(env: Env):
+    def run(*args: str, stdin: bytes | str | None = None, cwd: str | Path | None = None, timeout: float = 60):
+        return run_yupana(list(args), env, stdin=stdin, cwd=cwd, timeout=timeout)
+
+    return run

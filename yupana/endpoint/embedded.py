@@ -1,0 +1,98 @@
+"""The embedded store: Turtle / N-Triples files loaded in-process with pyoxigraph.
+
+Used for ``file:`` endpoints and for the bundled example catalogue (fixtures/). It is the
+same query engine as the Oxigraph server, so a catalogue behaves the same in both.
+"""
+
+from __future__ import annotations
+
+import os
+
+from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult, Term
+
+_FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".n3": "N3", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML"}
+
+
+def files_of(location: str) -> list[str]:
+    """The RDF files a ``file:`` location names: a file, a directory (recursively), or
+    several separated by commas."""
+    found: list[str] = []
+    for part in location.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if os.path.isdir(part):
+            for dirpath, _, names in sorted(os.walk(part)):
+                for name in sorted(names):
+                    if os.path.splitext(name)[1] in _FORMATS:
+                        found.append(os.path.join(dirpath, name))
+        else:
+            found.append(part)
+    return found
+
+
+class EmbeddedStore(Endpoint):
+    dialect = "embedded"
+
+    def __init__(self, files: list[str], identity: str) -> None:
+        import pyoxigraph
+
+        self.identity = identity
+        self._store = pyoxigraph.Store()
+        if not files:
+            raise EndpointError("protocol", f"{identity}: no RDF files to load")
+        for path in files:
+            fmt = _FORMATS.get(os.path.splitext(path)[1])
+            if fmt is None:
+                raise EndpointError("protocol", f"{path}: unknown RDF file type (use .ttl, .nt, .n3, .nq, .trig or .rdf)")
+            try:
+                with open(path, "rb") as fh:
+                    self._store.load(fh, format=getattr(pyoxigraph.RdfFormat, fmt), base_iri=f"file://{os.path.abspath(path)}")
+            except OSError as exc:
+                raise EndpointError("connect", f"{path}: {exc.strerror or exc}") from None
+            except SyntaxError as exc:
+                raise EndpointError("protocol", f"{path}: not valid RDF: {exc}") from None
+
+    @classmethod
+    def from_location(cls, location: str) -> "EmbeddedStore":
+        files = files_of(location)
+        return cls(files, "file:" + ",".join(os.path.abspath(f) for f in files))
+
+    @property
+    def store(self):
+        return self._store
+
+    def select(self, query: str, deadline: Deadline) -> SelectResult:
+        import pyoxigraph
+
+        deadline.check("an embedded query")
+        try:
+            solutions = self._store.query(query)
+        except SyntaxError as exc:
+            raise EndpointError("query", f"the store rejected the query: {exc}") from None
+        if not isinstance(solutions, pyoxigraph.QuerySolutions):
+            raise EndpointError("protocol", "expected a SELECT query")
+        variables = [v.value for v in solutions.variables]
+        rows: list[dict[str, Term]] = []
+        for solution in solutions:
+            row: dict[str, Term] = {}
+            for name in variables:
+                term = solution[name]
+                if term is not None:
+                    row[name] = _term(term)
+            rows.append(row)
+        return SelectResult(variables, rows)
+
+
+def _term(term) -> Term:
+    import pyoxigraph
+
+    if isinstance(term, pyoxigraph.NamedNode):
+        return Term("uri", term.value)
+    if isinstance(term, pyoxigraph.BlankNode):
+        return Term("bnode", term.value)
+    if isinstance(term, pyoxigraph.Literal):
+        lang = term.language
+        datatype = None if lang else term.datatype.value
+        return Term("literal", term.value, datatype, lang)
+    raise EndpointError("protocol", f"unexpected term {term!r}")

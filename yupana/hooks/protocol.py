@@ -1,0 +1,148 @@
+"""The hook output protocol, shared by every hook. Standard library only.
+
+One :class:`Outcome` per invocation, rendered once at the end and written with a single
+``write`` so a crash can never leave partial JSON on stdout:
+
+* allow   — empty stdout (never ``permissionDecision: "allow"``: the guard only subtracts
+  permission, it never grants it);
+* notify  — ``{"systemMessage": …}`` for the operator; for Codex (``apply_patch``) and for
+  PostToolUse also ``hookSpecificOutput.additionalContext``, the channel that reaches the
+  model;
+* deny    — the PreToolUse ``permissionDecision: "deny"`` envelope with a reason written
+  for the model to act on.
+
+Loud degradations (:func:`degrade`) are a stderr line, a spool record of their own kind,
+and a ``systemMessage`` shown once per session per kind (marker file created O_EXCL in the
+temp directory, ``yupana-guard-failopen-<session>-<kind>``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from yupana import fastjson, paths, spool
+
+ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
+_RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
+
+
+class Outcome:
+    """What one hook invocation will say. Decisions only ever strengthen."""
+
+    __slots__ = ("decision", "reasons", "messages", "context")
+
+    def __init__(self) -> None:
+        self.decision = ALLOW
+        self.reasons: list[str] = []  # model-facing deny reasons
+        self.messages: list[str] = []  # operator-facing systemMessage parts
+        self.context: list[str] = []  # model-facing additionalContext parts
+
+    def deny(self, reason: str) -> None:
+        self.decision = DENY
+        self.reasons.append(reason)
+
+    def notify(self, message: str, *, to_model: bool = False) -> None:
+        if _RANK[self.decision] < _RANK[NOTIFY]:
+            self.decision = NOTIFY
+        self.messages.append(message)
+        if to_model:
+            self.context.append(message)
+
+    def add_context(self, text: str) -> None:
+        """Model-facing context (PostToolUse, Codex advisories) that is not a decision."""
+        if _RANK[self.decision] < _RANK[NOTIFY]:
+            self.decision = NOTIFY
+        self.context.append(text)
+
+    def merge(self, other: "Outcome") -> None:
+        if _RANK[other.decision] > _RANK[self.decision]:
+            self.decision = other.decision
+        self.reasons += other.reasons
+        self.messages += [m for m in other.messages if m not in self.messages]
+        self.context += [c for c in other.context if c not in self.context]
+
+    def render(self, event: str = "PreToolUse", *, codex: bool = False) -> str:
+        """The exact stdout for this outcome ("" for a silent allow)."""
+        out: dict = {}
+        if self.decision == DENY and event == "PreToolUse":
+            specific: dict = {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "\n\n".join(self.reasons),
+            }
+            if codex and self.context:
+                specific["additionalContext"] = "\n\n".join(self.context)
+            out["hookSpecificOutput"] = specific
+        else:
+            context = list(self.context)
+            if codex:
+                context += [m for m in self.messages if m not in context]
+            if context:
+                out["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n\n".join(context)}
+        if self.messages:
+            out["systemMessage"] = "\n".join(self.messages)
+        return fastjson.dumps(out) if out else ""
+
+
+def emit(text: str) -> None:
+    """Write the whole of stdout in one call (or nothing)."""
+    if not text:
+        return
+    data = text.encode("utf-8")
+    view = memoryview(data)
+    while view:
+        n = os.write(1, view)
+        view = view[n:]
+
+
+def stderr(line: str) -> None:
+    try:
+        os.write(2, (line.rstrip("\n") + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def _sanitize(text: str, limit: int) -> str:
+    return "".join(c for c in text if c.isascii() and (c.isalnum() or c in "_-"))[:limit]
+
+
+def first_time(session_id: str | None, kind: str) -> bool:
+    """True the first time ``kind`` is raised in this session (creates the marker).
+
+    With no usable session id, or when the marker cannot be created for any reason other
+    than already existing, this answers True: over-warning beats silence.
+    """
+    sid = _sanitize(session_id or "", 64)
+    if not sid:
+        return True
+    marker = os.path.join(paths.temp_dir(), f"yupana-guard-failopen-{sid}-{_sanitize(kind, 80)}")
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    os.close(fd)
+    return True
+
+
+def degrade(
+    outcome: Outcome,
+    *,
+    session_id: str | None,
+    kind: str,
+    record_kind: str,
+    message: str,
+    fields: dict | None = None,
+    notify: bool = True,
+    item: str | None = None,
+) -> None:
+    """A loud degradation: stderr line, spool record ``record_kind``, once-per-session message.
+
+    ``kind`` keys the once-per-session marker (for example ``projection``); ``message`` is
+    the operator-facing sentence; ``fields`` go on the spool record.
+    """
+    stderr(f"yupana: {message}")
+    spool.record(record_kind, fields, item=item)
+    if notify and first_time(session_id, kind):
+        outcome.notify(f"yupana: {message}")
