@@ -26,7 +26,9 @@ COMMANDS = {
     "verify": ("yupana.commands.verify", "verify a proposed Rust buffer (tree-sitter tier)"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "refresh-worker": ("yupana.commands.refresh_worker", "internal: the detached single-flight refresher"),
+    "exposure-worker": ("yupana.commands.exposure_worker", "internal: the detached repository-exposure lookup"),
 }
+INTERNAL_COMMANDS = ("refresh-worker", "exposure-worker")
 
 GLOBAL_VALUE_FLAGS = ("--tenant", "--config")
 GLOBAL_BOOL_FLAGS = ("--json", "--quiet", "--verbose")
@@ -126,7 +128,7 @@ def _run_command(argv: list[str]) -> int:
         prog="yupana",
         description="Governance-plane client for fleets of AI coding agents.",
         epilog="commands:\n"
-        + "\n".join(f"  {name:<15}{summary}" for name, (_, summary) in COMMANDS.items() if name != "refresh-worker")
+        + "\n".join(f"  {name:<15}{summary}" for name, (_, summary) in COMMANDS.items() if name not in INTERNAL_COMMANDS)
         + "\n  hook EVENT     run a hook (pre-edit, post-edit, pre-bash); reads the payload on stdin",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -147,7 +149,7 @@ def _run_command(argv: list[str]) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 0 if not argv else 1
-    if args.command != "refresh-worker":
+    if args.command not in INTERNAL_COMMANDS:
         from yupana import spool
 
         spool.record("command", {"cmd": args.command})

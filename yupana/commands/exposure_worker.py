@@ -1,0 +1,101 @@
+"""``yupana exposure-worker`` (internal): ask the store whether a repository is public.
+
+Started detached by the pre-edit hook (:mod:`yupana.exposure`) when a block-tier text rule
+fired and the stored answer is missing or expired. It resolves the same configuration the
+hook used, calls quipu's ``/policy/check`` through the transport within a 2 s deadline,
+maps the outcome (satisfied → public, unsatisfied → internal, anything else → unknown with
+the reason) and merges the answer into ``exposure.json`` under an flock, atomically. It
+never raises into anything: every failure is stored as an ``unknown`` answer with its
+reason, which also serves as the back-off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+DEADLINE_SECS = 2.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", required=True, help="repository name (the origin URL's last segment)")
+    parser.add_argument("--endpoint", required=True, help="the store the hook's configuration names")
+    parser.add_argument("--root", default=None, help="project root whose configuration to resolve")
+    parser.add_argument("--marker", default=None, help="single-flight marker to remove when done")
+
+
+def run(args: argparse.Namespace) -> int:
+    from yupana import exposure
+
+    try:
+        found, reason = ask(args.repo, args.endpoint, args.root or os.getcwd(), getattr(args, "config", None))
+        store(exposure.key(args.endpoint, args.repo), found, reason)
+    finally:
+        if args.marker:
+            try:
+                os.unlink(args.marker)
+            except OSError:
+                pass
+    return 0
+
+
+def ask(repo: str, endpoint: str, root: str, override: str | None) -> tuple[str, str | None]:
+    """(exposure, reason) from the store; never raises."""
+    from yupana import exposure
+
+    try:
+        from yupana import config
+
+        quipu = config.resolve(root, override)["config"]["quipu"]
+    except Exception as exc:  # noqa: BLE001 - stored as the reason
+        return "unknown", f"configuration error: {exc}"
+    if str(quipu.get("endpoint") or "").rstrip("/") != endpoint.rstrip("/"):
+        return "unknown", "the configured endpoint changed while the lookup was pending"
+    try:
+        from yupana.endpoint import open_endpoint
+        from yupana.endpoint.base import Deadline
+
+        ep = open_endpoint(quipu)
+    except Exception as exc:  # noqa: BLE001
+        return "unknown", f"cannot open the store: {exc}"
+    try:
+        check = getattr(ep, "policy_check", None)
+        if check is None:
+            return "unknown", f"the store ({getattr(ep, 'dialect', '?')}) has no /policy/check"
+        reply = check(exposure.POLICY_IRI, exposure.repo_iri(repo), Deadline(DEADLINE_SECS))
+        return exposure.outcome_to_exposure(reply)
+    except Exception as exc:  # noqa: BLE001 - EndpointError or anything else: unknown, with why
+        kind = getattr(exc, "kind", None)
+        return "unknown", f"/policy/check failed ({kind + ': ' if kind else ''}{exc})"
+    finally:
+        try:
+            ep.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def store(entry_key: str, found: str, reason: str | None, path: str | None = None) -> None:
+    """Merge one answer into exposure.json (flock + atomic rename)."""
+    import fcntl
+    import json
+
+    from yupana import exposure
+
+    target = path or exposure.cache_path()
+    if not target:
+        return
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    with open(target + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        entries = exposure.read_entries(target)
+        now = int(time.time())
+        entries = {k: v for k, v in entries.items() if isinstance(v, dict) and now - v.get("at", 0) <= 7 * 86400}
+        entry = {"exposure": found, "at": now}
+        if reason:
+            entry["reason"] = reason
+        entries[entry_key] = entry
+        tmp = f"{target}.tmp.{os.getpid()}"
+        with open(tmp, "w") as fh:
+            json.dump({"version": 1, "entries": entries}, fh, indent=1, sort_keys=True)
+        os.replace(tmp, target)

@@ -1,0 +1,146 @@
+"""Repository exposure (public / internal / unknown) for block-tier text rules, without waiting.
+
+quipu answers exposure through ``POST /policy/check`` (interop reference §1.11, §3.3): the
+policy ``aegis:policy_no-internal-ids-in-public-repos`` checked against
+``aegis:repo_<name>`` — ``satisfied`` is public, ``unsatisfied`` internal, anything else
+unknown. A hook must never wait on the network, so answers live in ``exposure.json`` beside
+the projection cache, keyed by endpoint and repository, with a TTL
+(:data:`TTL_SECS`; an *unknown* answer is kept for :data:`UNKNOWN_TTL_SECS` as a back-off
+so a store that cannot answer is asked once per interval, not once per edit).
+
+On a miss or an expired entry the hook answers **unknown now** (block-tier rules then warn
+and say the exposure is unknown) and starts at most one detached
+``yupana exposure-worker`` for that repository (single-flight through an O_EXCL marker
+file). The worker calls the store through the transport and writes the file.
+
+Hot path: standard library only, imported only when a block-tier text rule fired.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from yupana import fastjson, paths
+
+AEGIS = "http://aegis.gastown.local/ontology/"
+POLICY_IRI = AEGIS + "policy_no-internal-ids-in-public-repos"
+TTL_SECS = 3600
+UNKNOWN_TTL_SECS = 300
+PENDING_SECS = 30
+OUTCOMES = {"satisfied": "public", "unsatisfied": "internal"}
+
+
+def cache_path() -> str | None:
+    return paths.beside_cache("exposure.json")
+
+
+def repo_iri(repo: str) -> str:
+    return AEGIS + "repo_" + repo
+
+
+def key(endpoint: str, repo: str) -> str:
+    return endpoint.rstrip("/") + "|" + repo
+
+
+def read_entries(path: str | None = None) -> dict:
+    """The stored answers: ``{key: {"exposure", "at", "reason"?}}`` ({} when none)."""
+    target = path or cache_path()
+    if not target:
+        return {}
+    try:
+        with open(target, "rb") as fh:
+            data = fastjson.loads(fh.read())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    entries = data.get("entries") if isinstance(data, dict) else None
+    return entries if isinstance(entries, dict) else {}
+
+
+def lookup(quipu: dict, repo: str | None, now: int, *, root: str, override: str | None = None,
+           no_repo_reason: str = "the file is in no git tree") -> tuple[str, str | None]:
+    """(exposure, reason) for ``repo`` on the configured store, answered from the file now.
+
+    Never blocks on the network: a miss answers ``unknown`` and starts one detached lookup.
+    """
+    if not repo:
+        return "unknown", no_repo_reason
+    endpoint = str(quipu.get("endpoint") or "")
+    if not endpoint.startswith(("http://", "https://")):
+        return "unknown", f"the store {endpoint or '(bundled)'} has no /policy/check to ask"
+    if quipu.get("dialect") == "sparql11":
+        return "unknown", "a generic SPARQL 1.1 store has no /policy/check to ask"
+    entry = read_entries().get(key(endpoint, repo))
+    if isinstance(entry, dict) and isinstance(entry.get("at"), int):
+        exposure = entry.get("exposure")
+        age = now - entry["at"]
+        ttl = TTL_SECS if exposure in ("public", "internal") else UNKNOWN_TTL_SECS
+        if 0 <= age <= ttl and exposure in ("public", "internal", "unknown"):
+            return exposure, entry.get("reason") if exposure == "unknown" else None
+    started = start_lookup(endpoint, repo, root=root, override=override)
+    note = "looking it up in the background" if started else "a lookup is already running"
+    return "unknown", f"not known yet for this store; {note}"
+
+
+def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = None) -> bool:
+    """Start one detached ``yupana exposure-worker`` for ``repo`` unless one is pending."""
+    marker = pending_marker(repo)
+    if marker is None or not _claim(marker):
+        return False
+    argv = [sys.executable, "-m", "yupana", "exposure-worker", "--repo", repo, "--endpoint", endpoint,
+            "--root", root, "--marker", marker]
+    if override:
+        argv += ["--config", override]
+    try:
+        devnull = os.devnull
+        actions = [(os.POSIX_SPAWN_OPEN, fd, devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+        return True
+    except (OSError, AttributeError, TypeError, ValueError):
+        try:
+            os.unlink(marker)
+        except OSError:
+            pass
+        return False
+
+
+def pending_marker(repo: str) -> str | None:
+    base = cache_path()
+    if not base:
+        return None
+    safe = "".join(c for c in repo if c.isascii() and (c.isalnum() or c in "._-"))[:80] or "repo"
+    return os.path.join(os.path.dirname(base), f"exposure.pending.{safe}")
+
+
+def _claim(marker: str) -> bool:
+    """Create the single-flight marker; a marker older than PENDING_SECS is taken over."""
+    for _ in range(2):
+        try:
+            os.makedirs(os.path.dirname(marker), exist_ok=True)
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.close(fd)
+            return True
+        except FileExistsError:
+            try:
+                import time
+
+                if time.time() - os.stat(marker).st_mtime <= PENDING_SECS:
+                    return False
+                os.unlink(marker)
+            except OSError:
+                return False
+        except OSError:
+            return False
+    return False
+
+
+def outcome_to_exposure(reply: object) -> tuple[str, str | None]:
+    """Map a /policy/check reply to (exposure, reason) as the interop reference §1.11 says."""
+    if not isinstance(reply, dict):
+        return "unknown", "unreadable /policy/check reply"
+    outcome = reply.get("outcome")
+    if outcome in OUTCOMES:
+        return OUTCOMES[outcome], None
+    if outcome in (None, "unknown"):
+        return "unknown", "the repository is not in the graph"
+    return "unknown", f"unrecognised /policy/check outcome {outcome!r}"
