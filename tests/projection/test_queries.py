@@ -1,0 +1,143 @@
+"""queries/*.rq and the only way values reach them: safely serialised VALUES blocks."""
+
+from __future__ import annotations
+
+import os
+
+import pyoxigraph
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yupana.endpoint.base import Deadline, Term
+from yupana.projection import queries
+from yupana.projection.queries import QueryError, TermError
+
+NASTY_LITERALS = [
+    '" } } SELECT * WHERE { ?s ?p ?o } #',
+    "\\u0022 } #",
+    "\\\\u0022",
+    "\\U00000022",
+    "ends with a backslash\\",
+    "line\nbreak\rcarriage\ttab",
+    "nul\x00and\x7fdel\x1bescape",
+    "'''triple''' \"\"\"quotes\"\"\"",
+    "unicode \u2028 separator \u0085 NEL \uff02 fullwidth quote 🦀 and ñ",
+    "> <http://evil/> . }",
+    "",
+]
+
+
+def _roundtrip(term_sparql: str) -> list:
+    store = pyoxigraph.Store()
+    rows = list(store.query(f"SELECT ?x WHERE {{ VALUES ?x {{ {term_sparql} }} }}"))
+    return [row["x"] for row in rows]
+
+
+def test_every_query_file_is_valid_sparql():
+    store = pyoxigraph.Store()
+    names = sorted(f[:-3] for f in os.listdir(queries.queries_dir()) if f.endswith(".rq"))
+    assert len(names) >= 14
+    for name in names:
+        text = queries.load(name)
+        values = {}
+        for var in ("s", "t"):
+            if "{{VALUES ?" + var + "}}" in text:
+                values[var] = ["http://example.org/a"]
+        rendered = queries.render(name, values=values, limit=10, offset=0)
+        assert "{{" not in rendered
+        store.query(rendered)  # raises SyntaxError when the text is not SPARQL
+
+
+@pytest.mark.parametrize("value", NASTY_LITERALS)
+def test_literal_cannot_break_out_and_round_trips(value):
+    found = _roundtrip(queries.serialise_literal(value))
+    assert len(found) == 1
+    assert isinstance(found[0], pyoxigraph.Literal)
+    assert found[0].value == value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",))))
+def test_any_text_round_trips_as_one_literal(value):
+    found = _roundtrip(queries.serialise_literal(value))
+    assert [f.value for f in found] == [value]
+
+
+def test_u_escapes_after_a_backslash_are_neutralised():
+    # A parser that expands \u escapes before parsing must not see one in escaped content.
+    text = queries.serialise_literal("\\u0022")
+    assert "\\u0022" not in text.replace("\\\\", "")
+
+
+def test_language_tag_and_datatype():
+    assert _roundtrip(queries.serialise_literal("x", lang="en-GB"))[0].language == "en-gb"
+    typed = _roundtrip(queries.serialise_literal("5", datatype="http://www.w3.org/2001/XMLSchema#integer"))[0]
+    assert typed.datatype.value.endswith("#integer")
+    with pytest.raises(TermError):
+        queries.serialise_literal("x", lang='en" } #')
+    with pytest.raises(TermError):
+        queries.serialise_literal("x", datatype="http://x/> . }")
+
+
+@pytest.mark.parametrize("iri", [
+    "http://x/> } ?s ?p ?o . { <http://y/",
+    'http://x/"quoted"',
+    "http://x/a b",
+    "http://x/line\nbreak",
+    "http://x/back\\slash",
+    "http://x/{brace}",
+    "http://x/pipe|caret^`",
+    "relative/iri",
+    "",
+    "http://x/\ud800",
+])
+def test_unsafe_iris_are_refused(iri):
+    with pytest.raises(TermError):
+        queries.serialise_iri(iri)
+
+
+def test_unicode_iri_round_trips():
+    iri = "http://aegis.gastown.local/ontology/règle_日本_🦀"
+    found = _roundtrip(queries.serialise_iri(iri))
+    assert [f.value for f in found] == [iri]
+
+
+def test_blank_nodes_cannot_be_named():
+    with pytest.raises(TermError):
+        queries.serialise_term(Term("bnode", "b0"))
+
+
+def test_values_block_serialises_every_term():
+    block = queries.values_block("s", ["http://x/a", Term("literal", 'q"uote'), Term("uri", "http://x/b")])
+    assert block == 'VALUES ?s { <http://x/a> "q\\"uote" <http://x/b> }'
+    with pytest.raises(QueryError):
+        queries.values_block("s }", ["http://x/a"])
+    with pytest.raises(TermError):
+        queries.values_block("s", ["http://x/a> } #"])
+
+
+def test_render_checks_its_placeholders():
+    with pytest.raises(QueryError):
+        queries.render("policies_read")  # no values for ?s
+    with pytest.raises(QueryError):
+        queries.render("policies_read", values={"s": ["http://x/a"], "nope": ["http://x/b"]})
+    with pytest.raises(QueryError):
+        queries.render("policies_discover", limit=-1, offset=0)
+    with pytest.raises(QueryError):
+        queries.render("policies_discover", limit=10)
+    with pytest.raises(QueryError):
+        queries.load("no_such_query")
+
+
+def test_batched():
+    assert [list(b) for b in queries.batched([1, 2, 3, 4, 5], 2)] == [[1, 2], [3, 4], [5]]
+    assert list(queries.batched([], 3)) == []
+
+
+def test_text_rule_discovery_sends_the_subclass_path(store):
+    from yupana.projection.refresh import project
+
+    endpoint = store("")
+    project(endpoint, {}, Deadline(10), env={})
+    assert any("?s a/rdfs:subClassOf* aegis:TextRule" in q for q in endpoint.sent)
