@@ -1,0 +1,110 @@
+"""Text rules and their shared exemption selectors, strictly. Cold path.
+
+Text rule (interop §1.2, docs/vocabulary.md): the name is the IRI after its last ``/``;
+``aegis:regex`` (exactly 1, RE2), ``aegis:enforcementTier`` (exactly 1, ``block``|``warn``),
+``rdfs:label`` (1..n), ``aegis:identifierClass`` (0..n), ``rdfs:comment`` (0..n, the
+rationale), ``aegis:exemptPathRegex`` (0..n, each RE2) and ``aegis:exemptionSelector``
+(0..n links). Repeated labels, classes and rationales are kept as lists and merged with an
+em-dash for the single-string fields the Rust original has.
+
+Exemptions are *alternatives*: the rule's own regexes (sorted) then each linked selector's
+(selectors by IRI), de-duplicated, combined into ``(?:a)|(?:b)|…`` — a path that any of
+them matches is exempt. A single regex is kept as written, so the rule-set digest matches
+the Rust original's for the common case.
+
+Exemption selector: an ``aegis:Selector`` with ``aegis:name`` (1), ``aegis:evidenceSource``
+(1, prose) and ``aegis:exemptPathRegex`` (1..n, each a non-empty RE2 regex), read once per
+refresh; links on a selector are not followed. A link that is not an IRI, names nothing,
+names something that is not a Selector, or a selector with a missing, empty or refused
+regex fails the projection — it never becomes an exemption for every file.
+"""
+
+from __future__ import annotations
+
+from yupana.projection.errors import ProjectionError
+from yupana.projection.subject import Subject, merged, name_from_iri, regex
+from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, TEXT_TIERS, A
+
+LINK = A("exemptionSelector")
+EXEMPT = A("exemptPathRegex")
+
+
+def selector_links(rules: dict[str, Subject]) -> list[str]:
+    """Every exemption selector IRI the rules link to, sorted (links must be IRIs)."""
+    found: set[str] = set()
+    for rule in rules.values():
+        found.update(rule.links(LINK))
+    return sorted(found)
+
+
+def decode(rules: dict[str, Subject], selectors: dict[str, Subject]) -> tuple[list[dict], list[dict]]:
+    """``(text_rules, exemption_selectors)`` for the cache, each sorted by IRI."""
+    linked_from: dict[str, list[str]] = {}
+    for iri in sorted(rules):
+        for sel in rules[iri].links(LINK):
+            linked_from.setdefault(sel, []).append(iri)
+    decoded_selectors = {iri: decode_selector(selectors.get(iri) or Subject(iri), rules, linked_from[iri])
+                         for iri in sorted(linked_from)}
+    text_rules = [decode_rule(rules[iri], decoded_selectors) for iri in sorted(rules)]
+    return text_rules, [decoded_selectors[iri] for iri in sorted(decoded_selectors)]
+
+
+def decode_selector(selector: Subject, rules: dict[str, Subject], linked_from: list[str]) -> dict:
+    """One linked exemption selector. Link errors name the (first) linking rule."""
+    rule = rules[linked_from[0]]
+    if not selector.predicates():
+        raise rule.error(LINK, f"names <{selector.iri}>, about which the store holds nothing; "
+                         "an exemption link must name a governed aegis:Selector")
+    if not selector.is_a(A("Selector")):
+        raise rule.error(LINK, f"names <{selector.iri}>, which is not typed aegis:Selector")
+    try:
+        name = selector.string(A("name"))
+        evidence = selector.string(A("evidenceSource"))
+        regexes = [regex(selector, EXEMPT, r) for r in selector.strings(EXEMPT, min_count=1)]
+    except ProjectionError as exc:
+        shown = ", ".join(f"<{r}>" for r in linked_from)
+        raise ProjectionError(exc.subject, exc.property,
+                              f"{exc.message} (exemption selector linked from {shown})") from None
+    return {"iri": selector.iri, "name": name, "evidence_source": evidence, "exempt_path_regexes": regexes}
+
+
+def decode_rule(rule: Subject, selectors: dict[str, dict]) -> dict:
+    """One text rule as the Rust original's fields plus ``iri`` and the exemption sources."""
+    name = name_from_iri(rule)
+    pattern = regex(rule, A("regex"), rule.string(A("regex")))
+    tier = rule.enum(A("enforcementTier"), TEXT_TIERS, required=True)
+    labels = rule.strings(RDFS_LABEL, min_count=1)
+    classes = rule.strings(A("identifierClass"))
+    rationales = rule.strings(RDFS_COMMENT)
+    local = [regex(rule, EXEMPT, r) for r in rule.strings(EXEMPT)]
+    links = rule.links(LINK)
+    alternatives: list[str] = []
+    for r in local + [r for sel in links for r in selectors[sel]["exempt_path_regexes"]]:
+        if r not in alternatives:
+            alternatives.append(r)
+    exempt = combine(alternatives)
+    if exempt is not None:
+        regex(rule, EXEMPT, exempt)
+    return {
+        "iri": rule.iri,
+        "name": name,
+        "label": merged(labels),
+        "labels": labels,
+        "pattern": pattern,
+        "tier": tier,
+        "class": merged(classes),
+        "exempt_path_regex": exempt,
+        "exempt_path_regexes": local,
+        "exemption_selectors": links,
+        "rationale": merged(rationales),
+        "rationales": rationales,
+    }
+
+
+def combine(alternatives: list[str]) -> str | None:
+    """One regex matching whatever any alternative matches (None for none)."""
+    if not alternatives:
+        return None
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return "|".join(f"(?:{a})" for a in alternatives)

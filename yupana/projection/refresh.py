@@ -1,0 +1,222 @@
+"""One refresh: discover, read in batches, decode strictly, build the cache dict. Cold path.
+
+Order (every request shares one :class:`Deadline`):
+
+1. fatal planes — action-boundary policies and their atoms (structural policies,
+   tripwires, host-memory policies), text rules and their exemption selectors, grounded
+   predicates, CI maps; then the ``rdfs:subClassOf`` chain above every type read. Any
+   transport failure (truncation included) or strict-decode failure here fails the whole
+   projection: :class:`EndpointError` propagates, :class:`ProjectionError` is raised.
+2. non-fatal planes — the grounding set (only when grounded rules exist), work-item scopes
+   and parents (only when ``SHANTY_ROOT`` and ``SHANTY_AGENT`` are both set in ``env``),
+   disk history. A failure makes that field ``None`` (UNKNOWN) and adds a notice.
+
+Requests: every discovery query is paged (``max_rows - 1`` rows a page) and every read is
+batched (``batch_size`` subjects a request), so for N subjects of a plane a refresh makes
+``ceil((N+1)/page)`` discovery requests plus ``ceil(N/batch_size)`` reads; see
+docs/cache-format.md ("How a refresh reads the store") for the whole count.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from yupana.endpoint.base import Deadline, Endpoint, EndpointError, Term
+from yupana.projection import (
+    decode_ci,
+    decode_grounded,
+    decode_memory,
+    decode_structural,
+    decode_text,
+    decode_tripwires,
+    discover,
+)
+from yupana.projection.decode_disk import fetch_disk_history
+from yupana.projection.decode_workitems import fetch_grounding, fetch_parents, fetch_scopes, tracker_wired
+from yupana.projection.digest import rule_set_digest
+from yupana.projection.errors import ProjectionError
+from yupana.projection.read import Reader
+from yupana.projection.subject import Subject
+from yupana.projection.vocab import RDFS_SUBCLASS_OF
+
+CACHE_VERSION = 1
+
+
+@dataclass
+class PlaneStats:
+    """What one plane cost: subjects (or entries) found, wall time and requests made."""
+
+    count: int = 0
+    duration_s: float = 0.0
+    requests: int = 0
+
+
+@dataclass
+class Projection:
+    """The result of :func:`project`.
+
+    ``cache`` is docs/cache-format.md's object without ``written_at``; ``triples`` every
+    (subject, predicate, object) read for the governed subjects plus the class chain (what
+    the SHACL gate validates); ``planes`` per-plane stats; ``notices`` what went UNKNOWN and
+    why; ``hosting_overclaims`` the hosting-layer audit (also in ``cache["notices"]``),
+    for the ``hosting_overclaim`` spool record.
+    """
+
+    cache: dict
+    triples: list[tuple[str, str, Term]]
+    planes: dict[str, PlaneStats]
+    notices: list[str]
+    hosting_overclaims: list[str] = field(default_factory=list)
+
+
+def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | None = None) -> Projection:
+    """Project the governed catalogue behind ``endpoint`` (``quipu`` = ``config["quipu"]``)."""
+    env = os.environ if env is None else env
+    reader = Reader(endpoint, deadline, batch_size=quipu.get("batch_size") or 200,
+                    max_rows=quipu.get("max_rows") or 10000)
+    planes: dict[str, PlaneStats] = {}
+
+    @contextmanager
+    def plane(name: str):
+        stats = planes.setdefault(name, PlaneStats())
+        start = time.perf_counter()
+        try:
+            yield stats
+        finally:
+            stats.duration_s += time.perf_counter() - start
+            stats.requests = reader.requests.get(name, 0)
+
+    atoms: dict[str, Subject] = {}
+
+    def read_atoms(iris: list[str], name: str) -> None:
+        fresh = [i for i in iris if i not in atoms]
+        atoms.update(reader.read("atoms_read", fresh, name))
+
+    # 1. fatal planes: read everything first, then the class chain, then decode.
+    with plane("policies") as stats:
+        policies = reader.read("policies_read", discover.action_policies(reader), "policies")
+        read_atoms(discover.policy_atoms(policies), "policies")
+        stats.count = len(policies)
+    with plane("text_rules") as stats:
+        rules = reader.read("text_rules_read", discover.text_rules(reader), "text_rules")
+        stats.count = len(rules)
+    with plane("exemption_selectors") as stats:
+        selector_iris = decode_text.selector_links(rules)
+        read_atoms(selector_iris, "exemption_selectors")
+        stats.count = len(selector_iris)
+    with plane("grounded_rules") as stats:
+        grounded_iris = discover.grounded_predicates(reader)
+        read_atoms(grounded_iris, "grounded_rules")
+        stats.count = len(grounded_iris)
+    with plane("ci_map") as stats:
+        maps = reader.read("ci_read", discover.ci_maps(reader), "ci_map")
+        jobs = reader.read("ci_read", decode_ci.job_links(maps), "ci_map")
+        commands = reader.read("ci_read", decode_ci.command_links(jobs), "ci_map")
+        stats.count = len(maps)
+    subjects = [*policies.values(), *atoms.values(), *rules.values(), *maps.values(), *jobs.values(),
+                *commands.values()]
+    with plane("classes") as stats:
+        stats.count = _class_chain(reader, subjects)
+
+    with plane("policies"):
+        membership = discover.classify_policies(policies, atoms)
+        structural = decode_structural.decode(membership.structural, atoms)
+        tripwires = decode_tripwires.decode(membership.tripwires)
+        memory = decode_memory.decode(membership.memory, atoms)
+    with plane("text_rules"):
+        text_rules, exemption_selectors = decode_text.decode(rules, atoms)
+    with plane("grounded_rules"):
+        grounded = decode_grounded.decode([atoms[i] for i in grounded_iris])
+    with plane("ci_map"):
+        ci_map = decode_ci.decode(maps, jobs, commands)
+    overclaims = (decode_structural.overclaims(structural, "policy")
+                  + decode_structural.overclaims(tripwires, "tripwire"))
+
+    # 2. non-fatal planes.
+    failures: list[str] = []
+
+    def optional(name: str, what: str, fetch):
+        with plane(name) as stats:
+            try:
+                value = fetch(reader)
+            except (EndpointError, ProjectionError) as exc:
+                failures.append(f"{what} is UNKNOWN for this refresh: {exc}")
+                return None
+            stats.count = len(value.get("ids", ())) if name == "grounding" else len(value)
+            return value
+
+    grounding = optional("grounding", "the grounding set", fetch_grounding) if grounded else None
+    scopes = parents = None
+    if tracker_wired(env):
+        scopes = optional("work_item_scopes", "work-item scopes", fetch_scopes)
+        parents = optional("work_item_parents", "work-item parents", fetch_parents)
+    disk = optional("disk_history", "disk-impact history", fetch_disk_history)
+
+    cache = {
+        "version": CACHE_VERSION,
+        "endpoint": endpoint.identity.rstrip("/"),
+        "dialect": endpoint.dialect,
+        "digest": "",
+        "counts": {
+            "policies": len(structural),
+            "text_rules": len(text_rules),
+            "exemption_selectors": len(exemption_selectors),
+            "grounded_rules": len(grounded),
+            "tripwires": len(tripwires),
+            "memory_policies": len(memory),
+            "unprojected": len(membership.unprojected),
+            "ci_map": None if ci_map is None else len(ci_map["jobs"]),
+            "grounding": None if grounding is None else len(grounding["ids"]),
+            "work_item_scopes": None if scopes is None else len(scopes),
+            "work_item_parents": None if parents is None else len(parents),
+            "disk_history": None if disk is None else len(disk),
+        },
+        "policies": structural,
+        "text_rules": text_rules,
+        "exemption_selectors": exemption_selectors,
+        "grounded_rules": grounded,
+        "grounding": grounding,
+        "work_item_scopes": scopes,
+        "work_item_parents": parents,
+        "tripwires": tripwires,
+        "memory_policies": memory,
+        "ci_map": ci_map,
+        "disk_history": disk,
+        "unprojected": membership.unprojected,
+        "notices": [*reader.notices, *overclaims, *failures],
+    }
+    cache["digest"] = rule_set_digest(cache)
+    return Projection(cache=cache, triples=reader.sorted_triples(), planes=planes, notices=failures,
+                      hosting_overclaims=overclaims)
+
+
+def _class_chain(reader: Reader, subjects: list[Subject]) -> int:
+    """Read the subClassOf chain above every type of ``subjects``; fill ``Subject.classes``.
+
+    The chain's edges join the triples (a validator targeting a superclass needs them).
+    Returns the number of edges read.
+    """
+    types = sorted({t for s in subjects for t in s.types()})
+    supers: dict[str, set[str]] = {}
+    edges = 0
+    for row in reader.batched_rows("classes_read", "t", types, "classes"):
+        sub, sup = row.get("s"), row.get("o")
+        if sub is None or sup is None or not sub.is_iri or not sup.is_iri:
+            continue
+        if sup.value not in supers.setdefault(sub.value, set()):
+            supers[sub.value].add(sup.value)
+            reader.triples.add((sub.value, RDFS_SUBCLASS_OF, sup))
+            edges += 1
+    for subject in subjects:
+        todo = subject.types()
+        seen = set(todo)
+        while todo:
+            for sup in supers.get(todo.pop(), ()):
+                if sup not in seen:
+                    seen.add(sup)
+                    todo.append(sup)
+        subject.classes = seen
+    return edges

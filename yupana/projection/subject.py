@@ -1,0 +1,201 @@
+"""What was read about one governed subject, and strict accessors over it. Cold path.
+
+A :class:`Subject` holds, per predicate IRI, the distinct object terms a batched read
+returned, in a stable order (the store's row order is not defined, so values are sorted:
+every store then projects the same cache). Its accessors are where strictness lives: a
+missing required value, two values for a single-valued property, an IRI where a string
+belongs, an empty string, an unknown enum value, a regex RE2 refuses or a glob that does
+not compile raise :class:`ProjectionError` naming the subject and the property.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from yupana.endpoint.base import Term
+from yupana.projection.errors import ProjectionError
+from yupana.projection.vocab import RDF_TYPE, curie
+
+
+def _order(term: Term) -> tuple:
+    return (term.kind, term.value, term.datatype or "", term.lang or "")
+
+
+class Subject:
+    """Everything read about one subject: predicate IRI -> distinct object terms."""
+
+    __slots__ = ("iri", "_values", "_sorted", "classes")
+
+    def __init__(self, iri: str) -> None:
+        self.iri = iri
+        self._values: dict[str, list[Term]] = {}
+        self._sorted = True
+        #: Asserted types plus every superclass the class chain read found (filled by refresh).
+        self.classes: set[str] = set()
+
+    def add(self, predicate: str, term: Term) -> bool:
+        """Record one value; False when it was already there."""
+        found = self._values.setdefault(predicate, [])
+        if term in found:
+            return False
+        found.append(term)
+        self._sorted = False
+        return True
+
+    def _sort(self) -> None:
+        if not self._sorted:
+            for terms in self._values.values():
+                terms.sort(key=_order)
+            self._sorted = True
+
+    def predicates(self) -> list[str]:
+        return sorted(self._values)
+
+    def terms(self, predicate: str) -> list[Term]:
+        """Every distinct object of ``predicate``, sorted."""
+        self._sort()
+        return list(self._values.get(predicate, ()))
+
+    def has(self, predicate: str) -> bool:
+        return bool(self._values.get(predicate))
+
+    def types(self) -> list[str]:
+        """The asserted ``rdf:type`` IRIs."""
+        return [t.value for t in self.terms(RDF_TYPE) if t.is_iri]
+
+    def is_a(self, cls: str) -> bool:
+        """Typed ``cls`` directly or through a subclass (the chain must have been read)."""
+        return cls in self.classes or cls in self.types()
+
+    def error(self, predicate: str, message: str) -> ProjectionError:
+        return ProjectionError(self.iri, curie(predicate), message)
+
+    # ── strict accessors ──────────────────────────────────────────────────────────────
+
+    def one(self, predicate: str, *, required: bool = True) -> Term | None:
+        """The single value of a single-valued property (None when optional and absent)."""
+        terms = self.terms(predicate)
+        if len(terms) > 1:
+            shown = ", ".join(_show(t) for t in terms)
+            raise self.error(predicate, f"has {len(terms)} values ({shown}); exactly one is allowed")
+        if not terms:
+            if required:
+                raise self.error(predicate, "is missing; it is required")
+            return None
+        return terms[0]
+
+    def string(self, predicate: str, *, required: bool = True) -> str | None:
+        """The single literal value, non-blank."""
+        term = self.one(predicate, required=required)
+        if term is None:
+            return None
+        return self._text(predicate, term)
+
+    def strings(self, predicate: str, *, min_count: int = 0) -> list[str]:
+        """Every distinct literal value (sorted, de-duplicated by text), each non-blank."""
+        out: list[str] = []
+        for term in self.terms(predicate):
+            text = self._text(predicate, term)
+            if text not in out:
+                out.append(text)
+        if len(out) < min_count:
+            raise self.error(predicate, f"is missing; at least {min_count} value{'s' if min_count > 1 else ''} required")
+        return out
+
+    def enum(self, predicate: str, allowed: Iterable[str], *, required: bool = False,
+             default: str | None = None) -> str | None:
+        """The single value, which must be one of ``allowed`` (case-sensitive)."""
+        value = self.string(predicate, required=required)
+        if value is None:
+            return default
+        allowed = tuple(allowed)
+        if value not in allowed:
+            raise self.error(predicate, f"{value!r} is not one of {', '.join(allowed)}")
+        return value
+
+    def links(self, predicate: str, *, min_count: int = 0, max_count: int | None = None) -> list[str]:
+        """The IRIs this subject links to through ``predicate`` (blank nodes and literals refused)."""
+        terms = self.terms(predicate)
+        if max_count is not None and len(terms) > max_count:
+            shown = ", ".join(_show(t) for t in terms)
+            raise self.error(predicate, f"has {len(terms)} values ({shown}); at most {max_count} allowed")
+        if len(terms) < min_count:
+            raise self.error(predicate, "is missing; it is required")
+        out = []
+        for term in terms:
+            if not term.is_iri:
+                raise self.error(predicate, f"{_show(term)} is not an IRI; governed links must name an IRI")
+            out.append(term.value)
+        return out
+
+    def _text(self, predicate: str, term: Term) -> str:
+        if not term.is_literal:
+            raise self.error(predicate, f"{_show(term)} is not a literal; a string is required")
+        if not term.value.strip():
+            raise self.error(predicate, "is blank; a non-empty string is required")
+        return term.value
+
+
+def _show(term: Term) -> str:
+    if term.is_iri:
+        return f"<{term.value}>"
+    if term.kind == "bnode":
+        return f"_:{term.value}"
+    return repr(term.value)
+
+
+# ── value checks shared by the decoders ───────────────────────────────────────────────
+
+_RE2_OPTIONS = None
+
+
+def re2_problem(pattern: str) -> str | None:
+    """Why RE2 refuses ``pattern`` (None when it compiles). Empty patterns are refused."""
+    global _RE2_OPTIONS
+    if not pattern:
+        return "the regex is empty"
+    import re2
+
+    if _RE2_OPTIONS is None:
+        _RE2_OPTIONS = re2.Options()
+        _RE2_OPTIONS.log_errors = False
+    try:
+        re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        return f"RE2 refuses the regex {pattern!r}: {detail}"
+    return None
+
+
+def regex(subject: Subject, predicate: str, pattern: str) -> str:
+    """``pattern`` if RE2 compiles it, else a ProjectionError for ``subject``/``predicate``."""
+    problem = re2_problem(pattern)
+    if problem:
+        raise subject.error(predicate, problem)
+    return pattern
+
+
+def glob(subject: Subject, predicate: str, pattern: str) -> str:
+    """``pattern`` if it compiles in the glob dialect of docs/globs.md, else ProjectionError."""
+    from yupana.globs import GlobError, compile_glob
+
+    try:
+        compile_glob(pattern)
+    except GlobError as exc:
+        raise subject.error(predicate, f"invalid glob: {exc}") from None
+    return pattern
+
+
+def merged(values: list[str]) -> str | None:
+    """Distinct values joined as the Rust original merges labels (`` — ``), or None."""
+    return " \u2014 ".join(values) if values else None
+
+
+def name_from_iri(subject: Subject) -> str:
+    """The part of the IRI after its last ``/`` (the text rule name rule)."""
+    tail = subject.iri.rsplit("/", 1)[-1]
+    if not tail:
+        raise ProjectionError(subject.iri, "(subject IRI)", "the IRI ends in '/', so the rule has no name")
+    return tail
