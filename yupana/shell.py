@@ -1,0 +1,758 @@
+"""A shell-level reader for Bash tool commands. Standard library only (no shlex, no re).
+
+It reads a command line the way a POSIX shell / bash would *tokenise* it, without running
+anything, and answers which simple commands it would execute and with which words:
+
+* words with quoting: '…' (literal), "…" (``\\`` escapes ``$ ` " \\`` and newline),
+  ``$'…'`` (ANSI-C escapes), ``$"…"``, backslash escapes, line continuations, comments;
+* ``VAR=value`` prefixes (kept apart from argv);
+* wrappers that run their arguments as a command: ``sudo`` (with ``-u user`` and its other
+  options), ``doas``, ``env`` (options and assignments), ``nice``, ``ionice``, ``timeout``,
+  ``nohup``, ``time``, ``command``, ``builtin``, ``exec``, ``stdbuf``, ``setsid``, ``!``;
+* ``sh|bash|dash|zsh|ksh -c '…'`` payloads and ``eval '…'``, read recursively up to
+  :data:`MAX_DEPTH` nested shells;
+* segments split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines; members of a
+  multi-command pipeline are flagged ``pipeline``;
+* heredoc bodies and quoted text are data: they never become commands.
+
+What it cannot read with certainty it says so, per command, in ``Command.uncertain``:
+command substitution (``$(…)``, backticks), process substitution, redirections (including
+heredocs), subshells and function definitions, compound commands (``if``/``for``/``case``…),
+``xargs`` (argv comes from stdin), ``env -S``, a shell payload that is itself an expansion,
+nesting deeper than :data:`MAX_DEPTH`, and syntax errors (an unterminated quote, a dangling
+``&&``). A word whose value is not known from syntax (a parameter expansion, an unquoted
+glob or brace pattern) is kept with ``dynamic = True``; callers decide whether the words
+they rely on are literal. Callers that must not guess (the action resolver) turn any
+uncertainty into an abstention.
+"""
+
+from __future__ import annotations
+
+MAX_DEPTH = 4
+_SPACE = " \t"
+_META = " \t\n;&|()<>"
+_NAME_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+_NAME_CHARS = _NAME_START + "0123456789"
+_SPECIAL_PARAMS = "@*#?$!-0123456789"
+KEYWORDS = frozenset(
+    ("if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
+     "select", "function", "{", "}", "[[", "]]", "coproc")
+)
+SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"))
+
+
+class Word:
+    """One shell word after quote removal.
+
+    ``text`` is the value; parts whose value is unknown (``$VAR``, ``$(…)``) are kept as
+    written. ``quoted`` says some part was quoted; ``dynamic`` that the value (or the number
+    of words it becomes) depends on expansion; ``assign`` that it is ``NAME=value``.
+    """
+
+    __slots__ = ("text", "quoted", "dynamic", "assign")
+
+    def __init__(self, text: str, quoted: bool = False, dynamic: bool = False, assign: bool = False) -> None:
+        self.text = text
+        self.quoted = quoted
+        self.dynamic = dynamic
+        self.assign = assign
+
+    def __repr__(self) -> str:
+        flags = "".join(f for f, on in (("q", self.quoted), ("d", self.dynamic), ("a", self.assign)) if on)
+        return f"Word({self.text!r}{', ' + flags if flags else ''})"
+
+
+class Command:
+    """One simple command the shell would run, after wrappers and prefixes are removed.
+
+    ``argv`` — the effective command words; ``assigns`` — names of ``VAR=`` prefixes;
+    ``wrappers`` — wrapper names removed, outermost first (``sudo``, ``env``, ``bash -c``…);
+    ``pipeline`` — part of a pipeline of two or more commands; ``uncertain`` — reasons it
+    cannot be read with certainty (empty when it can); ``depth`` — nested shell level.
+    """
+
+    __slots__ = ("argv", "assigns", "wrappers", "pipeline", "uncertain", "depth")
+
+    def __init__(self, argv: list[Word], *, depth: int = 0) -> None:
+        self.argv = argv
+        self.assigns: list[str] = []
+        self.wrappers: list[str] = []
+        self.pipeline = False
+        self.uncertain: list[str] = []
+        self.depth = depth
+
+    @property
+    def name(self) -> str:
+        """Basename of the command word ("" when there is none)."""
+        if not self.argv:
+            return ""
+        return self.argv[0].text.rsplit("/", 1)[-1]
+
+    def text(self) -> str:
+        """The effective argv joined by single spaces (the evidence a command regex reads)."""
+        return " ".join(w.text for w in self.argv)
+
+    def __repr__(self) -> str:
+        return f"Command({[w.text for w in self.argv]!r}, uncertain={self.uncertain!r}, pipeline={self.pipeline})"
+
+
+class Reading:
+    """Everything read from one command line: its simple commands and overall certainty."""
+
+    __slots__ = ("commands", "error")
+
+    def __init__(self) -> None:
+        self.commands: list[Command] = []
+        self.error: str | None = None  # a syntax error: nothing here is certain
+
+    @property
+    def uncertain(self) -> str | None:
+        """The first reason the line is not read with certainty, or None."""
+        if self.error:
+            return self.error
+        for cmd in self.commands:
+            if cmd.uncertain:
+                return cmd.uncertain[0]
+        return None
+
+
+# ── lexer ─────────────────────────────────────────────────────────────────────────────
+
+
+class _Lexer:
+    """Turns a command line into words, operators and redirections."""
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.n = len(src)
+        self.i = 0
+        # ("w", Word) | ("op", str) | ("redir", op: its target word follows) | ("mark", reason)
+        self.tokens: list[tuple[str, object]] = []
+        self.error: str | None = None
+        self.heredocs: list[tuple[str, bool]] = []
+        # Per word: command or process substitution seen (a command runs that we do not read).
+        self.subst = False
+
+    def run(self) -> None:
+        src, n = self.src, self.n
+        while self.i < n and not self.error:
+            c = src[self.i]
+            if c in _SPACE:
+                self.i += 1
+            elif c == "\\" and self.i + 1 < n and src[self.i + 1] == "\n":
+                self.i += 2
+            elif c == "\n":
+                self.tokens.append(("op", "\n"))
+                self.i += 1
+                if self.heredocs:
+                    self._heredoc_bodies()
+            elif c == "#":
+                end = src.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif c in ";&|()":
+                self._operator(c)
+            elif c in "<>":
+                self._redirect("")
+            else:
+                start = self.i
+                word = self._word()
+                if (
+                    word is not None
+                    and self.i < n
+                    and src[self.i] in "<>"
+                    and not word.quoted
+                    and src[start:self.i].isdigit()
+                ):
+                    self._redirect(src[start:self.i])
+                elif word is not None:
+                    self.tokens.append(("w", word))
+        if self.heredocs and not self.error:
+            self.heredocs.clear()  # bash: a heredoc ended by end-of-input; its body is data anyway
+
+    def _operator(self, c: str) -> None:
+        src, i = self.src, self.i
+        if c == "&" and src.startswith("&>", i):
+            self._redirect("")
+            return
+        for op in (";;&", ";;", ";&", "&&", "||", "|&"):
+            if src.startswith(op, i):
+                self.tokens.append(("op", op))
+                self.i = i + len(op)
+                return
+        self.tokens.append(("op", c))
+        self.i = i + 1
+
+    def _redirect(self, fd: str) -> None:
+        src, i = self.src, self.i
+        for op in ("<<<", "<<-", "<<", "<&", "<>", "<(", ">>", ">&", ">|", ">(", "&>>", "&>", "<", ">"):
+            if src.startswith(op, i):
+                break
+        self.i = i + len(op)
+        if op in ("<(", ">("):
+            self.i = self._skip_balanced(i + 1, "(", ")")
+            self.tokens.append(("mark", "process substitution"))
+            self.tokens.append(("w", Word(src[i:self.i], dynamic=True)))
+            return
+        self.tokens.append(("redir", fd + op))
+        while self.i < self.n and src[self.i] in _SPACE:
+            self.i += 1
+        if self.i >= self.n or src[self.i] in "\n;&|()<>":
+            self.error = f"redirection {op} without a target"
+            return
+        target = self._word()
+        if target is None:
+            return
+        if op in ("<<", "<<-"):
+            self.heredocs.append((target.text, op == "<<-"))
+        self.tokens.append(("w", target))
+
+    def _heredoc_bodies(self) -> None:
+        """Skip the bodies of pending heredocs (they start after the current newline)."""
+        src = self.src
+        for delim, strip_tabs in self.heredocs:
+            while True:
+                if self.i >= self.n:
+                    break
+                end = src.find("\n", self.i)
+                line = src[self.i:] if end < 0 else src[self.i:end]
+                self.i = self.n if end < 0 else end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delim:
+                    break
+        self.heredocs.clear()
+
+    def _skip_balanced(self, start: int, open_: str, close: str) -> int:
+        """Index after the ``close`` matching ``src[start] == open_``, respecting quotes."""
+        src, n = self.src, self.n
+        depth = 0
+        i = start
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "'":
+                end = src.find("'", i + 1)
+                if end < 0:
+                    break
+                i = end + 1
+                continue
+            if c == '"':
+                i = self._skip_double(i + 1)
+                continue
+            if c == "`":
+                self.subst = True
+            if c == "$" and src.startswith("$(", i):
+                self.subst = True
+            if c == open_:
+                depth += 1
+            elif c == close:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        self.error = f"unterminated {open_}…{close}"
+        return n
+
+    def _skip_double(self, i: int) -> int:
+        src, n = self.src, self.n
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                i += 2
+            elif c == '"':
+                return i + 1
+            else:
+                if c == "`" or (c == "$" and src.startswith("$(", i)):
+                    self.subst = True
+                i += 1
+        return n
+
+    def _word(self) -> Word | None:
+        """Read one word starting at ``self.i``; None (and ``error``) on a syntax error."""
+        src, n = self.src, self.n
+        out: list[str] = []
+        quoted = dynamic = False
+        unquoted: list[str] = []
+        name_phase = True  # still reading a possible NAME of NAME=value
+        assign = False
+        self.subst = False
+        i = self.i
+        while i < n:
+            c = src[i]
+            if c in _META:
+                break
+            if name_phase:
+                if c == "=" and out and not quoted:
+                    assign = True
+                    name_phase = False
+                    out.append(c)
+                    i += 1
+                    continue
+                if c == "+" and src.startswith("+=", i) and out and not quoted:
+                    assign = True
+                    name_phase = False
+                    out.append("+=")
+                    i += 2
+                    continue
+                if not ((c in _NAME_START) or (out and c in _NAME_CHARS)):
+                    name_phase = False
+            if c == "'":
+                end = src.find("'", i + 1)
+                if end < 0:
+                    self.error = "unterminated single quote"
+                    self.i = n
+                    return None
+                out.append(src[i + 1:end])
+                quoted = True
+                i = end + 1
+            elif c == '"':
+                i, dyn = self._double(i + 1, out)
+                if i < 0:
+                    return None
+                quoted = True
+                dynamic = dynamic or dyn
+            elif c == "\\":
+                if i + 1 >= n:
+                    out.append("\\")
+                    i += 1
+                elif src[i + 1] == "\n":
+                    i += 2
+                else:
+                    out.append(src[i + 1])
+                    quoted = True
+                    i += 2
+            elif c == "$":
+                i, dyn, was_quoted = self._dollar(i, out)
+                if i < 0:
+                    return None
+                dynamic = dynamic or dyn
+                quoted = quoted or was_quoted
+            elif c == "`":
+                end = self._backtick_end(i + 1)
+                if end < 0:
+                    return None
+                out.append(src[i:end])
+                self.subst = True
+                dynamic = True
+                i = end
+            else:
+                if c in "*?[":
+                    dynamic = True
+                out.append(c)
+                unquoted.append(c)
+                i += 1
+        self.i = i
+        un = "".join(unquoted)
+        if "{" in un and "}" in un and ("," in un or ".." in un):
+            dynamic = True  # brace expansion: one word may become several
+        word = Word("".join(out), quoted, dynamic or self.subst, assign)
+        if self.subst:
+            self.tokens.append(("mark", "command substitution"))
+        return word
+
+    def _double(self, i: int, out: list[str]) -> tuple[int, bool]:
+        src, n = self.src, self.n
+        dynamic = False
+        while i < n:
+            c = src[i]
+            if c == '"':
+                return i + 1, dynamic
+            if c == "\\" and i + 1 < n and src[i + 1] in '$`"\\\n':
+                if src[i + 1] != "\n":
+                    out.append(src[i + 1])
+                i += 2
+            elif c == "$":
+                i, dyn, _ = self._dollar(i, out, in_double=True)
+                if i < 0:
+                    return -1, dynamic
+                dynamic = dynamic or dyn
+            elif c == "`":
+                end = self._backtick_end(i + 1)
+                if end < 0:
+                    return -1, dynamic
+                out.append(src[i:end])
+                self.subst = True
+                dynamic = True
+                i = end
+            else:
+                out.append(c)
+                i += 1
+        self.error = "unterminated double quote"
+        self.i = n
+        return -1, dynamic
+
+    def _backtick_end(self, i: int) -> int:
+        src, n = self.src, self.n
+        while i < n:
+            c = src[i]
+            if c == "\\":
+                i += 2
+            elif c == "`":
+                return i + 1
+            else:
+                i += 1
+        self.error = "unterminated backtick"
+        self.i = n
+        return -1
+
+    def _dollar(self, i: int, out: list[str], in_double: bool = False) -> tuple[int, bool, bool]:
+        """Read an expansion at ``src[i] == '$'``: (next index, dynamic, quoted)."""
+        src, n = self.src, self.n
+        nxt = src[i + 1] if i + 1 < n else ""
+        if nxt == "'" and not in_double:
+            end, text = _ansi_c(src, i + 2)
+            if end < 0:
+                self.error = "unterminated $'…' quote"
+                self.i = n
+                return -1, False, True
+            out.append(text)
+            return end, False, True
+        if nxt == '"' and not in_double:
+            end, dyn = self._double(i + 2, out)
+            return end, dyn, True
+        if nxt == "(":
+            if src.startswith("$((", i):
+                end = self._skip_balanced(i + 1, "(", ")")
+            else:
+                end = self._skip_balanced(i + 1, "(", ")")
+                self.subst = True
+            out.append(src[i:end])
+            return (end if not self.error else -1), True, False
+        if nxt == "{":
+            end = self._skip_balanced(i + 1, "{", "}")
+            out.append(src[i:end])
+            return (end if not self.error else -1), True, False
+        if nxt and nxt in _SPECIAL_PARAMS:
+            out.append(src[i:i + 2])
+            return i + 2, True, False
+        if nxt and nxt in _NAME_START:
+            j = i + 1
+            while j < n and src[j] in _NAME_CHARS:
+                j += 1
+            out.append(src[i:j])
+            return j, True, False
+        out.append("$")
+        return i + 1, False, False
+
+
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
+                   "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def _ansi_c(src: str, i: int) -> tuple[int, str]:
+    """Decode a ``$'…'`` body starting at ``i``: (index after the closing quote, text)."""
+    n = len(src)
+    out: list[str] = []
+    while i < n:
+        c = src[i]
+        if c == "'":
+            return i + 1, "".join(out)
+        if c != "\\" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        e = src[i + 1]
+        i += 2
+        if e in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[e])
+        elif e in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[e]
+            j = i
+            while j < n and j - i < width and src[j] in "0123456789abcdefABCDEF":
+                j += 1
+            if j == i:
+                out.append("\\" + e)
+            else:
+                out.append(chr(min(int(src[i:j], 16), 0x10FFFF)))
+                i = j
+        elif e in "01234567":
+            j = i
+            while j < n and j - i < 2 and src[j] in "01234567":
+                j += 1
+            out.append(chr(int(e + src[i:j], 8)))
+            i = j
+        elif e == "c" and i < n:
+            out.append(chr(ord(src[i]) & 0x1F))
+            i += 1
+        else:
+            out.append("\\" + e)
+    return -1, ""
+
+
+# ── parser: tokens to simple commands ────────────────────────────────────────────────
+
+_LIST_OPS = ("&&", "||", ";", "&", "\n")
+
+
+def read(command: str, depth: int = 0) -> Reading:
+    """Read a command line into its simple commands (wrappers removed, shells recursed)."""
+    reading = Reading()
+    lexer = _Lexer(command)
+    lexer.run()
+    if lexer.error:
+        reading.error = lexer.error
+    raw: list[tuple[list[Word], list[str], int]] = []  # (words, reasons, pipeline id)
+    words: list[Word] = []
+    reasons: list[str] = []
+    pipe_id = 0
+    pending_binary: str | None = None
+    skip_target = False
+    for kind, value in lexer.tokens:
+        if kind == "w":
+            if skip_target:
+                skip_target = False  # a redirection target is not an argument
+            else:
+                words.append(value)  # type: ignore[arg-type]
+        elif kind == "mark":
+            reasons.append(value)  # type: ignore[arg-type]
+        elif kind == "redir":
+            heredoc = value.lstrip("0123456789") in ("<<", "<<-")  # type: ignore[union-attr]
+            reasons.append("heredoc" if heredoc else "redirection")
+            skip_target = True
+        else:
+            op = value
+            if op in ("(", ")"):
+                reasons.append("subshell or function definition")
+            elif op in (";;", ";&", ";;&"):
+                reasons.append("case clause")
+            elif words or reasons:
+                raw.append((words, reasons, pipe_id))
+                words, reasons = [], []
+                pending_binary = op if op in ("&&", "||", "|", "|&") else None
+                if op not in ("|", "|&"):
+                    pipe_id += 1
+            elif op == "\n" and pending_binary:
+                pass  # `a &&<newline> b` continues the list
+            elif op != "\n":
+                reading.error = reading.error or f"syntax error near {op!r}"
+    if words or reasons:
+        raw.append((words, reasons, pipe_id))
+        pending_binary = None
+    if pending_binary:
+        reading.error = reading.error or f"incomplete command after {pending_binary!r}"
+    sizes: dict[int, int] = {}
+    for _, _, pid in raw:
+        sizes[pid] = sizes.get(pid, 0) + 1
+    for seg_words, seg_reasons, pid in raw:
+        for cmd in _unwrap(seg_words, depth):
+            cmd.uncertain = seg_reasons + cmd.uncertain
+            cmd.pipeline = cmd.pipeline or sizes[pid] > 1
+            reading.commands.append(cmd)
+    if reading.error:
+        for cmd in reading.commands:
+            cmd.uncertain.append(reading.error)
+    return reading
+
+
+def read_argv(argv: list[str]) -> Reading:
+    """Read an argv given as a list (Codex shell payloads): no shell splitting applies."""
+    reading = Reading()
+    reading.commands.extend(_unwrap([Word(a, quoted=True) for a in argv], 0))
+    return reading
+
+
+# ── wrappers ──────────────────────────────────────────────────────────────────────────
+
+# name -> (short flags, short options taking a value, long flags, long options taking a value)
+_WRAPPERS: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
+    "sudo": ("AbEHiKknPSsV", "CDghprRtTuU", ("askpass", "background", "preserve-env", "set-home", "login",
+             "non-interactive", "preserve-groups", "stdin", "shell", "reset-timestamp", "remove-timestamp"),
+             ("user", "group", "close-from", "chdir", "host", "prompt", "role", "type", "command-timeout",
+              "other-user", "chroot")),
+    "doas": ("ns", "u", (), ()),
+    "env": ("0iv", "uC", ("ignore-environment", "null", "debug"), ("unset", "chdir")),
+    "nice": ("", "n", (), ("adjustment",)),
+    "ionice": ("t", "cn", ("ignore",), ("class", "classdata")),
+    "timeout": ("v", "sk", ("preserve-status", "foreground", "verbose"), ("signal", "kill-after")),
+    "nohup": ("", "", (), ()),
+    "time": ("pavq", "fo", ("portability", "append", "verbose", "quiet"), ("format", "output")),
+    "command": ("p", "", (), ()),
+    "builtin": ("", "", (), ()),
+    "exec": ("cl", "a", (), ()),
+    "stdbuf": ("", "ioe", (), ("input", "output", "error")),
+    "setsid": ("cfw", "", ("ctty", "fork", "wait"), ()),
+}
+
+
+def _unwrap(words: list[Word], depth: int) -> list[Command]:
+    """Strip prefixes and wrappers from one simple command; recurse into shell payloads."""
+    cmd = Command([], depth=depth)
+    i = 0
+    n = len(words)
+    while i < n and words[i].assign:
+        cmd.assigns.append(words[i].text.split("=", 1)[0].rstrip("+"))
+        i += 1
+    for _ in range(32):
+        if i >= n:
+            break
+        head = words[i]
+        if not head.quoted and head.text in KEYWORDS:
+            cmd.uncertain.append(f"compound command ({head.text})")
+            break
+        if head.dynamic:
+            break
+        name = head.text.rsplit("/", 1)[-1]
+        if name == "!" and not head.quoted:
+            i += 1
+            continue
+        if name == "xargs":
+            cmd.uncertain.append("xargs appends arguments read from standard input")
+            break
+        if name == "eval":
+            rest = words[i + 1:]
+            cmd.wrappers.append("eval")
+            if any(w.dynamic for w in rest):
+                cmd.uncertain.append("eval of an expansion")
+                break
+            return _nested(cmd, " ".join(w.text for w in rest), depth)
+        if name in SHELLS:
+            payload = _shell_payload(words, i, cmd)
+            if payload is None:
+                break
+            return _nested(cmd, payload, depth)
+        spec = _WRAPPERS.get(name)
+        if spec is None:
+            break
+        if name == "command" and i + 1 < n and words[i + 1].text in ("-v", "-V"):
+            break  # `command -v x` looks a name up; it runs nothing
+        j = _skip_options(words, i + 1, spec, cmd, name)
+        if j is None:
+            break
+        cmd.wrappers.append(name)
+        if name == "env":
+            while j < n and words[j].assign:
+                cmd.assigns.append(words[j].text.split("=", 1)[0])
+                j += 1
+        elif name == "sudo":
+            while j < n and words[j].assign:
+                cmd.assigns.append(words[j].text.split("=", 1)[0])
+                j += 1
+        elif name == "timeout":
+            if j < n and words[j].dynamic:
+                cmd.uncertain.append("timeout duration is an expansion")
+                break
+            j += 1  # the duration
+        i = j
+    cmd.argv = list(words[i:])
+    return [cmd]
+
+
+def _is_signed_int(text: str) -> bool:
+    return len(text) > 1 and text[0] == "-" and text[1:].isdigit()
+
+
+def _skip_options(words: list[Word], i: int, spec: tuple, cmd: Command, name: str) -> int | None:
+    """Index of the first word after ``name``'s options, or None (uncertain, reason noted)."""
+    short_flags, short_args, long_flags, long_args = spec
+    n = len(words)
+    while i < n:
+        w = words[i]
+        text = w.text
+        if w.dynamic:
+            cmd.uncertain.append(f"{name} argument is an expansion")
+            return None
+        if text == "--":
+            return i + 1
+        if not text.startswith("-") or text == "-":
+            if text == "-" and name == "env":
+                i += 1
+                continue
+            return i
+        if name == "nice" and _is_signed_int(text):
+            i += 1
+            continue
+        if text.startswith("--"):
+            key, eq, _ = text[2:].partition("=")
+            if key in long_flags or (eq and key in long_args) or (name == "sudo" and key == "preserve-env"):
+                i += 1
+            elif key in long_args:
+                i += 2
+            elif name == "env" and key == "split-string":
+                cmd.uncertain.append("env --split-string re-splits its argument")
+                return None
+            else:
+                cmd.uncertain.append(f"unrecognised {name} option {text}")
+                return None
+            continue
+        k = 1
+        consumed_next = False
+        while k < len(text):
+            ch = text[k]
+            if ch in short_args:
+                if k + 1 == len(text):
+                    consumed_next = True
+                break
+            if ch == "S" and name == "env":
+                cmd.uncertain.append("env -S re-splits its argument")
+                return None
+            if ch not in short_flags:
+                cmd.uncertain.append(f"unrecognised {name} option -{ch}")
+                return None
+            k += 1
+        i += 2 if consumed_next else 1
+    return i
+
+
+def _shell_payload(words: list[Word], i: int, cmd: Command) -> str | None:
+    """The ``-c`` string of ``sh|bash … -c STRING``; None when there is none (reason noted)."""
+    name = words[i].text.rsplit("/", 1)[-1]
+    n = len(words)
+    j = i + 1
+    if name == "busybox":
+        if j < n and words[j].text in ("sh", "ash"):
+            j += 1
+        else:
+            return None
+    has_c = False
+    while j < n:
+        w = words[j]
+        text = w.text
+        if w.dynamic and (w.quoted or not has_c) and not text.startswith(("-", "+")):
+            break  # an operand (the payload or a script name) that is an expansion
+        if w.dynamic:
+            cmd.uncertain.append(f"{name} option is an expansion")
+            return None
+        if text == "--" or text == "-":
+            j += 1
+            break
+        if text.startswith("--"):
+            if text in ("--rcfile", "--init-file"):
+                j += 2
+            else:
+                j += 1
+            continue
+        if text[:1] in "-+" and len(text) > 1:
+            cluster = text[1:]
+            if "c" in cluster:
+                has_c = True
+            j += 1
+            if "o" in cluster or "O" in cluster:
+                j += 1  # -o pipefail / -O extglob take a value
+            continue
+        break
+    if not has_c:
+        return None  # a script file or standard input: read with certainty, resolved as unknown
+    if j >= n:
+        cmd.uncertain.append(f"{name} -c without a command string")
+        return None
+    if words[j].dynamic:
+        cmd.uncertain.append(f"{name} -c payload is an expansion")
+        return None
+    cmd.wrappers.append(f"{name} -c")
+    return words[j].text
+
+
+def _nested(outer: Command, payload: str, depth: int) -> list[Command]:
+    """Commands of a nested shell payload, carrying the outer command's context."""
+    if depth + 1 > MAX_DEPTH:
+        outer.uncertain.append(f"shell payloads nested deeper than {MAX_DEPTH}")
+        return [outer]
+    inner = read(payload, depth + 1)
+    commands = inner.commands or [Command([], depth=depth + 1)]
+    for cmd in commands:
+        cmd.wrappers = outer.wrappers + cmd.wrappers
+        cmd.assigns = outer.assigns + cmd.assigns
+        cmd.uncertain = outer.uncertain + cmd.uncertain
+        if inner.error and inner.error not in cmd.uncertain:
+            cmd.uncertain.append(inner.error)
+    return commands
