@@ -1,0 +1,103 @@
+"""Grounded predicates: references in introduced text must (not) resolve to known work items.
+
+Semantics (interop reference §1.4):
+
+* tokens are the maximal runs of ``[A-Za-z0-9_-]`` in the introduced text;
+* a token *grounds* when the grounding id set holds it exactly (case-sensitive);
+* a token is *unresolvable* (a fabricated reference) when it does not ground but has a
+  ``-``, a non-empty suffix after its last ``-``, and a prefix (before that ``-``) in the
+  prefix set derived from the ids;
+* ``must-not-ground``: a grounded token is a violation (id = rule name); an unresolvable
+  one is a separate violation ``<name>#fabricated-reference``;
+* ``must-ground``: an unresolvable token is the fabricated violation; no reference at all
+  is a violation;
+* a missing set (``None``) leaves every grounded rule UNKNOWN, with one "not evaluated"
+  line naming them; an empty set is a real answer;
+* blocking ignores exposure: tier ``block`` blocks under enforce, ``warn`` never does.
+
+Standard library only, and no regex: tokenising is ``str.translate`` + ``split``.
+"""
+
+from __future__ import annotations
+
+from yupana.evaluate import UNKNOWN, Finding
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+# Every ASCII character that is not a token character becomes a space.
+_SEPARATE = {c: " " for c in range(128) if chr(c) not in _TOKEN_CHARS}
+MAX_SHOWN = 5
+
+
+def tokens(text: str) -> list[str]:
+    """Distinct maximal ``[A-Za-z0-9_-]`` runs of ``text``, in first-seen order."""
+    seen: dict[str, None] = {}
+    for piece in text.translate(_SEPARATE).split():
+        if piece.isascii():
+            seen.setdefault(piece, None)
+            continue
+        run: list[str] = []
+        for ch in piece + " ":
+            if ch in _TOKEN_CHARS:
+                run.append(ch)
+            elif run:
+                seen.setdefault("".join(run), None)
+                run = []
+    return list(seen)
+
+
+def classify(toks: list[str], ids: set, prefixes: set) -> tuple[list[str], list[str]]:
+    """(grounded, unresolvable) tokens, each in text order."""
+    grounded, unresolvable = [], []
+    for tok in toks:
+        if tok in ids:
+            grounded.append(tok)
+            continue
+        head, dash, tail = tok.rpartition("-")
+        if dash and tail and head in prefixes:
+            unresolvable.append(tok)
+    return grounded, unresolvable
+
+
+def evaluate(rules: list[dict], grounding: dict | None, introduced: str, rel: str | None = None) -> list[Finding]:
+    """Findings of the grounded ``rules`` on ``introduced`` against ``grounding``."""
+    if not rules or not introduced:
+        return []
+    if grounding is None:
+        names = ", ".join(f"`{r.get('name')}`" for r in rules)
+        message = (f"grounded rules not evaluated ({names}): the work-item id set is unknown "
+                   "(the last refresh could not read it); these references are unchecked")
+        return [Finding(str(r.get("name")), "grounded", message, outcome=UNKNOWN, source=r.get("iri"), rel=rel)
+                for r in rules]
+    ids = set(grounding.get("ids") or ())
+    prefixes = set(grounding.get("prefixes") or ())
+    grounded, unresolvable = classify(tokens(introduced), ids, prefixes)
+    out: list[Finding] = []
+    for rule in rules:
+        name = str(rule.get("name"))
+        blocking = rule.get("tier") == "block"
+        tier = "tier block" if blocking else "advisory"
+        label = rule.get("label") or name
+        why = f": {rule['rationale']}" if rule.get("rationale") else ""
+        source = rule.get("iri")
+        if unresolvable:
+            out.append(Finding(f"{name}#fabricated-reference", "grounded",
+                               f"references {_show(unresolvable)}, which name no known work item — "
+                               f"fabricated references under grounded rule `{label}` ({tier}){why}. "
+                               "Use an id that exists, or drop the reference",
+                               blocking=blocking, source=source, rel=rel, extra={"tokens": unresolvable}))
+        if rule.get("match_type") == "must-not-ground" and grounded:
+            out.append(Finding(name, "grounded",
+                               f"references {_show(grounded)}, which grounded rule `{label}` forbids here "
+                               f"({tier}){why}. Remove the work-item reference",
+                               blocking=blocking, source=source, rel=rel, extra={"tokens": grounded}))
+        elif rule.get("match_type") == "must-ground" and not grounded and not unresolvable:
+            out.append(Finding(name, "grounded",
+                               f"references no known work item, which grounded rule `{label}` requires "
+                               f"({tier}){why}. Cite the id of the work item this change implements",
+                               blocking=blocking, source=source, rel=rel))
+    return out
+
+
+def _show(toks: list[str]) -> str:
+    shown = ", ".join(f"`{t}`" for t in toks[:MAX_SHOWN])
+    return shown + (f" and {len(toks) - MAX_SHOWN} more" if len(toks) > MAX_SHOWN else "")

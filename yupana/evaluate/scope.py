@@ -1,0 +1,77 @@
+"""Declared capability scope: path globs, then blast-radius ceilings (contract §What the guard checks).
+
+``[yupana.policy.scopes.<tenant>]``:
+
+* ``deny_paths`` beats ``allow_paths``; an empty ``allow_paths`` permits any path;
+  globs are matched (``yupana.globs`` dialect) against the session-relative path;
+* a malformed glob raises :class:`yupana.globs.GlobError` — the hook fails open loudly
+  (kind ``globs``) rather than guessing;
+* blast radius runs only when a ceiling is set and only within what is left of the
+  deadline; an edit that cannot be measured is UNKNOWN (never "clean"), and the hook shows a
+  once-per-session notice per sizing kind and file.
+
+Constraint ids: ``scope-declared:<tenant>`` and ``blast:<tenant>``.
+"""
+
+from __future__ import annotations
+
+from yupana import globs
+from yupana.evaluate import SATISFIED, UNKNOWN, Finding
+
+NARROW = "Narrow the change, or request a wider capability scope."
+
+
+def has_ceiling(scope: dict) -> bool:
+    """Whether blast radius is armed for this scope."""
+    return scope.get("max_impacted_symbols") is not None or scope.get("max_impacted_files") is not None
+
+
+def check_paths(tenant: str, scope: dict, rel: str, real_rel: str | None = None) -> Finding:
+    """The path half of the scope for one file; raises GlobError on a malformed glob.
+
+    ``real_rel`` is the same path with symlinks resolved: a deny glob matching either path
+    denies, and ``allow_paths`` must admit both, so a link cannot carry an edit out of scope.
+    """
+    deny = [(p, globs.compile_glob(p)) for p in scope.get("deny_paths") or ()]
+    allow = [(p, globs.compile_glob(p)) for p in scope.get("allow_paths") or ()]
+    cid = f"scope-declared:{tenant}"
+    names = (rel,) if real_rel is None or real_rel == rel else (rel, real_rel)
+    for pattern, tokens in deny:
+        if any(globs.matches(tokens, name) for name in names):
+            return Finding(cid, "scope",
+                           f"edit to {rel} is outside the capability scope for tenant `{tenant}` "
+                           f"(it matches deny_paths `{pattern}`). Leave this file alone, or request a "
+                           "wider capability scope.", blocking=True, rel=rel)
+    if allow and not all(any(globs.matches(tokens, name) for _, tokens in allow) for name in names):
+        shown = ", ".join(f"`{p}`" for p, _ in allow)
+        return Finding(cid, "scope",
+                       f"edit to {rel} is outside the capability scope for tenant `{tenant}` "
+                       f"(allow_paths is {shown}). Keep the change inside those paths, or request a "
+                       "wider capability scope.", blocking=True, rel=rel)
+    return Finding(cid, "scope", "", outcome=SATISFIED, rel=rel)
+
+
+def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadline_at: float) -> Finding:
+    """Blast radius of ``edit`` against the scope's ceilings (tree-sitter tier)."""
+    from yupana.codegraph import blast  # only when a ceiling is armed for this edit
+
+    rel = edit.rel
+    cid = f"blast:{tenant}"
+    result = blast.measure(edit, root, max_hops, deadline_at)
+    if getattr(result, "kind", None) is not None and not hasattr(result, "symbols"):
+        return Finding(cid, "scope",
+                       f"blast radius of the edit to {rel} was UNMEASURED ({result.kind}: {result.reason}); "
+                       "the ceiling was not checked for this file",
+                       outcome=UNKNOWN, rel=rel, extra={"unmeasured": result.kind, "tier": "tree-sitter"})
+    max_sym = scope.get("max_impacted_symbols")
+    max_files = scope.get("max_impacted_files")
+    symbols, files = int(result.symbols), int(result.files)
+    over = (max_sym is not None and symbols > max_sym) or (max_files is not None and files > max_files)
+    extra = {"symbols": symbols, "files": files, "tier": getattr(result, "tier", "tree-sitter")}
+    if not over:
+        return Finding(cid, "scope", "", outcome=SATISFIED, rel=rel, extra=extra)
+    ceiling = f"{'—' if max_sym is None else max_sym}/{'—' if max_files is None else max_files}"
+    return Finding(cid, "scope",
+                   f"edit to {rel} exceeds the blast-radius ceiling for tenant `{tenant}` (impacts "
+                   f"{symbols} symbols across {files} files; ceiling is {ceiling}, tree-sitter tier). {NARROW}",
+                   blocking=True, rel=rel, extra=extra)

@@ -1,0 +1,148 @@
+"""Governed text rules (``aegis:TextRule``) over the text an edit introduces.
+
+Semantics (interop reference §1.2, with combined exemptions per docs/vocabulary.md):
+
+* only the introduced text is searched, never unchanged context, in any file;
+* a rule's literal prefilter (precomputed on the cold path) is checked first, so a regex is
+  compiled, and ``re2`` imported, only when some rule can actually match;
+* the exemption (``exempt_path_regex``, the alternation of the rule's own and its linked
+  selectors' regexes) is searched, unanchored, against the path relative to the file's git
+  top-level; a match means the rule does not apply. A malformed exemption exempts nothing:
+  the rule still applies and the error is reported;
+* a malformed pattern yields no violations and an error; the hook turns any error into a
+  loud ``projection-rules`` fail-open;
+* one violation per distinct matched substring, in first-seen order;
+* tier × exposure: ``block`` + public blocks; ``block`` + internal is downgraded to a
+  warning that says so; ``block`` + unknown warns and says the exposure is unknown;
+  ``warn`` always warns. Exposure is asked for (through ``exposure_of``) only when a
+  ``block`` rule fired, and at most once per edit (the caller caches the answer).
+
+Errors come back as :class:`Finding` objects with outcome ``unknown`` and
+``extra["error"]`` set, so the evaluator keeps the one-signature interface.
+"""
+
+from __future__ import annotations
+
+from yupana.evaluate import UNKNOWN, Finding
+from yupana.regex_prefilter import may_match
+
+MAX_SHOWN = 3  # matched substrings quoted per rule in a message
+
+_re2 = None
+_compiled: dict[str, object] = {}
+
+
+def _compile(pattern: str) -> object:
+    """Compile with RE2 semantics (imports re2 on first use); raises ValueError."""
+    global _re2
+    found = _compiled.get(pattern)
+    if found is not None:
+        return found
+    if _re2 is None:
+        import re2
+
+        _re2 = re2
+    try:
+        compiled = _re2.compile(pattern)
+    except Exception as exc:  # re2.error, TypeError, ... : all mean "does not compile"
+        raise ValueError(str(exc) or type(exc).__name__) from None
+    _compiled[pattern] = compiled
+    return compiled
+
+
+def candidates(rules: list[dict], introduced: str) -> list[dict]:
+    """The rules whose literal prefilter admits ``introduced`` (no regex work at all)."""
+    if not introduced or not rules:
+        return []
+    folded = None
+    out = []
+    for rule in rules:
+        pf = rule.get("_prefilter")
+        if pf is not None and pf[1] and folded is None:
+            folded = introduced.casefold()
+        if may_match(pf, introduced, folded):
+            out.append(rule)
+    return out
+
+
+def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of) -> list[Finding]:
+    """Violations (and compile errors) of ``rules`` in ``introduced``.
+
+    ``path_rel`` is the edited file relative to its git top-level; ``exposure_of()``
+    returns ``(exposure, reason, repo)``: exposure ``public|internal|unknown``, why it is
+    unknown, and the repository's name for messages.
+    """
+    out: list[Finding] = []
+    for rule in candidates(rules, introduced):
+        name = str(rule.get("name") or rule.get("iri") or "?")
+        source = rule.get("iri") or name
+        exempt = rule.get("exempt_path_regex")
+        if exempt:
+            try:
+                if _compile(exempt).search(path_rel):
+                    continue
+            except ValueError as exc:
+                out.append(_error(name, source, path_rel,
+                                  f"text rule `{name}`: exemption regex {exempt!r} does not compile ({exc}); "
+                                  "the rule still applies everywhere"))
+        pattern = rule.get("pattern") or ""
+        try:
+            regex = _compile(pattern)
+        except ValueError as exc:
+            out.append(_error(name, source, path_rel, f"text rule `{name}`: pattern {pattern!r} does not compile ({exc})"))
+            continue
+        found: list[str] = []
+        for match in regex.finditer(introduced):
+            text = match.group(0)
+            if text and text not in found:
+                found.append(text)
+        if not found:
+            continue
+        blocking, verdict = _severity(rule.get("tier"), exposure_of)
+        label = rule.get("label") or name
+        rationale = rule.get("rationale")
+        tail = f", which text rule `{label}` forbids ({verdict})" + (f": {rationale}" if rationale else "")
+        for text in found:
+            out.append(Finding(name, "text", f"introduces `{_clip(text)}`{tail}", blocking=blocking, source=source,
+                               rel=path_rel, extra={"match": text, "tail": tail, "tier": rule.get("tier"),
+                                                    "identifier_class": rule.get("class")}))
+    return out
+
+
+def _severity(tier: str | None, exposure_of) -> tuple[bool, str]:
+    if tier != "block":
+        return False, "tier warn: advisory"
+    exposure, reason, repo = exposure_of()
+    if exposure == "public":
+        return True, f"tier block; repo `{repo}` is public"
+    if exposure == "internal":
+        return False, f"tier block, downgraded to a warning because repo `{repo}` is internal"
+    why = f": {reason}" if reason else ""
+    return False, f"tier block, only a warning because the exposure of repo `{repo}` is unknown{why}"
+
+
+def _error(name: str, source: str, rel: str, message: str) -> Finding:
+    return Finding(name, "text", message, outcome=UNKNOWN, source=source, rel=rel, extra={"error": message})
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = text.replace("\n", "\\n").replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summarize(findings: list[Finding]) -> list[str]:
+    """One message line per rule (several matches of one rule share a line)."""
+    by_rule: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.outcome != UNKNOWN:
+            by_rule.setdefault(f.id, []).append(f)
+    lines = []
+    for group in by_rule.values():
+        first = group[0]
+        if len(group) == 1:
+            lines.append(first.message)
+            continue
+        shown = ", ".join(f"`{_clip(f.extra['match'])}`" for f in group[:MAX_SHOWN])
+        more = f" and {len(group) - MAX_SHOWN} more" if len(group) > MAX_SHOWN else ""
+        lines.append(f"introduces {shown}{more}{first.extra['tail']}")
+    return lines
