@@ -64,6 +64,7 @@ class Quipu(_Table):
     endpoint: str = ""
     dialect: Literal["sparql11", "quipu"] | None = None
     default_graph: str | None = None
+    update_endpoint: str | None = None  # SPARQL Update URL (sparql11); default: the query URL
     projection_cache_ttl_secs: int = Field(3600, ge=0)
     refresh_interval_secs: int = Field(300, ge=0)
     connect_timeout_secs: float = Field(2.0, gt=0)

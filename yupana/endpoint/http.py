@@ -1,0 +1,274 @@
+"""HTTP for the network transports: every request bounded in time, whatever the server does.
+
+Three limits apply to each request, all enforced on every socket operation (not only
+between chunks), so neither a silent server nor one that drips a byte at a time can hold
+a refresh:
+
+* connecting: ``connect_timeout_secs``;
+* the answer, from the moment the connection is ready to the last byte of the body:
+  ``request_timeout_secs`` in total (not per read);
+* both of the above never past the refresh :class:`~yupana.endpoint.base.Deadline`.
+
+httpx builds the requests (form and JSON bodies, headers); the sockets come from a small
+httpcore network backend that clamps each read, write and connect to the time the
+request has left. A timed-out request raises :class:`EndpointError` with kind
+``deadline`` when the refresh deadline was the limit, ``timeout`` when the per-request
+limit was, ``connect`` when no connection could be made.
+
+Redirects are not followed (a POST turned into a GET loses the query, and credentials
+must not travel to another host): a 3xx is an error that names the new location.
+Environment proxies (``HTTP(S)_PROXY``) are not used: yupana talks to the store directly.
+"""
+
+from __future__ import annotations
+
+import math
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpcore
+import httpx
+
+from yupana.endpoint.base import Deadline, EndpointError
+
+USER_AGENT = "yupana/0.1 (+governance-plane client)"
+_EXCERPT = 160
+
+
+class _Clock(threading.local):
+    """The time limits of the request running on this thread (monotonic seconds)."""
+
+    until: float = math.inf  # the answer must be complete by then
+    deadline_end: float = math.inf  # the refresh deadline
+    answer_secs: float = math.inf  # request_timeout_secs, restarted once connected
+
+    def clamp(self, timeout: float | None, error: type[Exception]) -> float:
+        left = self.until - time.monotonic()
+        if left <= 0:
+            raise error("the request's time limit was reached")
+        return left if timeout is None else min(timeout, left)
+
+    def connected(self) -> None:
+        """Start the answer's clock when a fresh connection is ready."""
+        self.until = min(time.monotonic() + self.answer_secs, self.deadline_end)
+
+
+class _LimitedStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream, clock: _Clock) -> None:
+        self._inner = inner
+        self._clock = clock
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._clock.clamp(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._clock.clamp(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        inner = self._inner.start_tls(ssl_context, server_hostname, self._clock.clamp(timeout, httpcore.ConnectTimeout))
+        return _LimitedStream(inner, self._clock)
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class _LimitedBackend(httpcore.NetworkBackend):
+    def __init__(self, clock: _Clock) -> None:
+        self._inner = httpcore.SyncBackend()
+        self._clock = clock
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options=None) -> httpcore.NetworkStream:
+        # Connecting has its own limit (httpx passes connect_timeout_secs) but never
+        # outlives the refresh deadline.
+        left = self._clock.deadline_end - time.monotonic()
+        if left <= 0:
+            raise httpcore.ConnectTimeout("the refresh deadline passed before connecting")
+        limit = left if timeout is None else min(timeout, left)
+        stream = self._inner.connect_tcp(host, port, limit, local_address, socket_options)
+        self._clock.connected()
+        return _LimitedStream(stream, self._clock)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options=None) -> httpcore.NetworkStream:
+        raise httpcore.UnsupportedProtocol("unix sockets are not supported")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class _CoreStream(httpx.SyncByteStream):
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._stream
+
+    def close(self) -> None:
+        if hasattr(self._stream, "close"):
+            self._stream.close()
+
+
+class _Transport(httpx.BaseTransport):
+    """httpx transport over an httpcore pool whose sockets obey :class:`_Clock`.
+    httpcore's exceptions pass through unchanged; :func:`_failure` maps both families."""
+
+    def __init__(self, clock: _Clock) -> None:
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=ssl.create_default_context(),
+            max_connections=4,
+            max_keepalive_connections=2,
+            keepalive_expiry=5.0,
+            network_backend=_LimitedBackend(clock),
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        core = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host,
+                             port=request.url.port, target=request.url.raw_path),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        resp = self._pool.handle_request(core)
+        return httpx.Response(status_code=resp.status, headers=resp.headers, stream=_CoreStream(resp.stream),
+                              extensions=resp.extensions)
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+@dataclass(slots=True)
+class Reply:
+    """A complete HTTP answer (the body was read to the end within the limits)."""
+
+    url: str
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    scrub: object = None  # hides the read credentials should a server echo them
+
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def excerpt(self) -> str:
+        """The start of the body, for error messages."""
+        text = self.body[:_EXCERPT].decode("utf-8", "replace").strip().replace("\n", " ")
+        text += "…" if len(self.body) > _EXCERPT else ""
+        return self.scrub(text) if callable(self.scrub) else text
+
+
+class Http:
+    """One connection pool with fixed connect / answer limits, and a request counter."""
+
+    def __init__(self, *, connect_timeout: float, request_timeout: float, authorization: str | None = None,
+                 scrub=None) -> None:
+        self.connect_timeout = connect_timeout
+        self.request_timeout = request_timeout
+        self.requests = 0
+        self._clock = _Clock()
+        self._authorization = authorization
+        self._scrub = scrub or (lambda text: text)
+        self._client = httpx.Client(
+            transport=_Transport(self._clock),
+            timeout=httpx.Timeout(connect=connect_timeout, read=request_timeout, write=request_timeout,
+                                  pool=connect_timeout),
+            follow_redirects=False,
+            headers={"User-Agent": USER_AGENT},
+            trust_env=False,
+        )
+
+    def post(self, url: str, *, what: str, deadline: Deadline, data: dict[str, str] | None = None,
+             json: object | None = None, headers: dict[str, str] | None = None,
+             authorization: str | None = None) -> Reply:
+        """POST and read the whole answer within the limits; any failure is an EndpointError.
+
+        ``authorization`` replaces the configured read credentials for this request (writes
+        carry their own token). Non-2xx statuses are returned, not raised: the dialect
+        modules know what they mean.
+        """
+        deadline.check(what)
+        now = time.monotonic()
+        clock = self._clock
+        clock.deadline_end = now + deadline.remaining()
+        clock.answer_secs = self.request_timeout
+        # A reused keep-alive connection skips connect_tcp: the answer's clock starts now.
+        # A fresh connection restarts it once connected (connect time has its own limit).
+        clock.until = min(now + self.connect_timeout + self.request_timeout, clock.deadline_end)
+        send_headers = dict(headers or {})
+        auth = authorization if authorization is not None else self._authorization
+        if auth:
+            send_headers["Authorization"] = auth
+        self.requests += 1
+        received = 0
+        try:
+            with self._client.stream("POST", url, data=data, json=json, headers=send_headers) as resp:
+                if 300 <= resp.status_code < 400:
+                    where = resp.headers.get("location", "?")
+                    raise EndpointError("http", f"{url} redirects ({resp.status_code}) to {where}: "
+                                                "set [yupana.quipu] endpoint to the final URL (redirects are not followed)")
+                chunks: list[bytes] = []
+                for chunk in resp.iter_bytes():
+                    chunks.append(chunk)
+                    received += len(chunk)
+                    if time.monotonic() >= clock.until:
+                        raise httpcore.ReadTimeout("the request's time limit was reached")
+                return Reply(url, resp.status_code, resp.headers, b"".join(chunks), self._scrub)
+        except EndpointError:
+            raise
+        except (httpx.HTTPError, httpcore.ConnectError, httpcore.TimeoutException, httpcore.NetworkError,
+                httpcore.ProtocolError, httpcore.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise self._failure(exc, url, what, deadline, received) from None
+        finally:
+            clock.until = clock.deadline_end = clock.answer_secs = math.inf
+
+    def _failure(self, exc: Exception, url: str, what: str, deadline: Deadline, received: int) -> EndpointError:
+        reason = self._scrub(str(exc) or type(exc).__name__)
+        if isinstance(exc, (httpcore.TimeoutException, httpx.TimeoutException)):
+            if deadline.expired():
+                return EndpointError("deadline", f"the refresh deadline of {deadline.budget:g}s passed while waiting for "
+                                                 f"{url} ({what}); nothing was read — the store is slow or stuck: retry "
+                                                 "later, or raise [yupana.quipu] refresh_deadline_secs")
+            if isinstance(exc, (httpcore.ConnectTimeout, httpx.ConnectTimeout)):
+                return EndpointError("connect", f"{url}: no connection within {self.connect_timeout:g}s "
+                                                "(connect_timeout_secs) — is the store up and reachable from here?")
+            return EndpointError("timeout", f"{url}: no complete answer to {what} within {self.request_timeout:g}s "
+                                            f"(request_timeout_secs; {received} bytes received) — the store is slow or "
+                                            "stuck: retry later, or raise [yupana.quipu] request_timeout_secs")
+        if isinstance(exc, (httpcore.ConnectError, httpx.ConnectError)):
+            return EndpointError("connect", f"{url}: cannot connect ({reason}) — is the store running, and is "
+                                            "[yupana.quipu] endpoint right?")
+        if isinstance(exc, (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol, httpx.InvalidURL)):
+            return EndpointError("unsupported", f"{url}: {reason} — use an http:// or https:// endpoint")
+        if isinstance(exc, (httpcore.RemoteProtocolError, httpx.RemoteProtocolError, httpcore.ReadError,
+                            httpx.ReadError, httpcore.NetworkError, httpx.NetworkError)):
+            return EndpointError("protocol", f"{url}: the connection broke before the answer to {what} was complete "
+                                             f"({received} bytes received: {reason}); nothing was read — retry, and "
+                                             "check the store's logs if it keeps happening")
+        return EndpointError("http", f"{url}: {what} failed ({reason})")
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def parse_json(reply: Reply, what: str) -> object:
+    """The body as JSON, or an EndpointError that shows what came instead."""
+    import json
+
+    if any(kind in reply.content_type for kind in ("html", "xml")):
+        raise EndpointError("protocol", f"{reply.url}: expected JSON for {what}, got {reply.content_type} "
+                                        f"({reply.excerpt()!r}) — is the endpoint the store's SPARQL/query URL?")
+    try:
+        return json.loads(reply.body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise EndpointError("protocol", f"{reply.url}: the answer to {what} is not valid JSON ({exc}); it starts "
+                                        f"{reply.excerpt()!r} — is the endpoint a SPARQL service?") from None

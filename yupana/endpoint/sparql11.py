@@ -1,0 +1,96 @@
+"""The SPARQL 1.1 Protocol transport (Oxigraph, Fuseki, GraphDB, Virtuoso, Stardog, …).
+
+* Queries: form-encoded ``POST`` of ``query=`` to the configured query URL (never GET,
+  which long VALUES batches would overflow, and never an ``application/sparql-query``
+  body, on which some servers hang), ``Accept: application/sparql-results+json``.
+* Dataset: ``default-graph-uri`` when ``[yupana.quipu] default_graph`` is set.
+* Updates: form-encoded ``POST`` of ``update=`` to ``update_endpoint`` (default: the
+  query URL).
+* Credentials: optional Basic or Bearer (see :mod:`yupana.endpoint.auth`).
+
+Every request is bounded by the connect and answer limits and the refresh deadline
+(:mod:`yupana.endpoint.http`); every failure is an :class:`EndpointError` whose message
+says what to do.
+"""
+
+from __future__ import annotations
+
+from yupana.endpoint.auth import Credentials
+from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult
+from yupana.endpoint.http import Http, Reply, parse_json
+from yupana.endpoint.results import parse_boolean, parse_select
+
+ACCEPT_RESULTS = "application/sparql-results+json"
+
+
+class Sparql11Endpoint(Endpoint):
+    dialect = "sparql11"
+
+    def __init__(self, url: str, *, default_graph: str | None = None, update_url: str | None = None,
+                 connect_timeout: float = 2.0, request_timeout: float = 2.0,
+                 credentials: Credentials | None = None) -> None:
+        self.url = url
+        self.identity = url.rstrip("/")
+        self.update_url = update_url or url
+        self.default_graph = default_graph or None
+        self._http = Http(connect_timeout=connect_timeout, request_timeout=request_timeout,
+                          authorization=credentials.header() if credentials else None,
+                          scrub=credentials.scrub if credentials else None)
+
+    @property
+    def requests(self) -> int:
+        """HTTP requests made so far (for benchmarks)."""
+        return self._http.requests
+
+    def select(self, query: str, deadline: Deadline) -> SelectResult:
+        doc = self._query(query, deadline, "a SPARQL query")
+        return parse_select(doc, self.url)
+
+    def ask(self, query: str, deadline: Deadline) -> bool:
+        """An ASK query's answer."""
+        return parse_boolean(self._query(query, deadline, "an ASK query"), self.url)
+
+    def update(self, sparql_update: str, deadline: Deadline) -> None:
+        """Run a SPARQL Update (form ``update=``). Inserts go where the update text says:
+        ``default_graph`` only scopes reads, so write ``GRAPH <…> { … }`` to target it."""
+        reply = self._http.post(self.update_url, what="a SPARQL update", deadline=deadline,
+                                data={"update": sparql_update}, headers={"Accept": "*/*"})
+        if not 200 <= reply.status < 300:
+            raise status_error(reply, "the SPARQL update", endpoint_key="update_endpoint")
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _query(self, query: str, deadline: Deadline, what: str) -> object:
+        form = {"query": query}
+        if self.default_graph:
+            form["default-graph-uri"] = self.default_graph
+        reply = self._http.post(self.url, what=what, deadline=deadline, data=form,
+                                headers={"Accept": ACCEPT_RESULTS})
+        if not 200 <= reply.status < 300:
+            raise status_error(reply, what)
+        return parse_json(reply, what)
+
+
+def status_error(reply: Reply, what: str, endpoint_key: str = "endpoint") -> EndpointError:
+    """What a non-2xx status from a SPARQL 1.1 server means, and what to do about it."""
+    status, url, body = reply.status, reply.url, reply.excerpt()
+    said = f": {body}" if body else ""
+    if status == 400:
+        return EndpointError("query", f"{url} rejected {what} (400 Bad Request){said} — the query or a value in it "
+                                      "is not accepted by this store")
+    if status in (401, 403):
+        return EndpointError("auth", f"{url} refused {what} ({status}){said} — check [yupana.quipu] auth, auth_user "
+                                     "and the secret (credentials_env / credentials_file)")
+    if status == 404:
+        return EndpointError("http", f"{url}: not found (404) — [yupana.quipu] {endpoint_key} must be the store's "
+                                     "SPARQL URL (Oxigraph: http://host:7878/query, Fuseki: …/<dataset>/sparql)")
+    if status in (405, 406, 415):
+        return EndpointError("unsupported", f"{url} does not accept {what} as a form-encoded POST ({status}){said} — "
+                                            "is this a SPARQL 1.1 endpoint? (for quipu set dialect = \"quipu\")")
+    if status in (408, 504):
+        return EndpointError("timeout", f"{url} (or a gateway in front of it) gave up on {what} ({status}){said} — "
+                                        "retry later, or raise the store's query timeout")
+    if status in (429, 503):
+        return EndpointError("http", f"{url} is busy or unavailable ({status}){said} — retry later")
+    return EndpointError("http", f"{url} failed {what} (HTTP {status}){said} — check the store's logs")
