@@ -116,3 +116,11 @@ def test_quipu_reference_data_loads_and_type_patterns_are_asserted_only():
     policy_iris = {r["p"] for r in policies}
     assert policy_iris <= {r["d"] for r in path}
     assert not policy_iris & {r["d"] for r in plain}
+
+
+def test_requests_count_the_queries_answered():
+    store = EmbeddedStore.from_location(str(TERMS))
+    assert store.requests == 0
+    store.select("SELECT * WHERE { ?s ?p ?o }", Deadline(5))
+    store.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1", Deadline(5))
+    assert store.requests == 2

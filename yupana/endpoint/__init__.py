@@ -14,8 +14,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 from yupana import paths
 from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult, Term
@@ -29,7 +27,7 @@ def bundled_location() -> str:
     return os.path.join(paths.source_root(), "fixtures", "catalogue")
 
 
-def open_endpoint(quipu: Mapping, *, allow_bundled: bool = False, deadline: Deadline | None = None) -> Endpoint:
+def open_endpoint(quipu: dict, *, allow_bundled: bool = False, deadline: Deadline | None = None) -> Endpoint:
     """The transport for ``[yupana.quipu]`` (the ``config["quipu"]`` table).
 
     ``deadline`` bounds dialect detection when ``dialect`` is unset (default: a budget
@@ -53,6 +51,8 @@ def open_endpoint(quipu: Mapping, *, allow_bundled: bool = False, deadline: Dead
 
         location = endpoint[len("file://"):] if endpoint.startswith("file://") else endpoint[len("file:"):]
         return EmbeddedStore.from_location(location)
+    from urllib.parse import urlsplit
+
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise EndpointError("unsupported", f"[yupana.quipu] endpoint {_shown(endpoint)!r} is not an http(s):// URL "
@@ -72,7 +72,7 @@ def open_endpoint(quipu: Mapping, *, allow_bundled: bool = False, deadline: Dead
     return detect_dialect(endpoint, quipu, deadline)
 
 
-def detect_dialect(endpoint: str, quipu: Mapping, deadline: Deadline) -> Endpoint:
+def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
     """Ask the URL which dialect it speaks, and return the matching transport.
 
     1. quipu: ``POST {endpoint}/query`` with ``{"query": "ASK {}"}`` and no standard Accept;
@@ -110,7 +110,7 @@ def detect_dialect(endpoint: str, quipu: Mapping, deadline: Deadline) -> Endpoin
                                            "query URL (Oxigraph: http://host:7878/query)") from None
 
 
-def _sparql11(endpoint: str, quipu: Mapping):
+def _sparql11(endpoint: str, quipu: dict):
     from yupana.endpoint.auth import read_credentials
     from yupana.endpoint.sparql11 import Sparql11Endpoint
 
@@ -124,7 +124,7 @@ def _sparql11(endpoint: str, quipu: Mapping):
     )
 
 
-def _quipu(endpoint: str, quipu: Mapping):
+def _quipu(endpoint: str, quipu: dict):
     from yupana.endpoint.auth import read_credentials
     from yupana.endpoint.quipu import QuipuEndpoint
 
@@ -138,7 +138,7 @@ def _quipu(endpoint: str, quipu: Mapping):
     )
 
 
-def _setting(quipu: Mapping, key: str):
+def _setting(quipu: dict, key: str):
     """A key of ``[yupana.quipu]``; the model's default when the table omits it."""
     if quipu.get(key) is not None:
         return quipu[key]
@@ -149,6 +149,8 @@ def _setting(quipu: Mapping, key: str):
 
 def _shown(url: str) -> str:
     """A URL safe to print: any user:password@ part removed."""
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
         return url

@@ -38,6 +38,7 @@ class EmbeddedStore(Endpoint):
         import pyoxigraph
 
         self.identity = identity
+        self.requests = 0  # queries answered (no HTTP here; the same counter as the network transports)
         self._store = pyoxigraph.Store()
         if not files:
             raise EndpointError("protocol", f"{identity}: no RDF files to load")
@@ -66,6 +67,7 @@ class EmbeddedStore(Endpoint):
         import pyoxigraph
 
         deadline.check("an embedded query")
+        self.requests += 1
         try:
             solutions = self._store.query(query)
         except SyntaxError as exc:
