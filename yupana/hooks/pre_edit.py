@@ -1,0 +1,555 @@
+"""``yupana hook pre-edit``: the guard contract for edits, top to bottom. Hot path.
+
+Decision order (the guard contract; interop reference §5.3), per file of the tool call:
+
+1. parse the payload — unparseable, or no file: allow (``guard`` record ``parsed:false`` /
+   ``ext:""``);
+2. resolve the configuration snapshot — an error fails open (kind ``config``);
+   ``mode = "off"`` stops here: the guard is inert;
+   Codex ``apply_patch`` problems (unsupported syntax, missing or ambiguous anchors) are an
+   UNKNOWN constraint and a fail-open advisory, never a clean allow;
+3. local ``[[yupana.policy.rules]]`` — compile errors fail open (``rules``); a violation
+   decides the edit and short-circuits 4-6;
+4. the governed plane (quipu enabled, endpoint set, introduced text): the servable cache, or
+   a loud fail-open (``projection``) naming the miss; text rules, then structural, then
+   grounded; one message with the freshness note; a ``governed`` record;
+5. the verify arm (``verify = true``, ``.rs`` files);
+6. the capability scope: declared path scope (deny beats allow), then blast radius when a
+   ceiling is set; without a declared scope, the work-item ladder;
+7. tripwires, local and governed: one decision per edit, every tripped wire its own
+   constraint, throttles recorded as expiring back-offs even when a sibling wire denies.
+
+Then, for every invocation: active throttle advisories are folded in (no mode gate; never
+onto a deny) and one ``guard`` record is written. ``deadline_ms`` bounds the analysis
+(from the moment the configuration is known): it is checked between stages, and a blown
+budget leaves the remaining checks UNKNOWN and allowed, with a once-per-session notice.
+Nothing reaches stdout until the end, in one write; an internal error discards the partial
+outcome and fails open loudly.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from yupana import settings, spool
+from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
+from yupana.hooks import payload, protocol
+
+_UNSET = object()
+MAX_RECORDED_CONSTRAINTS = 200
+
+
+def run(args) -> None:
+    """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
+    guard = Guard(args, time.monotonic())
+    try:
+        guard.run(_read_stdin())
+    except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
+        guard.crashed(exc)
+    protocol.emit(guard.outcome.render(codex=guard.codex))
+
+
+def _read_stdin() -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(0, 1 << 20)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class Guard:
+    """One pre-edit invocation: what was found, what will be said, what will be recorded."""
+
+    def __init__(self, args, t0: float) -> None:
+        self.args = args
+        self.t0 = t0
+        self.outcome = protocol.Outcome()
+        self.inv = None
+        self.cfg: dict = {}
+        self.mode = "?"
+        self.codex = False
+        self.findings: list[Finding] = []
+        self.deadline_at = 0.0
+        self.blown = False
+        self.stale = False
+        self.item: str | None = None
+        self.governed_fields: dict | None = None
+        self.throttled = 0
+        self._gov = _UNSET
+        self._plate = _UNSET
+        self._tops: dict[str, str | None] = {}
+        self._throttles = None
+        self._wires = None
+        self._throttle_done: set = set()
+
+    # ── the order ──────────────────────────────────────────────────────────────────
+    def run(self, raw: bytes) -> None:
+        inv = self.inv = payload.parse(raw)
+        if inv is None or (not inv.edits and not (inv.codex and inv.problems)):
+            return self.finish()
+        self.codex = inv.codex
+        try:
+            snap = settings.load(inv.cwd, self.args.config)
+        except settings.ConfigError as exc:
+            self.degrade("config", f"policy guard failed open (configuration error: {exc}) — edits are UNGUARDED "
+                         "until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
+            return self.finish()
+        self.cfg = snap["config"]
+        policy = self.cfg["policy"]
+        self.mode = policy["mode"]
+        self.deadline_at = time.monotonic() + policy["deadline_ms"] / 1000.0
+        if self.mode != "off":
+            if inv.codex:
+                self.patch_problems()
+            for edit in inv.edits:
+                if not self.check_edit(edit):
+                    break
+        self.fold_throttles()
+        self.finish()
+
+    def check_edit(self, edit) -> bool:
+        """Stages 3-7 for one file; False once the deadline is blown."""
+        fired: set[str] = set()
+        evaluated: set[str] = set()
+        if not self.budget("local rules"):
+            return False
+        if not self.local_rules(edit, fired, evaluated):
+            for name, stage in (("governed", self.governed), ("verify", self.verify), ("scope", self.capability_scope)):
+                if not self.budget(name):
+                    return False
+                stage(edit)
+        if not self.budget("tripwires"):
+            return False
+        self.tripwires(edit, fired, evaluated)
+        return True
+
+    # ── stages ─────────────────────────────────────────────────────────────────────
+    def patch_problems(self) -> None:
+        """Codex: whatever kept the patch from being read exactly is UNKNOWN, and said."""
+        reasons = list(self.inv.problems)
+        for edit in self.inv.edits:
+            if edit.op in (payload.UPDATE, payload.MOVE, payload.DELETE):
+                payload.proposed_buffer(edit)  # notes missing / ambiguous anchors in edit.problems
+            reasons += [p if edit.rel in p else f"{edit.rel}: {p}" for p in edit.problems]
+        if not reasons:
+            return
+        self.findings.append(Finding("apply_patch", "patch", "; ".join(reasons), outcome=UNKNOWN))
+        shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
+        message = f"apply_patch not fully evaluated ({shown}) — those parts of the patch are UNGUARDED (failing open)"
+        self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.inv.tool_use_id}, once=False)
+
+    def local_rules(self, edit, fired: set, evaluated: set) -> bool:
+        rules = [r for r in self.cfg["policy"].get("rules") or () if r.get("verification_point") != "PAA"]
+        if not rules or not edit.introduced:
+            return False
+        found = self.structural([{"rule": r, "effect": "deny", "iri": None} for r in rules], edit, "rules")
+        found = self.split_errors(found, "rules", "local rule")
+        fired.update(f.id for f in found if f.outcome == UNSATISFIED)
+        evaluated.update(f.id for f in found if f.outcome in (SATISFIED, UNSATISFIED))
+        return self.decide(found, "local rules")
+
+    def governed(self, edit) -> None:
+        if not edit.introduced:
+            return
+        gov = self.gov()
+        if gov is None:
+            return
+        from yupana.evaluate import grounded, text_rules
+
+        cache = gov.cache
+        top = self.top(edit)
+        text_rel = edit.path[len(top) + 1:] if top and edit.path.startswith(top + os.sep) else edit.rel
+        exposure_of, asked = self.exposure_for(edit)
+        text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of)
+        policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
+        shape = self.structural(policies, edit, "projection-rules") if policies else []
+        ground = grounded.evaluate(cache.get("grounded_rules") or [], cache.get("grounding"), edit.introduced, edit.rel)
+        text = self.split_errors(text, "projection-rules", "governed text rule")
+        shape = self.split_errors(shape, "projection-rules", "governed structural policy")
+        found = text + shape + ground
+        self.findings += found
+        lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(text)]
+        lines += [f.message for f in shape if f.outcome == UNSATISFIED]
+        for f in ground:
+            line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
+            if f.outcome != SATISFIED and line not in lines:
+                lines.append(line)
+        if not lines:
+            return
+        blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
+        self.verdict(lines, blocking, "governed", suffix=" " + gov.note())
+        exposure, repo = (asked[0][0], asked[0][2]) if asked else ("n/a", self.repo(edit))
+        self.governed_fields = {"exposure": exposure, "repo": repo}
+        spool.record("governed", {
+            "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
+            "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
+            "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo,
+            "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
+            "session": self.inv.session_id}, item=self.plate_item())
+
+    def verify(self, edit) -> None:
+        if not self.cfg["policy"].get("verify") or not edit.introduced or not edit.path.endswith(".rs"):
+            return
+        try:
+            from yupana.codegraph import verify
+
+            result = verify.verify_edit(edit, self.inv.cwd, self.deadline_at)
+        except Exception as exc:  # noqa: BLE001 - no opinion, said out loud
+            result = None
+            protocol.stderr(f"yupana: verify arm unavailable ({type(exc).__name__}: {exc})")
+        if result is None:
+            self.findings.append(Finding("verify", "verify", "", outcome=UNKNOWN, rel=edit.rel))
+            return
+        problems = [f"{v.get('message')} (line {v.get('line')})" for v in result.violations]
+        message = (f"edit to {edit.rel} introduces references that resolve to nothing: " + "; ".join(problems[:5])
+                   + ". Fix the references (tree-sitter tier) before writing them.") if problems else ""
+        self.decide([Finding("verify", "verify", message, blocking=True, rel=edit.rel,
+                             outcome=UNSATISFIED if problems else SATISFIED)], "verify")
+
+    def capability_scope(self, edit) -> None:
+        from yupana import globs
+        from yupana.evaluate import scope
+
+        tenant = self.args.tenant
+        declared = (self.cfg["policy"].get("scopes") or {}).get(tenant) if tenant else None
+        if declared is None:
+            return self.ladder(edit)
+        try:
+            found = scope.check_paths(tenant, declared, edit.rel, edit.real_rel)
+        except globs.GlobError as exc:
+            self.findings.append(Finding(f"scope-declared:{tenant}", "scope", "", outcome=UNKNOWN, rel=edit.rel))
+            self.degrade("globs", f"capability scope for tenant `{tenant}` has a malformed glob ({exc}) — path scope "
+                         "is NOT enforced (failing open); fix [yupana.policy.scopes]", {"reason": str(exc)})
+            return
+        if self.decide([found], "scope") or not scope.has_ceiling(declared) or not self.budget("blast radius"):
+            return
+        try:
+            found = scope.check_blast(tenant, declared, edit, self.inv.cwd, self.cfg["policy"]["max_hops"], self.deadline_at)
+        except Exception as exc:  # noqa: BLE001 - unmeasured, not clean
+            found = Finding(f"blast:{tenant}", "scope", f"blast radius of the edit to {edit.rel} was UNMEASURED "
+                            f"({type(exc).__name__}: {exc})", outcome=UNKNOWN, rel=edit.rel, extra={"unmeasured": "error"})
+        if found.outcome != UNKNOWN:
+            self.decide([found], "scope")
+            return
+        self.findings.append(found)
+        protocol.stderr(f"yupana: {found.message}")
+        if protocol.first_time(self.inv.session_id, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
+            self.outcome.notify(f"yupana: {found.message}")
+
+    def ladder(self, edit) -> None:
+        from yupana.evaluate import work_items
+
+        policy = self.cfg["policy"]
+        rung = work_items.effective_rung(policy.get("work_item_scope", "off"), self.mode)
+        if rung == "off":
+            return
+        item = self.plate_item()
+        why = "" if item else self._plate[1]
+        gov = self.gov()
+        cache = gov.cache if gov else {}
+        if gov is None and item and not why:
+            why = "the governed plane is not available ([yupana.quipu] enabled + endpoint, and a servable cache)"
+        found = work_items.evaluate(rung, item, cache.get("work_item_scopes"), cache.get("work_item_parents"),
+                                    edit.rel, self.args.tenant, why)
+        prov = found.extra.get("provenance")
+        if found.outcome == UNKNOWN:
+            self.findings.append(found)
+            result = "notify" if self.args.tenant else "allow"
+            if self.args.tenant and protocol.first_time(self.inv.session_id, "unknown-scope"):
+                self.outcome.notify(f"yupana: {found.message}", to_model=self.codex)
+        else:
+            spoke = self.decide([found], "work-item scope" if prov == "observed" else "derived work-item scope")
+            result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")
+        spool.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
+                               "result": result, "session": self.inv.session_id}, item=item)
+
+    def tripwires(self, edit, fired: set, evaluated: set) -> None:
+        from yupana.evaluate import tripwires
+
+        wires = self.wire_set()
+        if not wires:
+            return
+        found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
+        if not found:
+            return
+        governed = any(f.extra.get("wire_source") == "governed" for f in found)
+        note = " " + self._gov.note() if governed and self._gov not in (None, _UNSET) else ""
+        self.decide(found, "tripwire", suffix=note)
+        for f in found:
+            if f.outcome != UNSATISFIED:
+                continue
+            effect = f.extra.get("effect")
+            result = "deny" if f.blocking and self.mode == "enforce" else ("advise" if f.blocking else "notify")
+            spool.record("tripwire", {"name": f.id.split(":", 1)[1], "effect": effect, "source": f.extra.get("wire_source"),
+                                      "iri": f.source if f.source != "config" else None, "result": result,
+                                      "session": self.inv.session_id}, item=self.plate_item())
+            if effect == "throttle":
+                self.record_throttle(edit, f)
+
+    # ── after the decision ─────────────────────────────────────────────────────────
+    def record_throttle(self, edit, found: Finding) -> None:
+        from yupana import throttles
+
+        scope = self.top(edit) or self.inv.cwd
+        if (found.id, scope) in self._throttle_done:
+            return
+        self._throttle_done.add((found.id, scope))
+        prior = self.throttle_table().get((found.id, scope))
+        n = prior["n"] + 1 if prior else 1
+        secs = throttles.backoff_secs(found.extra.get("backoff"), n)
+        if secs is None:
+            protocol.stderr(f"yupana: {found.id}: back-off formula gave no duration; no throttle recorded")
+            return
+        now = int(time.time())
+        throttles.record(found.id, scope, now + secs, n, now=now)
+        spool.record("throttle", {"constraint_id": found.id, "scope": scope, "until": now + secs,
+                                  "backoff_secs": secs, "n": n}, item=self.plate_item())
+
+    def fold_throttles(self) -> None:
+        """Active back-offs in this repository become an advisory (never onto a deny)."""
+        inv = self.inv
+        scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
+        table = self.throttle_table()
+        if not table:
+            return
+        from yupana import throttles
+
+        now = int(time.time())
+        active = [a for scope in sorted(scopes) for a in throttles.active_for(scope, now, table)]
+        self.throttled = len(active)
+        if not active or self.outcome.decision == protocol.DENY:
+            return
+        shown = "; ".join(f"`{cid}` was crossed recently — back off for {_duration(until - now)} more"
+                          for cid, until in active[:5])
+        self.outcome.notify(f"yupana: back-off active in this repository: {shown}", to_model=self.codex)
+
+    def finish(self) -> None:
+        """The ``guard`` record: always, exactly once."""
+        inv = self.inv
+        edit = inv.edits[0] if inv and inv.edits else None
+        fields: dict = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
+                        "duration_ms": round((time.monotonic() - self.t0) * 1000, 1),
+                        "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
+        if inv is not None:
+            fields.update(tool=inv.tool_name, session=inv.session_id, tool_use_id=inv.tool_use_id)
+            if inv.codex:
+                fields["edits"] = len(inv.edits)
+            if not inv.codex and (inv.problems or (edit and edit.problems)):
+                fields["problems"] = (inv.problems + (edit.problems if edit else []))[:10]
+        if self.findings:
+            fields["constraints"] = [self.constraint(f) for f in self.findings[:MAX_RECORDED_CONSTRAINTS]]
+            if len(self.findings) > MAX_RECORDED_CONSTRAINTS:
+                fields["constraints_dropped"] = len(self.findings) - MAX_RECORDED_CONSTRAINTS
+            fields["policy_freshness"] = "stale" if self.stale else "fresh"
+            rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
+            fields["rule"] = rule or None
+        if self.governed_fields:
+            fields.update(self.governed_fields)
+        record_paths = (self.cfg.get("metrics") or {}).get("record_paths", "off")
+        if edit and record_paths in ("relative", "absolute"):
+            fields["path"] = edit.rel if record_paths == "relative" else edit.path
+        if self.throttled:
+            fields["throttled"] = self.throttled
+        fields.update(_attribution())
+        spool.record("guard", fields, item=self.plate_item() if self.cfg else None)
+
+    def crashed(self, exc: BaseException) -> None:
+        """An internal error: discard whatever was decided, fail open loudly, still record."""
+        self.outcome = protocol.Outcome()
+        self.findings = [Finding("internal", "guard", "", outcome=UNKNOWN)]
+        try:
+            self.degrade("internal", f"policy guard failed open (internal error: {type(exc).__name__}: {exc}) — "
+                         "this edit was NOT checked", {"reason": f"{type(exc).__name__}: {exc}"})
+            self.finish()
+        except Exception:  # noqa: BLE001
+            pass
+
+    # ── helpers ────────────────────────────────────────────────────────────────────
+    def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
+        """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
+        self.findings += found
+        bad = [f for f in found if f.outcome == UNSATISFIED]
+        if not bad:
+            return False
+        lines: list[str] = []
+        for f in bad:
+            if f.message not in lines:
+                lines.append(f.message)
+        self.verdict(lines, any(f.blocking for f in bad), plane, suffix)
+        return True
+
+    def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "") -> None:
+        body = "\n".join(lines) + suffix
+        if blocking and self.mode == "enforce":
+            self.outcome.deny(f"yupana: {body}")
+            return
+        label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
+        self.outcome.notify(f"yupana ({label}): {body}", to_model=self.codex)
+
+    def constraint(self, f: Finding) -> dict:
+        if f.outcome == UNSATISFIED:
+            response = "blocked" if f.blocking and self.mode == "enforce" else "warned"
+        else:
+            response = "logged" if f.outcome == UNKNOWN else "no-action"
+        out = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
+        if f.class_:
+            out["class"] = f.class_
+        if f.verification_point:
+            out["verification_point"] = f.verification_point
+        if f.extra.get("tier") in ("tree-sitter", "tree-sitter+graph"):
+            out["tier"] = f.extra["tier"]
+        return out
+
+    def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True) -> None:
+        """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice."""
+        record = {"fail_kind": kind, "session": self.inv.session_id if self.inv else None, **(fields or {})}
+        sid = self.inv.session_id if self.inv else None
+        protocol.degrade(self.outcome, session_id=sid, kind=kind, record_kind="fail_open", message=message,
+                         fields=record, notify=once, item=self.item)
+        if not once:
+            self.outcome.notify(f"yupana: {message}", to_model=self.codex)
+
+    def split_errors(self, found: list[Finding], kind: str, what: str) -> list[Finding]:
+        """Compile errors fail open loudly (once per session); the other findings stand."""
+        errors = [f for f in found if f.extra.get("error")]
+        if errors:
+            names = ", ".join(sorted({f"`{f.id}`" for f in errors}))
+            self.degrade(kind, f"policy guard failed open for {what}(s) {names} — they did not compile and are NOT "
+                         f"enforced: {errors[0].extra['error']}", {"rules": sorted({f.id for f in errors})})
+            self.findings += [Finding(f.id, f.plane, "", outcome=UNKNOWN, source=f.source) for f in errors]
+        return [f for f in found if not f.extra.get("error")]
+
+    def structural(self, policies: list[dict], edit, kind: str) -> list[Finding]:
+        """Structural policies (governed or local) through the codegraph evaluator."""
+        try:
+            from yupana.evaluate import structural
+
+            return structural.evaluate(policies, edit, self.mode)
+        except Exception as exc:  # noqa: BLE001 - one broken plane must not disarm the others
+            names = [str((p.get("rule") or {}).get("name")) for p in policies]
+            why = f"structural checks could not run ({type(exc).__name__}: {exc})"
+            return [Finding(n, "structural", why, outcome=UNKNOWN, rel=edit.rel, extra={"error": why}) for n in names]
+
+    def budget(self, stage: str) -> bool:
+        """False (and, once, a loud UNKNOWN) when ``deadline_ms`` has run out."""
+        if self.blown:
+            return False
+        if time.monotonic() <= self.deadline_at:
+            return True
+        self.blown = True
+        ms = self.cfg["policy"]["deadline_ms"]
+        self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
+        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline before the {stage} check; the remaining "
+                     "checks of this edit are UNKNOWN and it is allowed", {"stage": stage, "deadline_ms": ms})
+        return False
+
+    def gov(self):
+        """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
+        if self._gov is not _UNSET:
+            return self._gov
+        self._gov = None
+        quipu = self.cfg["quipu"]
+        if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
+            return None
+        from yupana.hooks import governed
+
+        loaded = governed.load(self.cfg, int(time.time()))
+        if loaded.cache is None:
+            miss = loaded.miss
+            reason = miss.reason if miss else "no servable projection cache"
+            started = "; a refresh was started" if loaded.refresh_started else ""
+            self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
+            self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
+                         "governed policy is NOT enforced", {"miss": miss.label if miss else None, "reason": reason})
+            return None
+        self.stale = self.stale or loaded.freshness != "fresh"
+        self._gov = loaded
+        return loaded
+
+    def wire_set(self) -> list:
+        if self._wires is None:
+            from yupana.evaluate import tripwires
+
+            policy = self.cfg["policy"]
+            wires, broken = tripwires.load_local(policy.get("tripwires") or [], {r.get("name") for r in policy.get("rules") or ()})
+            gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
+            if gov is not None:
+                more, bad = tripwires.load_governed(gov.cache.get("tripwires") or [])
+                wires += more
+                broken += bad
+            for name, entry in broken:
+                self.degrade(f"tripwire-{name}", f"misconfigured {entry} — that wire is NOT enforced (failing open)",
+                             {"entry": entry})
+            self._wires = wires
+        return self._wires
+
+    def exposure_for(self, edit):
+        """A once-per-edit exposure lookup (only called when a block-tier rule fired)."""
+        asked: list[tuple[str, str | None, str]] = []
+
+        def exposure_of() -> tuple[str, str | None, str]:
+            if not asked:
+                from yupana import exposure
+
+                top = self.top(edit)
+                repo = payload.repo_name(top) if top else None
+                why = "the file is in no git tree" if not top else "the repository has no origin remote"
+                found, reason = exposure.lookup(self.cfg["quipu"], repo, int(time.time()), root=self.inv.cwd,
+                                                override=self.args.config, no_repo_reason=why)
+                asked.append((found, reason, repo or "unresolved"))
+            return asked[0]
+
+        return exposure_of, asked
+
+    def top(self, edit) -> str | None:
+        if edit.path not in self._tops:
+            self._tops[edit.path] = payload.git_top(edit.path)
+        return self._tops[edit.path]
+
+    def repo(self, edit) -> str:
+        top = self.top(edit)
+        return (payload.repo_name(top) if top else None) or "unresolved"
+
+    def plate_item(self) -> str | None:
+        if self._plate is _UNSET:
+            if not (os.environ.get("SHANTY_ROOT") and os.environ.get("SHANTY_AGENT")):
+                self._plate = (None, "no tracker plate (SHANTY_ROOT / SHANTY_AGENT unset)")
+                return None
+            from yupana.evaluate import work_items
+
+            self._plate = work_items.read_plate(int(time.time()))
+            self.item = self._plate[0]
+        return self.item
+
+    def throttle_table(self) -> dict:
+        if self._throttles is None:
+            from yupana import throttles
+
+            self._throttles = throttles.load(int(time.time()))
+        return self._throttles
+
+
+def _duration(secs: int) -> str:
+    return f"{secs}s" if secs < 120 else (f"{secs // 60}m" if secs < 7200 else f"{secs // 3600}h{secs % 3600 // 60:02d}m")
+
+
+def _attribution() -> dict:
+    env = os.environ
+    out: dict = {}
+    chain = [p for p in (env.get("YUPANA_PRINCIPAL_CHAIN") or "").split(",") if p]
+    executor = env.get("SHANTY_AGENT") or None
+    if chain:
+        out["principal_chain"] = chain
+    if env.get("YUPANA_PLANNER"):
+        out["planner"] = env["YUPANA_PLANNER"]
+    if executor:
+        out["executor"] = executor
+    if chain and executor and chain[-1] != executor:
+        out["attribution_conflict"] = True
+    return out
