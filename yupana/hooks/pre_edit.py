@@ -459,7 +459,7 @@ class Guard:
             return None
         from yupana.hooks import governed
 
-        loaded = governed.load(self.cfg, int(time.time()))
+        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=self.args.config)
         if loaded.cache is None:
             miss = loaded.miss
             reason = miss.reason if miss else "no servable projection cache"

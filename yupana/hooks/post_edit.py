@@ -1,0 +1,108 @@
+"""``yupana hook post-edit``: tell the agent when an edit landed outside its work item's ground.
+
+The work-item scope rung at ``advise`` never blocks, and a pre-edit ``systemMessage``
+reaches only the operator. So once the edit has landed, this hook tells the *model*
+(PostToolUse ``additionalContext``, the channel that reaches it without blocking) that it
+stepped outside the observed ground of its tracked work item — and what the cached graph
+knows about the path: which work items' observed scopes include it (the inverted
+``work_item_scopes``) and, when the cache carries ``work_item_status``, how each turned out.
+
+Silent whenever it cannot speak honestly: rung off, no plate (or a stale one), no servable
+cache, no observed scope for the item, or an edit inside the ground. An unknown scope is
+UNKNOWN, not a deviation. Never network: the cache is all it reads. Each notice is a
+``scope_notice`` record (``item``, ``rule``, ``point: "PAA"``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from yupana import settings, spool
+from yupana.hooks import payload, protocol
+
+MAX_NEIGHBOURS = 5
+
+
+def run(args) -> None:
+    """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
+    outcome = protocol.Outcome()
+    try:
+        _notice(args, _read_stdin(), outcome)
+    except Exception as exc:  # noqa: BLE001 - a post-edit notice is never worth a failure
+        protocol.stderr(f"yupana: post-edit notice skipped ({type(exc).__name__}: {exc})")
+        outcome = protocol.Outcome()
+    protocol.emit(outcome.render("PostToolUse"))
+
+
+def _read_stdin() -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(0, 1 << 20)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _notice(args, raw: bytes, outcome: protocol.Outcome) -> None:
+    inv = payload.parse(raw)
+    if inv is None or not inv.edits:
+        return
+    try:
+        cfg = settings.load(inv.cwd, args.config)["config"]
+    except settings.ConfigError as exc:
+        protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
+        return
+    from yupana.evaluate import work_items
+
+    policy = cfg["policy"]
+    if work_items.effective_rung(policy.get("work_item_scope", "off"), policy["mode"]) == "off":
+        return
+    now = int(time.time())
+    item, _ = work_items.read_plate(now)
+    quipu = cfg["quipu"]
+    if not item or not quipu.get("enabled") or not quipu.get("endpoint"):
+        return
+    from yupana.hooks import governed
+
+    gov = governed.load(cfg, now, root=inv.cwd, override=args.config)
+    if gov.cache is None:
+        return
+    scopes = gov.cache.get("work_item_scopes")
+    ground = scopes.get(item) if isinstance(scopes, dict) else None
+    if not ground:
+        return
+    status = gov.cache.get("work_item_status")
+    record_paths = (cfg.get("metrics") or {}).get("record_paths", "off")
+    for edit in inv.edits:
+        if edit.rel in ground or edit.real_rel in ground:
+            continue
+        outcome.add_context(section(edit.rel, item, ground, scopes, status if isinstance(status, dict) else None)
+                            + " " + gov.note())
+        fields = {"rule": f"scope-observed:{item}", "point": "PAA", "session": inv.session_id,
+                  "tool": inv.tool_name}
+        if record_paths in ("relative", "absolute"):
+            fields["path"] = edit.rel if record_paths == "relative" else edit.path
+        spool.record("scope_notice", fields, item=item)
+
+
+def section(rel: str, item: str, ground: list[str], scopes: dict, status: dict | None) -> str:
+    """The model-facing notice for one out-of-ground edit."""
+    shown = ", ".join(ground[:3]) + (", …" if len(ground) > 3 else "")
+    text = (f"yupana: your edit to {rel} landed outside the observed ground of work item `{item}` "
+            f"(the {len(ground)} path(s) its commits touched: {shown}). Nothing was blocked. ")
+    neighbours = [other for other, paths in scopes.items() if other != item and isinstance(paths, list) and rel in paths]
+    if neighbours:
+        listed = ", ".join(f"`{n}`" + (f" ({status[n]})" if status and isinstance(status.get(n), str) else "")
+                           for n in sorted(neighbours)[:MAX_NEIGHBOURS])
+        more = f" and {len(neighbours) - MAX_NEIGHBOURS} more" if len(neighbours) > MAX_NEIGHBOURS else ""
+        text += f"The graph knows {rel} from work item(s) {listed}{more}, whose commits touched it before. "
+    else:
+        text += f"No tracked work item's commits have touched {rel} before. "
+    text += ("If this change belongs to another work item, track it there; otherwise bring the work back to "
+             f"`{item}`'s ground.")
+    return text
