@@ -24,6 +24,7 @@ FAULTS = {
     "truncated": ("protocol", ["connection broke", "120 bytes received"]),
     "html": ("protocol", ["text/html"]),
     "wrong-shape": ("protocol", []),
+    "redirect": ("http", ["302", "https://elsewhere.example/sparql", "final URL"]),
 }
 
 

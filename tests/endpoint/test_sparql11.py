@@ -85,6 +85,13 @@ def test_a_long_values_batch_goes_through(endpoint):
     assert rows == [{"s": Term("uri", EX + "rule1"), "label": Term("literal", "no-ticket-ids", XSD + "string")}]
 
 
+def test_a_runaway_answer_is_refused_not_buffered_forever(endpoint, monkeypatch):
+    monkeypatch.setattr("yupana.endpoint.http.MAX_BODY_BYTES", 2000)
+    with pytest.raises(EndpointError) as err:
+        endpoint.select(PREFIXES + "SELECT * WHERE { ?s ?p ?o }", Deadline(10))
+    assert err.value.kind == "protocol" and "batch_size" in err.value.message
+
+
 def test_default_graph_uri_scopes_the_dataset(oxigraph_server):
     url = oxigraph_server(TERMS, graphs={GRAPH: [NAMED]})
     query = "SELECT ?s WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l }"

@@ -11,7 +11,8 @@ Behaviours (what a store, a proxy or a broken network does to a client):
 * ``invalid-json``: a 200 ``application/sparql-results+json`` body that is not JSON;
 * ``truncated``: a 200 announcing 4096 bytes, sending 120 of them, then closing;
 * ``html``: a 200 ``text/html`` login page;
-* ``wrong-shape``: a 200 JSON object that is not a SPARQL result.
+* ``wrong-shape``: a 200 JSON object that is not a SPARQL result;
+* ``redirect``: a 302 to ``https://elsewhere.example/sparql`` (a moved endpoint).
 
 Paths are ignored, so the same URL serves as a SPARQL query URL or a quipu base URL.
 """
@@ -22,7 +23,7 @@ import socket
 import threading
 
 BEHAVIOURS = ("refuse", "never-answer", "slow-drip", "slow-headers", "http-500", "invalid-json", "truncated",
-              "html", "wrong-shape")
+              "html", "wrong-shape", "redirect")
 
 _RESULTS = (b'{"head": {"vars": ["s"]}, "results": {"bindings": [' +
             b', '.join(b'{"s": {"type": "uri", "value": "urn:example:%d"}}' % i for i in range(200)) + b']}}')
@@ -123,6 +124,10 @@ class FaultyServer:
     def _wrong_shape(self, client: socket.socket) -> None:
         body = b'{"status": "ok", "version": "1.2.3"}'
         client.sendall(_head(200, "application/json", len(body)) + body)
+
+    def _redirect(self, client: socket.socket) -> None:
+        client.sendall(b"HTTP/1.1 302 Found\r\nLocation: https://elsewhere.example/sparql\r\n"
+                       b"Content-Length: 0\r\nConnection: close\r\n\r\n")
 
     def _drip(self, client: socket.socket, data: bytes) -> None:
         for i in range(len(data)):

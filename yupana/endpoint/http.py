@@ -35,6 +35,7 @@ import httpx
 from yupana.endpoint.base import Deadline, EndpointError
 
 USER_AGENT = "yupana/0.1 (+governance-plane client)"
+MAX_BODY_BYTES = 256 << 20  # a catalogue batch is kilobytes; this only stops a runaway server
 _EXCERPT = 160
 
 
@@ -202,8 +203,8 @@ class Http:
         clock.deadline_end = now + deadline.remaining()
         clock.answer_secs = self.request_timeout
         # A reused keep-alive connection skips connect_tcp: the answer's clock starts now.
-        # A fresh connection restarts it once connected (connect time has its own limit).
-        clock.until = min(now + self.connect_timeout + self.request_timeout, clock.deadline_end)
+        # A fresh connection restarts it once connected (connecting has its own limit).
+        clock.until = min(now + self.request_timeout, clock.deadline_end)
         send_headers = dict(headers or {})
         auth = authorization if authorization is not None else self._authorization
         if auth:
@@ -220,6 +221,10 @@ class Http:
                 for chunk in resp.iter_bytes():
                     chunks.append(chunk)
                     received += len(chunk)
+                    if received > MAX_BODY_BYTES:
+                        raise EndpointError("protocol", f"{url}: the answer to {what} exceeds "
+                                                        f"{MAX_BODY_BYTES >> 20} MiB; nothing was read — lower "
+                                                        "[yupana.quipu] batch_size")
                     if time.monotonic() >= clock.until:
                         raise httpcore.ReadTimeout("the request's time limit was reached")
                 return Reply(url, resp.status_code, resp.headers, b"".join(chunks), self._scrub)
