@@ -264,7 +264,8 @@ class Guard:
             if self.args.tenant and protocol.first_time(self.inv.session_id, "unknown-scope"):
                 self.outcome.notify(f"yupana: {found.message}", to_model=self.codex)
         else:
-            spoke = self.decide([found], "work-item scope" if prov == "observed" else "derived work-item scope")
+            label = "work-item scope" if prov == "observed" else "derived work-item scope"
+            spoke = self.decide([found], label, suffix=" " + gov.note())
             result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")
         spool.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
                                "result": result, "session": self.inv.session_id}, item=item)

@@ -1,0 +1,95 @@
+"""post-edit: the advise rung's out-of-ground notice as PostToolUse additionalContext."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from guard_kit import Repo, hook, write_cache
+
+ENDPOINT = "http://127.0.0.1:9"
+SCOPES = {"yup-1": ["src/a.rs", "src/b.rs"], "yup-3": ["src/z.rs", "src/q.rs"], "yup-5": ["src/z.rs"]}
+
+
+def _config(mode: str = "advise", rung: str = "advise") -> str:
+    return (f'[yupana.policy]\nmode = "{mode}"\nwork_item_scope = "{rung}"\n'
+            f'[yupana.quipu]\nenabled = true\nendpoint = "{ENDPOINT}"\ndialect = "quipu"\n')
+
+
+@pytest.fixture
+def repo(tmp_path, env):
+    write_cache(env, ENDPOINT, work_item_scopes=SCOPES, work_item_status={"yup-3": "closed", "yup-5": "abandoned"})
+    repo = Repo(tmp_path / "repo", env).config(_config())
+    crew = tmp_path / "shanty" / "crew" / "agent-7"
+    crew.mkdir(parents=True)
+    (crew / "plate.json").write_text(json.dumps({"item": "yup-1", "at": int(time.time()), "session": None}))
+    env["SHANTY_ROOT"] = str(tmp_path / "shanty")
+    env["SHANTY_AGENT"] = "agent-7"
+    return repo
+
+
+def _post(repo, rel: str) -> dict:
+    payload = repo.payload(rel=rel)
+    payload["hook_event_name"] = "PostToolUse"
+    payload["tool_response"] = {"filePath": str(repo.root / rel), "success": True}
+    return payload
+
+
+def test_out_of_ground_edit_tells_the_model_what_the_graph_knows(env, repo):
+    result = hook(env, _post(repo, "src/z.rs"), event="post-edit")
+    assert set(result.out) == {"hookSpecificOutput"}
+    specific = result.out["hookSpecificOutput"]
+    assert specific["hookEventName"] == "PostToolUse" and set(specific) == {"hookEventName", "additionalContext"}
+    text = specific["additionalContext"]
+    assert "outside the observed ground of work item `yup-1`" in text and "Nothing was blocked" in text
+    assert "`yup-3` (closed)" in text and "`yup-5` (abandoned)" in text
+    assert "(policy fresh, cache age" in text
+    [notice] = env.records("scope_notice")
+    assert notice["item"] == "yup-1" and notice["rule"] == "scope-observed:yup-1" and notice["point"] == "PAA"
+
+
+def test_unknown_path_says_no_prior_work(env, repo):
+    text = hook(env, _post(repo, "src/new.rs"), event="post-edit").context
+    assert "No tracked work item's commits have touched src/new.rs" in text
+
+
+def test_inside_the_ground_is_silent(env, repo):
+    assert hook(env, _post(repo, "src/a.rs"), event="post-edit").allowed_silently
+    assert not env.records("scope_notice")
+
+
+def test_silent_when_it_cannot_speak_honestly(env, repo, tmp_path):
+    # no scope for the item
+    (tmp_path / "shanty" / "crew" / "agent-7" / "plate.json").write_text(
+        json.dumps({"item": "yup-404", "at": int(time.time())}))
+    assert hook(env, _post(repo, "src/z.rs"), event="post-edit").allowed_silently
+    # no plate
+    del env["SHANTY_ROOT"]
+    assert hook(env, _post(repo, "src/z.rs"), event="post-edit").allowed_silently
+
+
+def test_silent_without_a_servable_cache_or_when_the_rung_is_off(env, repo, tmp_path):
+    repo.config(_config("advise", "off"))
+    assert hook(env, _post(repo, "src/z.rs"), event="post-edit").allowed_silently
+    repo.config(_config("off", "advise"))
+    assert hook(env, _post(repo, "src/z.rs"), event="post-edit").allowed_silently
+    repo.config(_config())
+    env.cache_path.unlink()
+    assert hook(env, _post(repo, "src/z.rs"), event="post-edit").allowed_silently
+    assert not env.records("scope_notice")
+
+
+@pytest.mark.parametrize("stdin", [b"", b"garbage", b"{}", b'{"tool_name": "Edit", "tool_input": 7}'])
+def test_malformed_payloads_are_silent(env, repo, stdin):
+    assert hook(env, stdin, event="post-edit").allowed_silently
+
+
+def test_codex_patch_notices_each_file_outside(env, repo):
+    patch = ("*** Begin Patch\n*** Add File: src/z.rs\n+fn z() {}\n*** Add File: src/b.rs\n+fn b() {}\n"
+             "*** Add File: docs/n.md\n+hello\n*** End Patch\n")
+    payload = repo.patch(patch)
+    payload["hook_event_name"] = "PostToolUse"
+    text = hook(env, payload, event="post-edit").context
+    assert "src/z.rs" in text and "docs/n.md" in text and "your edit to src/b.rs" not in text
+    assert len(env.records("scope_notice")) == 2
