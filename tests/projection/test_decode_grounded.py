@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AEGIS
 from yupana.projection.errors import ProjectionError
 
+from .helpers import AEGIS, grounded
+
 PRED = AEGIS + "pred_grounded"
-
-
-def grounded(extra: str = "", match_type: str = "must-not-ground") -> str:
-    return f"""
-aegis:pred_grounded a aegis:Predicate ; aegis:name "no-fabricated-ids" ; aegis:evidenceSource "graph:work-item-id-set" ;
-    aegis:candidateSource "token" ;
-    aegis:groundingQuery "SELECT ?id WHERE {{ ?w a aegis:WorkItem ; aegis:identifier ?id }}" ;
-    aegis:matchType "{match_type}" {extra} .
-aegis:pred_citation a aegis:Predicate ; aegis:name "citation" ; aegis:candidateSource "citation" ;
-    aegis:groundingQuery "q" ; aegis:matchType "must-ground" .
-"""
 
 
 def test_a_grounded_predicate_projects(projected):

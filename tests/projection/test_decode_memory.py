@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AEGIS
-from test_discover import MEMORY
 from yupana.projection.errors import ProjectionError
+
+from .helpers import AEGIS, MEMORY
 
 
 def test_a_memory_policy_projects(projected):

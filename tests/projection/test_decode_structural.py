@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AEGIS, structural
 from yupana.projection.errors import ProjectionError
+
+from .helpers import AEGIS, structural
 
 POLICY = AEGIS + "policy_ticket"
 

@@ -5,24 +5,11 @@ from __future__ import annotations
 import pytest
 import re2
 
-from conftest import AEGIS, TEXT_CLASSES
 from yupana.projection.errors import ProjectionError
 
+from .helpers import AEGIS, SELECTOR, TEXT_CLASSES, rule
+
 RULE = AEGIS + "rule_no_hostnames"
-
-
-def rule(extra: str = "", tier: str = "block", cls: str = "aegis:InternalIdentifierPattern") -> str:
-    return TEXT_CLASSES + f"""
-aegis:rule_no_hostnames a {cls} ; rdfs:label "no internal hostnames" ;
-    aegis:regex "\\\\b[a-z0-9-]+\\\\.corp\\\\.example\\\\b" ; aegis:enforcementTier "{tier}" {extra} .
-"""
-
-
-SELECTOR = """
-aegis:sel_fixtures a aegis:Selector ; aegis:name "guard-fixtures" ;
-    aegis:evidenceSource "the guard's own fixtures" ;
-    aegis:exemptPathRegex "^tests/fixtures/" , "^src/guard/patterns\\\\.rs$" .
-"""
 
 
 def test_subclass_instances_are_discovered_and_decoded(projected):

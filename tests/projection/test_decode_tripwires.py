@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AEGIS
 from yupana.projection.errors import ProjectionError
 
+from .helpers import AEGIS, wire
+
 WIRE = AEGIS + "wire_auth"
-
-
-def wire(extra: str = "", effect: str = '"deny"') -> str:
-    return f"""
-aegis:wire_auth a aegis:Policy ; rdfs:label "auth-boundary" ; aegis:boundary "action" ;
-    aegis:appliesTo "src/auth/**" , "src/login.rs" ; aegis:effect {effect} ;
-    rdfs:comment "auth changes need the security workflow" {extra} .
-"""
 
 
 def test_a_wire_projects(projected):

@@ -4,41 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AEGIS, structural
 from yupana.projection.errors import ProjectionError
 
-MEMORY = """
-aegis:sel_shell a aegis:Selector ; aegis:name "shell" ; aegis:evidenceSource "argv" ;
-    aegis:language "shell" ; aegis:tier "live" .
-aegis:pred_heavy a aegis:Predicate ; aegis:name "heavy" ;
-    aegis:evidenceSource "\\\\bcargo\\\\s+(build|test)\\\\b" ; aegis:matchType "must-not-match" .
-aegis:op_floor a aegis:OperatingPoint ; aegis:kind "deterministic_threshold" ;
-    aegis:threshold 8.0 ; aegis:calibrationBasis "MemAvailable GiB" .
-aegis:policy_memory a aegis:Policy ; rdfs:label "build-memory-floor" ; aegis:boundary "action" ;
-    aegis:selector aegis:sel_shell ; aegis:predicate aegis:pred_heavy ; aegis:operatingPoint aegis:op_floor ;
-    aegis:effect "deny" ; aegis:constraintClass "hard" ; aegis:verificationPoint "PAG" .
-"""
-
-WIRE = """
-aegis:wire_auth a aegis:Policy ; rdfs:label "auth-boundary" ; aegis:boundary "action" ;
-    aegis:appliesTo "src/auth/**" ; aegis:effect "deny" .
-"""
-
-OTHERS = """
-aegis:pred_claim a aegis:Predicate ; aegis:name "claim" ; aegis:evidenceSource "x" ; aegis:matchType "must-ground" .
-aegis:policy_claim a aegis:Policy ; rdfs:label "claim" ; aegis:boundary "action" ; aegis:predicate aegis:pred_claim .
-aegis:policy_empty a aegis:Policy ; rdfs:label "empty" ; aegis:boundary "action" .
-aegis:sel_lsp a aegis:Selector ; aegis:name "lsp" ; aegis:evidenceSource "q" ; aegis:tier "lsp" .
-aegis:policy_lsp a aegis:Policy ; rdfs:label "lsp" ; aegis:boundary "action" ; aegis:selector aegis:sel_lsp ;
-    aegis:predicate aegis:pred_claim .
-aegis:policy_transition a aegis:Policy ; rdfs:label "transition" ; aegis:boundary "transition" ;
-    aegis:appliesTo "x/**" .
-aegis:policy_untyped rdfs:label "untyped" ; aegis:boundary "action" ; aegis:appliesTo "x/**" .
-"""
+from .helpers import AEGIS, MEMORY, OTHERS, WIRE_TTL, structural
 
 
 def test_policies_divide_among_the_planes(projected):
-    cache = projected(structural() + MEMORY + WIRE + OTHERS).cache
+    cache = projected(structural() + MEMORY + WIRE_TTL + OTHERS).cache
     assert [p["iri"] for p in cache["policies"]] == [AEGIS + "policy_ticket"]
     assert [p["iri"] for p in cache["memory_policies"]] == [AEGIS + "policy_memory"]
     assert [p["iri"] for p in cache["tripwires"]] == [AEGIS + "wire_auth"]

@@ -1,0 +1,74 @@
+"""Batched reads and paged discovery: requests grow with batches and pages, not subjects."""
+
+from __future__ import annotations
+
+import pytest
+
+from yupana.endpoint.base import Deadline, EndpointError
+from yupana.projection.read import Reader
+from yupana.projection.vocab import RDFS_COMMENT
+
+from .helpers import AEGIS, TEXT_CLASSES, capped
+
+
+def rules(n: int, comments: int = 1) -> str:
+    lines = [TEXT_CLASSES]
+    for i in range(n):
+        extra = " ; ".join(f'rdfs:comment "c{j}"' for j in range(comments))
+        lines.append(f'aegis:rule_{i:05d} a aegis:InternalIdentifierPattern ; rdfs:label "r{i}" ; '
+                     f'aegis:regex "x{i}" ; aegis:enforcementTier "warn" ; {extra} .')
+    return "\n".join(lines)
+
+
+def reader_for(store, body, cls=None, **kw):
+    endpoint = store(body, cls) if cls else store(body)
+    return endpoint, Reader(endpoint, Deadline(30), **kw)
+
+
+def test_discovery_pages_past_the_row_cap(store):
+    _, reader = reader_for(store, rules(10), cls=capped(5), max_rows=5)
+    found = reader.discover("text_rules_discover", "text_rules")
+    assert found == sorted(found) and len(found) == 10
+    assert reader.requests["text_rules"] == 3  # pages of 4: 4 + 4 + 2
+
+
+def test_a_full_last_page_costs_one_more_request(store):
+    _, reader = reader_for(store, rules(8), max_rows=5)
+    assert len(reader.discover("text_rules_discover", "text_rules")) == 8
+    assert reader.requests["text_rules"] == 3  # 4 + 4 + 0
+
+
+@pytest.mark.parametrize("n,batch,expected", [(1, 200, 1), (200, 200, 1), (201, 200, 2), (450, 200, 3), (450, 50, 9)])
+def test_reads_are_one_request_per_batch(store, n, batch, expected):
+    _, reader = reader_for(store, rules(n), batch_size=batch)
+    subjects = reader.discover("text_rules_discover", "discovery")
+    read = reader.read("text_rules_read", subjects, "text_rules")
+    assert reader.requests["text_rules"] == expected
+    assert len(read) == n
+    assert all(s.string(AEGIS + "regex") for s in read.values())
+
+
+def test_a_truncated_batch_is_split_and_read_again(store):
+    # 40 subjects x 10 triples = 400 rows: too many for one answer under a cap of 100
+    _, reader = reader_for(store, rules(40, comments=5), cls=capped(100), batch_size=40)
+    subjects = reader.discover("text_rules_discover", "discovery")
+    read = reader.read("text_rules_read", subjects, "text_rules")
+    assert all(len(s.strings(RDFS_COMMENT)) == 5 for s in read.values())
+    assert reader.requests["text_rules"] > 1
+
+
+def test_a_subject_whose_own_triples_exceed_the_cap_fails(store):
+    _, reader = reader_for(store, rules(1, comments=30), cls=capped(10))
+    subjects = reader.discover("text_rules_discover", "discovery")
+    with pytest.raises(EndpointError) as err:
+        reader.read("text_rules_read", subjects, "text_rules")
+    assert err.value.kind == "truncated"
+
+
+def test_triples_are_recorded_once(store):
+    _, reader = reader_for(store, rules(3))
+    subjects = reader.discover("text_rules_discover", "discovery")
+    reader.read("text_rules_read", subjects, "text_rules")
+    reader.read("text_rules_read", subjects, "text_rules")
+    triples = reader.sorted_triples()
+    assert len(triples) == len(set(triples)) == 3 * 5  # type, label, regex, tier, comment
