@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
@@ -43,6 +44,10 @@ class GuardedServer:
 
             def log_message(self, *args: object) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)

@@ -121,13 +121,21 @@ class _Transport(httpx.BaseTransport):
     httpcore's exceptions pass through unchanged; :func:`_failure` maps both families."""
 
     def __init__(self, clock: _Clock) -> None:
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl.create_default_context(),
-            max_connections=4,
-            max_keepalive_connections=2,
-            keepalive_expiry=5.0,
-            network_backend=_LimitedBackend(clock),
-        )
+        self._clock = clock
+        self._pool: httpcore.ConnectionPool | None = None
+
+    def _pool_for(self, scheme: bytes) -> httpcore.ConnectionPool:
+        # Built on first use: loading the system CA store costs ~50 ms, paid only for https.
+        # The system store (and SSL_CERT_FILE / SSL_CERT_DIR) is used, so an internal CA works.
+        if self._pool is None:
+            self._pool = httpcore.ConnectionPool(
+                ssl_context=ssl.create_default_context() if scheme == b"https" else None,
+                max_connections=4,
+                max_keepalive_connections=2,
+                keepalive_expiry=5.0,
+                network_backend=_LimitedBackend(self._clock),
+            )
+        return self._pool
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         core = httpcore.Request(
@@ -138,12 +146,13 @@ class _Transport(httpx.BaseTransport):
             content=request.stream,
             extensions=request.extensions,
         )
-        resp = self._pool.handle_request(core)
+        resp = self._pool_for(request.url.raw_scheme).handle_request(core)
         return httpx.Response(status_code=resp.status, headers=resp.headers, stream=_CoreStream(resp.stream),
                               extensions=resp.extensions)
 
     def close(self) -> None:
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
 
 
 @dataclass(slots=True)
