@@ -1,0 +1,156 @@
+"""``yupana shapes validate DATA… [--shapes DIR] [--json] [--allow-warnings]``: the store's CI.
+
+Validates RDF files (merged into one graph, so a policy may link a selector defined in
+another file) against yupana's SHACL shapes, and reports every result's focus node,
+property path, constraint and message.
+
+Exit codes (pySHACL's own CLI uses 1 for both "does not conform" and "could not read the
+input"; this command keeps them apart):
+
+* 0 — conforms (with ``--allow-warnings``: no violations; warnings and infos are printed);
+* 1 — violations (or, without ``--allow-warnings``, warnings or infos);
+* 2 — unreadable or unparseable input: a missing file, broken Turtle (named with its line),
+  or a ``--shapes`` directory that is missing or does not parse;
+* 3 — internal error: yupana's own shapes are broken or the validator failed.
+
+The ``--json`` document is described in docs/shapes.md (schema ``yupana.shapes.validate/1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+SCHEMA = "yupana.shapes.validate/1"
+
+# Extension → rdflib parser name; anything else is read as Turtle.
+_FORMATS = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".rdf": "xml", ".owl": "xml", ".xml": "xml",
+            ".jsonld": "json-ld"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=["validate"], help="validate: check RDF files against the shapes")
+    parser.add_argument("files", nargs="+", metavar="DATA", help="RDF files (Turtle, N-Triples, …), merged into one graph")
+    parser.add_argument("--shapes", metavar="DIR", default=None,
+                        help="directory of *.ttl shapes (default: the shapes yupana ships)")
+    parser.add_argument("--allow-warnings", action="store_true",
+                        help="warnings and infos are reported but do not fail (exit 0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    as_json = bool(getattr(args, "json", False))
+    try:
+        return _run(args, as_json)
+    except Exception as exc:  # noqa: BLE001 - exit 3 is the promise for anything unexpected
+        return _fail(3, "internal", [{"file": None, "line": None, "message": f"{type(exc).__name__}: {exc}"}], as_json)
+
+
+def _run(args: argparse.Namespace, as_json: bool) -> int:
+    import rdflib
+
+    from yupana.projection import gate
+
+    shapes_dir = os.path.abspath(args.shapes) if args.shapes else gate.default_shapes_dir()
+    try:
+        gate.load_shapes(shapes_dir)
+    except gate.GateError as exc:
+        if args.shapes:  # the user's input
+            return _fail(2, "shapes", [{"file": shapes_dir, "line": None, "message": str(exc)}], as_json)
+        raise
+
+    graph = rdflib.Graph()
+    errors = [err for path in args.files if (err := _parse_into(graph, path)) is not None]
+    if errors:
+        return _fail(2, "input", errors, as_json)
+
+    try:
+        report = gate.validate_graph(graph, shapes_dir)
+    except gate.GateError as exc:
+        return _fail(3, "internal", [{"file": None, "line": None, "message": str(exc)}], as_json)
+
+    violations = report.count("violation")
+    others = len(report.results) - violations
+    code = 1 if violations or (others and not args.allow_warnings) else 0
+    if as_json:
+        _print_json({
+            "schema": SCHEMA,
+            "exit_code": code,
+            "conforms": violations == 0 and (others == 0 or args.allow_warnings),
+            "files": [os.path.abspath(f) for f in args.files],
+            "shapes_dir": shapes_dir,
+            "triples": report.triples,
+            "counts": {s: report.count(s) for s in gate.SEVERITIES},
+            "results": [r.as_dict() for r in report.results],
+            "errors": [],
+        })
+    else:
+        print(_table(report.results))
+        print(_summary(report, code, len(args.files)))
+    return code
+
+
+def _parse_into(graph, path: str) -> dict | None:
+    """Parse ``path`` into ``graph``; on failure an error dict naming the file and line."""
+    if not os.path.exists(path):
+        return {"file": path, "line": None, "message": "no such file"}
+    fmt = _FORMATS.get(os.path.splitext(path)[1].lower(), "turtle")
+    try:
+        with open(path, "rb") as fh:
+            graph.parse(fh, format=fmt, publicID=f"file://{os.path.abspath(path)}")
+    except OSError as exc:
+        return {"file": path, "line": None, "message": exc.strerror or str(exc)}
+    except Exception as exc:  # noqa: BLE001 - every parser failure is "unparseable input"
+        line = getattr(exc, "lines", None)
+        text = str(exc).strip()
+        why = getattr(exc, "_why", None) or (text.splitlines()[0] if text else type(exc).__name__)
+        return {"file": path, "line": line + 1 if isinstance(line, int) else None, "message": f"not valid {fmt}: {why}"}
+    return None
+
+
+def _fail(code: int, kind: str, errors: list[dict], as_json: bool) -> int:
+    if as_json:
+        _print_json({"schema": SCHEMA, "exit_code": code, "conforms": None, "error_kind": kind,
+                     "errors": errors, "results": [], "counts": None})
+    for err in errors:
+        where = err["file"] or "yupana"
+        if err["line"]:
+            where += f":{err['line']}"
+        label = "internal error" if code == 3 else "cannot validate"
+        print(f"yupana shapes: {label}: {where}: {err['message']}", file=sys.stderr)
+    return code
+
+
+def _print_json(doc: dict) -> None:
+    import json
+
+    print(json.dumps(doc, indent=2, ensure_ascii=False))
+
+
+def _table(results) -> str:
+    """One row per result: severity, focus, path, constraint, then the message (not cut)."""
+    from yupana.projection.gate import compact
+
+    if not results:
+        return "no results"
+    rows = [("SEVERITY", "FOCUS", "PATH", "CONSTRAINT", "MESSAGE")]
+    for r in results:
+        message = r.message + (f" (value: {r.shown_value()})" if r.value is not None else "")
+        rows.append((r.severity, _cut(compact(r.focus), 44), _cut(r.path or "(node)", 40), r.constraint, message))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
+                     for row in rows)
+
+
+def _summary(report, code: int, files: int) -> str:
+    from yupana.projection.gate import SEVERITIES
+
+    counts = ", ".join(f"{report.count(s)} {s}{'s' if report.count(s) != 1 else ''}" for s in SEVERITIES)
+    verdict = "conforms" if code == 0 else "DOES NOT CONFORM"
+    return (f"\n{verdict}: {counts} ({report.triples} triples from {files} file{'s' if files != 1 else ''}, "
+            f"shapes {report.shapes_dir}, {report.duration_s:.2f}s)")
+
+
+def _cut(text: str, width: int) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,338 @@
+"""The SHACL gate: validate governed triples against ``shapes/`` with pySHACL. Cold path.
+
+A refresh hands :func:`validate` every (subject, predicate, object) it read for the
+governed subjects; the cache is written only when the report :attr:`GateReport.conforms`.
+``yupana shapes validate`` (the store's CI) runs the same validation over Turtle files
+through :func:`validate_graph`.
+
+Choices that matter to callers:
+
+* **Inference is off.** The triples must carry what SHACL needs: the ``rdf:type`` of each
+  governed subject and of the atoms it links (selector, predicate, operating point,
+  exemption selector, CI job and command), and the ``rdfs:subClassOf`` facts that make a
+  subclass instance an ``aegis:TextRule`` (SHACL follows subclass facts found in the data
+  graph, exactly as discovery's ``a/rdfs:subClassOf*`` does).
+* **Advanced SHACL is on**: plane membership is stated once per shape as a SPARQL target
+  (``sh:SPARQLTarget``), mirroring the discovery query, and the constraints are SHACL core.
+  Per-focus-node ``sh:sparql`` constraints were ~25x slower under rdflib (each is re-parsed
+  per focus node), see docs/shapes.md.
+* **Only violations refuse.** ``conforms`` is false when some result has severity
+  ``violation``; warnings and infos are reported (and fail ``shapes validate`` unless
+  ``--allow-warnings``) but never refuse a refresh: they flag what the decoder tolerates.
+
+Every import of rdflib / pyshacl is inside a function: importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+SH = "http://www.w3.org/ns/shacl#"
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+#: Prefixes used to make IRIs readable in paths, shape names and the text report.
+PREFIXES = {
+    "aegis": "http://aegis.gastown.local/ontology/",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "sh": SH,
+}
+
+SEVERITIES = ("violation", "warning", "info")
+
+
+class GateError(Exception):
+    """The gate could not run (shapes missing or broken, validator failure): not a verdict
+    on the data. Callers treat it as an internal error, never as "conforms"."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeResult:
+    """One SHACL validation result, flattened.
+
+    ``focus`` is the focus node (full IRI, or ``_:id`` for a blank node); ``path`` the
+    property path in SPARQL path syntax with the prefixes of :data:`PREFIXES`
+    (``aegis:selector/aegis:tier``) or None for a node-level result; ``constraint`` the
+    constraint component's short name (``minCount``, ``in``, ``pattern``, ``class`` …);
+    ``severity`` one of :data:`SEVERITIES`; ``value`` the offending value (lexical form of a
+    literal, full IRI of a node) or None; ``shape`` the named shape the result came from
+    (``aegis:TripwireShape``), when there is one.
+    """
+
+    focus: str
+    path: str | None
+    constraint: str
+    severity: str
+    message: str
+    value: str | None
+    shape: str | None = None
+    value_kind: str | None = None  # "iri" | "literal" | "bnode" | None (no value)
+
+    def shown_value(self) -> str | None:
+        """The value for people: a literal quoted, an IRI compacted, None when absent."""
+        if self.value is None:
+            return None
+        if self.value_kind == "literal":
+            text = self.value.replace("\n", "\\n")
+            return '"' + (text if len(text) <= 60 else text[:59] + "…") + '"'
+        return compact(self.value) if self.value_kind == "iri" else self.value
+
+    def as_dict(self) -> dict:
+        return {
+            "severity": self.severity,
+            "focus": self.focus,
+            "path": self.path,
+            "constraint": self.constraint,
+            "shape": self.shape,
+            "message": self.message,
+            "value": self.value,
+            "value_kind": self.value_kind,
+        }
+
+
+@dataclass(slots=True)
+class GateReport:
+    """The outcome of one validation. ``conforms`` is False iff some result is a violation."""
+
+    conforms: bool
+    results: list[ShapeResult] = field(default_factory=list)
+    shapes_dir: str = ""
+    triples: int = 0
+    duration_s: float = 0.0
+
+    def count(self, severity: str) -> int:
+        return sum(1 for r in self.results if r.severity == severity)
+
+    @property
+    def text(self) -> str:
+        """The human report: a summary line, then one block per result."""
+        return render_text(self.results, self.conforms, self.triples)
+
+    def summary(self, limit: int = 3) -> str:
+        """One line naming the first ``limit`` violations (for refresh errors)."""
+        bad = [r for r in self.results if r.severity == "violation"]
+        if not bad:
+            return "conforms"
+        parts = [f"{compact(r.focus)} {r.path or '(node)'}: {r.message}" for r in bad[:limit]]
+        more = f"; and {len(bad) - limit} more" if len(bad) > limit else ""
+        return f"{len(bad)} SHACL violation{'s' if len(bad) != 1 else ''}: " + "; ".join(parts) + more
+
+
+def default_shapes_dir() -> str:
+    """The shapes shipped with yupana: ``shapes/`` at the top of the source tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, os.pardir, os.pardir, "shapes"))
+
+
+def shape_files(shapes_dir: str) -> list[str]:
+    """The ``*.ttl`` files of a shapes directory, sorted; GateError when there are none."""
+    if not os.path.isdir(shapes_dir):
+        raise GateError(f"no shapes directory at {shapes_dir}")
+    files = sorted(os.path.join(shapes_dir, n) for n in os.listdir(shapes_dir) if n.endswith(".ttl"))
+    if not files:
+        raise GateError(f"{shapes_dir} holds no .ttl shapes files")
+    return files
+
+
+_SHAPES_CACHE: dict[tuple, object] = {}
+
+
+def load_shapes(shapes_dir: str | None = None):
+    """Parse every shapes file of ``shapes_dir`` into one rdflib Graph (cached per process,
+    keyed by the files' paths, sizes and mtimes). GateError names a broken file."""
+    import rdflib
+
+    shapes_dir = shapes_dir or default_shapes_dir()
+    files = shape_files(shapes_dir)
+    key = tuple((f, os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files)
+    cached = _SHAPES_CACHE.get(key)
+    if cached is not None:
+        return cached
+    graph = rdflib.Graph()
+    for path in files:
+        try:
+            graph.parse(path, format="turtle")
+        except Exception as exc:  # noqa: BLE001 - any parser failure is a broken shapes file
+            raise GateError(f"shapes file {path} does not parse: {exc}") from None
+    _SHAPES_CACHE.clear()
+    _SHAPES_CACHE[key] = graph
+    return graph
+
+
+def to_rdflib(term):
+    """An rdflib term for a subject/predicate string or a :class:`~yupana.endpoint.base.Term`.
+
+    Literals typed ``xsd:string`` become plain literals (RDF 1.1 says they are the same
+    term; rdflib compares them as different, which would break ``sh:in``)."""
+    import rdflib
+
+    if isinstance(term, str):
+        return rdflib.BNode(term[2:]) if term.startswith("_:") else rdflib.URIRef(term)
+    kind = term.kind
+    if kind == "uri":
+        return rdflib.URIRef(term.value)
+    if kind == "bnode":
+        return rdflib.BNode(term.value)
+    if term.lang:
+        return rdflib.Literal(term.value, lang=term.lang)
+    datatype = term.datatype if term.datatype and term.datatype != XSD_STRING else None
+    return rdflib.Literal(term.value, datatype=datatype)
+
+
+def graph_from_triples(triples) -> object:
+    """An rdflib Graph holding ``triples`` ((subject, predicate, Term) tuples)."""
+    import rdflib
+
+    graph = rdflib.Graph()
+    add = graph.add
+    for s, p, o in triples:
+        add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))
+    return graph
+
+
+def validate(triples, shapes_dir: str | None = None) -> GateReport:
+    """Validate governed triples (``(subject, predicate, Term)``) against the shapes."""
+    return validate_graph(graph_from_triples(triples), shapes_dir)
+
+
+def validate_graph(data_graph, shapes_dir: str | None = None) -> GateReport:
+    """Validate an rdflib Graph in place (it is not modified: the shapes hold no rules)."""
+    import pyshacl
+
+    shapes_dir = shapes_dir or default_shapes_dir()
+    shapes = load_shapes(shapes_dir)
+    started = time.perf_counter()
+    try:
+        _, report_graph, _ = pyshacl.validate(
+            data_graph, shacl_graph=shapes, inference="none", advanced=True, inplace=True,
+            allow_warnings=True, allow_infos=True,
+        )
+    except Exception as exc:  # noqa: BLE001 - pySHACL raises many types; none is a verdict
+        raise GateError(f"the SHACL validator failed: {type(exc).__name__}: {exc}") from None
+    results = parse_report(report_graph, shapes)
+    return GateReport(
+        conforms=not any(r.severity == "violation" for r in results),
+        results=results,
+        shapes_dir=shapes_dir,
+        triples=len(data_graph),
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def parse_report(report_graph, shapes_graph) -> list[ShapeResult]:
+    """Flatten every ``sh:ValidationResult`` of a report graph, in a stable order."""
+    import rdflib
+
+    sh = rdflib.Namespace(SH)
+    owners = {ps: ns for ns, ps in shapes_graph.subject_objects(sh.property)}
+    results = []
+    # Only the report's own results: nested ones (sh:detail, or those pySHACL produced while
+    # checking an sh:node reference) are restated by the top-level result that cites them.
+    top = [n for report in report_graph.subjects(rdflib.RDF.type, sh.ValidationReport)
+           for n in report_graph.objects(report, sh.result)]
+    for node in top:
+        one = report_graph.value
+        focus = one(node, sh.focusNode)
+        path = one(node, sh.resultPath)
+        component = one(node, sh.sourceConstraintComponent)
+        severity = one(node, sh.resultSeverity)
+        value = one(node, sh.value)
+        source = one(node, sh.sourceShape)
+        messages = sorted(str(m) for m in report_graph.objects(node, sh.resultMessage))
+        shape = owners.get(source, source)
+        results.append(ShapeResult(
+            focus=_node_text(focus),
+            path=None if path is None else render_path(report_graph, path),
+            constraint=_constraint_name(component),
+            severity=_severity(severity),
+            message="; ".join(messages) or f"{_constraint_name(component)} constraint not met",
+            value=None if value is None else _node_text(value),
+            shape=compact(str(shape)) if isinstance(shape, rdflib.URIRef) else None,
+            value_kind=_kind(value),
+        ))
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    results.sort(key=lambda r: (order.get(r.severity, 9), r.focus, r.path or "", r.constraint, r.value or ""))
+    return results
+
+
+def render_path(graph, path) -> str:
+    """A SHACL property path as SPARQL path text (sequences, inverse, alternatives, */+/?)."""
+    import rdflib
+    from rdflib.collection import Collection
+
+    sh = rdflib.Namespace(SH)
+    if isinstance(path, rdflib.URIRef):
+        return compact(str(path))
+    if (path, rdflib.RDF.first, None) in graph:
+        return "/".join(render_path(graph, p) for p in Collection(graph, path))
+    for prop, fmt in ((sh.inversePath, "^{}"), (sh.zeroOrMorePath, "{}*"), (sh.oneOrMorePath, "{}+"),
+                      (sh.zeroOrOnePath, "{}?")):
+        inner = graph.value(path, prop)
+        if inner is not None:
+            return fmt.format(render_path(graph, inner))
+    alternatives = graph.value(path, sh.alternativePath)
+    if alternatives is not None:
+        return "(" + "|".join(render_path(graph, p) for p in Collection(graph, alternatives)) + ")"
+    return f"_:{path}"
+
+
+def compact(iri: str) -> str:
+    """``aegis:effect`` for a known namespace, ``<iri>`` otherwise; ``_:x`` unchanged."""
+    if iri.startswith("_:"):
+        return iri
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns) and "/" not in iri[len(ns):] and "#" not in iri[len(ns):]:
+            return f"{prefix}:{iri[len(ns):]}"
+    return f"<{iri}>"
+
+
+def _node_text(node) -> str:
+    import rdflib
+
+    if node is None:
+        return ""
+    if isinstance(node, rdflib.BNode):
+        return f"_:{node}"
+    return str(node)
+
+
+def _kind(node) -> str | None:
+    import rdflib
+
+    if node is None:
+        return None
+    if isinstance(node, rdflib.Literal):
+        return "literal"
+    return "bnode" if isinstance(node, rdflib.BNode) else "iri"
+
+
+def _constraint_name(component) -> str:
+    """``sh:MinCountConstraintComponent`` → ``minCount``."""
+    if component is None:
+        return "unknown"
+    name = str(component).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+    if name.endswith("ConstraintComponent"):
+        name = name[: -len("ConstraintComponent")]
+    return name[:1].lower() + name[1:] if name else "unknown"
+
+
+def _severity(node) -> str:
+    name = str(node or "").rsplit("#", 1)[-1].lower()
+    return name if name in SEVERITIES else "violation"
+
+
+def render_text(results: list[ShapeResult], conforms: bool, triples: int) -> str:
+    """The human report used by :attr:`GateReport.text`."""
+    counts = {s: sum(1 for r in results if r.severity == s) for s in SEVERITIES}
+    head = "conforms" if conforms else "DOES NOT CONFORM"
+    parts = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+    lines = [f"SHACL gate: {head} ({', '.join(parts) or 'no results'}; {triples} triples)"]
+    for r in results:
+        where = f"{compact(r.focus)}  {r.path or '(node)'}"
+        value = f"  value: {r.shown_value()}" if r.value is not None else ""
+        lines.append(f"  {r.severity:<9} {where}  [{r.constraint}]{value}")
+        lines.append(f"            {r.message}")
+    return "\n".join(lines)
