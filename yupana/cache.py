@@ -3,9 +3,11 @@
 ``projection.json`` is the canonical, documented cache (docs/cache-format.md): written
 atomically after every successful refresh, readable by operators and other tools.
 ``projection.hot`` is derived from it on the cold path (marshal, with regex literal
-prefilters and compiled globs) and keyed by the JSON file's inode, size and mtime; a hook
-uses it only when that key matches and otherwise parses the JSON itself. Both are
-replaced by rename, so a reader sees a whole old file or a whole new one, never a mix.
+prefilters and compiled globs) and keyed by the JSON file's inode, size and mtime (taken
+from the very file written, before its rename) and by the derivation's version; a hook
+uses it only when that key matches and otherwise parses the JSON itself (and rewrites the
+twin). Both are replaced by rename, so a reader sees a whole old file or a whole new one,
+never a mix, and a twin can never be served for a JSON file it was not derived from.
 
 Serving rules, in the order they are checked (each failure is a named miss):
 absent, unreadable, version, endpoint, future-dated, expired. ``age == ttl`` is still
@@ -20,7 +22,7 @@ import os
 from yupana import fastjson, globs, paths, regex_prefilter
 
 CACHE_VERSION = 1
-HOT_FORMAT = 1
+HOT_FORMAT = 2
 
 LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors")
 OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history")
@@ -43,9 +45,33 @@ def normalize_endpoint(endpoint: str) -> str:
     return endpoint.rstrip("/")
 
 
+def endpoint_key(configured: str, root: str | None = None) -> str:
+    """The ``endpoint`` a cache for the configured ``[yupana.quipu] endpoint`` carries.
+
+    ``http(s)://…`` without trailing ``/``; ``file:a,b`` with each location made absolute
+    (relative ones against ``root``), so a hook and the refresher agree without walking
+    directories; an empty endpoint is the bundled example catalogue (``yupana project``
+    only). Cheap and standard-library only: hooks compute it on every call.
+    """
+    configured = (configured or "").strip()
+    if not configured:
+        configured = "file:" + os.path.join(paths.source_root(), "fixtures", "catalogue")
+    if configured.startswith("file:"):
+        location = configured[len("file://"):] if configured.startswith("file://") else configured[len("file:"):]
+        base = root or os.getcwd()
+        parts = [p.strip() for p in location.split(",") if p.strip()]
+        return "file:" + ",".join(os.path.normpath(os.path.join(base, os.path.expanduser(p))) for p in parts)
+    return normalize_endpoint(configured)
+
+
 def hot_path_for(path: str) -> str:
     base, _ = os.path.splitext(path)
     return base + ".hot"
+
+
+def _hot_key(st: os.stat_result) -> tuple:
+    """What ties a hot twin to one exact projection.json (and to this derivation code)."""
+    return (HOT_FORMAT, regex_prefilter.ALGORITHM, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 # ── writing (cold path) ─────────────────────────────────────────────────────────────
@@ -56,24 +82,47 @@ def save(cache: dict, path: str | None = None) -> str | None:
 
     A failed write leaves the previous files exactly as they were.
     """
+    return save_detailed(cache, path)[0]
+
+
+def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str | None]:
+    """Like :func:`save`; returns ``(error, hot_error)``.
+
+    ``error`` means projection.json was not replaced (the prior cache is untouched).
+    ``hot_error`` means the JSON was written but its hot twin was not: hooks then parse the
+    JSON (slower, still correct) and rewrite the twin themselves.
+    """
     target = path or paths.projection_cache()
     if not target:
-        return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME"
+        return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME", None
     cache = dict(cache)
     cache["version"] = CACHE_VERSION
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
     try:
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        _atomic_write(target, fastjson.dumps(cache).encode("utf-8"))
-        st = os.stat(target)
-        hot = {"format": HOT_FORMAT, "source": (st.st_ino, st.st_size, st.st_mtime_ns), "cache": derive_hot(cache)}
-        _atomic_write(hot_path_for(target), marshal.dumps(hot))
+        st = _atomic_write(target, fastjson.dumps(cache).encode("utf-8"))
     except (OSError, ValueError) as exc:
-        return f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}"
-    return None
+        return f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}", None
+    try:
+        _write_twin(target, st, derive_hot(cache))
+    except (OSError, ValueError) as exc:
+        _unlink(hot_path_for(target))
+        return None, f"cannot write {hot_path_for(target)}: {getattr(exc, 'strerror', None) or exc}"
+    return None, None
 
 
-def _atomic_write(target: str, data: bytes) -> None:
+def _write_twin(target: str, st: os.stat_result, derived: dict) -> None:
+    twin = {"key": _hot_key(st), "cache": derived}
+    _atomic_write(hot_path_for(target), marshal.dumps(twin), sync=False)
+
+
+def _atomic_write(target: str, data: bytes, sync: bool = True) -> os.stat_result:
+    """Write ``data`` to a unique temp file and rename it over ``target``.
+
+    Returns the written file's stat, taken before the rename, so it names this very file
+    even when another writer replaces ``target`` right after (inode and mtime survive a
+    rename). On any error the temp file is removed and ``target`` is untouched.
+    """
     tmp = f"{target}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -82,16 +131,23 @@ def _atomic_write(target: str, data: bytes) -> None:
             while view:
                 n = os.write(fd, view)
                 view = view[n:]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
+            st = os.fstat(fd)
         finally:
             os.close(fd)
         os.replace(tmp, target)
+        return st
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink(tmp)
         raise
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def derive_hot(cache: dict) -> dict:
@@ -159,7 +215,11 @@ def load_servable(path: str | None, endpoint: str, ttl: int, now: int, hot: bool
 
 
 def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
-    """Read and shape-check the cache file, preferring the hot twin when it matches."""
+    """Read and shape-check the cache file, preferring the hot twin when it matches.
+
+    With ``hot``, a JSON read (no twin, or one for another file) is followed by rewriting
+    the twin (best effort), so only the first hook after a foreign write pays for it.
+    """
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -170,16 +230,13 @@ def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
         try:
             with open(hot_path_for(path), "rb") as fh:
                 twin = marshal.load(fh)
-            if (
-                isinstance(twin, dict)
-                and twin.get("format") == HOT_FORMAT
-                and twin.get("source") == (st.st_ino, st.st_size, st.st_mtime_ns)
-            ):
+            if isinstance(twin, dict) and twin.get("key") == _hot_key(st):
                 return _check_shape(twin["cache"], path)
         except (OSError, EOFError, ValueError, TypeError, KeyError):
             pass
     try:
         with open(path, "rb") as fh:
+            fst = os.fstat(fh.fileno())
             data = fh.read()
         cache = fastjson.loads(data)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
@@ -187,7 +244,14 @@ def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
     cache, miss = _check_shape(cache, path)
     if miss or not hot:
         return cache, miss
-    return derive_hot(cache), None
+    assert cache is not None
+    derived = derive_hot(cache)
+    if fst.st_size == len(data):
+        try:
+            _write_twin(path, fst, derived)
+        except (OSError, ValueError):
+            pass
+    return derived, None
 
 
 def _check_shape(cache: object, path: str) -> tuple[dict | None, Miss | None]:

@@ -1,0 +1,100 @@
+"""``refresh-state.json``: what the last refresh attempt did, and the shared back-off.
+
+Written by the refresher (cold) after every attempt, read by hooks (hot) to decide
+freshness and whether a detached refresh may start. Standard library only. The file lives
+beside the projection cache, with ``refresh.lock`` (single-flight) and ``refresh.log``
+(the detached worker's log)::
+
+    {"version": 1, "endpoint": "http://quipu:3030",
+     "last_attempt_at": 1760000000, "last_success_at": 1759990000,
+     "last_failure_at": 1760000000, "last_error": "timeout: …", "last_error_kind": "timeout",
+     "consecutive_failures": 2, "backoff_until": 1760000120, "duration_secs": 2.01}
+
+``endpoint`` is the cache key (see :func:`yupana.cache.endpoint_key`) the state is about; a
+state written for another endpoint is ignored (switching stores never inherits a back-off).
+Back-off after ``n`` consecutive failures: ``refresh_backoff_secs * 2**(n-1)``, capped at
+:data:`BACKOFF_CAP_SECS`; a success clears it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from yupana import fastjson
+
+STATE_VERSION = 1
+BACKOFF_CAP_SECS = 3600
+STATE_NAME = "refresh-state.json"
+LOCK_NAME = "refresh.lock"
+LOG_NAME = "refresh.log"
+
+
+def beside(cache_path: str, name: str) -> str:
+    return os.path.join(os.path.dirname(cache_path) or ".", name)
+
+
+def state_path(cache_path: str) -> str:
+    return beside(cache_path, STATE_NAME)
+
+
+def lock_path(cache_path: str) -> str:
+    return beside(cache_path, LOCK_NAME)
+
+
+def log_path(cache_path: str) -> str:
+    return beside(cache_path, LOG_NAME)
+
+
+def read(cache_path: str | None, endpoint: str | None = None) -> dict:
+    """The state beside ``cache_path`` ({} when absent, unreadable, or for another endpoint)."""
+    if not cache_path:
+        return {}
+    try:
+        with open(state_path(cache_path), "rb") as fh:
+            state = fastjson.loads(fh.read())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+        return {}
+    if endpoint is not None and state.get("endpoint") != endpoint:
+        return {}
+    return state
+
+
+def backoff_secs(base: int, consecutive_failures: int) -> int:
+    """How long to wait after ``consecutive_failures`` failures in a row (0 after none)."""
+    if consecutive_failures <= 0:
+        return 0
+    base = max(1, int(base))
+    return min(BACKOFF_CAP_SECS, base * (1 << min(consecutive_failures - 1, 30)))
+
+
+def in_backoff(state: dict, now: int) -> bool:
+    until = state.get("backoff_until")
+    return isinstance(until, int) and now < until
+
+
+def failed_since(state: dict, written_at: int) -> bool:
+    """True when the latest attempt failed, at or after the cache was written."""
+    last = state.get("last_failure_at")
+    return bool(state.get("consecutive_failures")) and isinstance(last, int) and last >= written_at
+
+
+def write(cache_path: str, state: dict) -> str | None:
+    """Replace the state file atomically; return None or why it could not be written."""
+    state = dict(state)
+    state["version"] = STATE_VERSION
+    target = state_path(cache_path)
+    tmp = f"{target}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
+    try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(fastjson.dumps(state).encode("utf-8"))
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return f"cannot write {target}: {exc.strerror or exc}"
+    return None
