@@ -123,8 +123,9 @@ class GateReport:
 
 def default_shapes_dir() -> str:
     """The shapes shipped with yupana: ``shapes/`` at the top of the source tree."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, os.pardir, os.pardir, "shapes"))
+    from yupana import paths
+
+    return os.path.join(paths.source_root(), "shapes")
 
 
 def shape_files(shapes_dir: str) -> list[str]:
