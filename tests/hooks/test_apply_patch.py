@@ -6,12 +6,16 @@ import os
 import time
 from collections import Counter
 
+from pathlib import Path
+
 import pytest
-from conftest import CODEX_FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yupana.hooks import apply_patch as ap
+
+# The same location tests/conftest.py names (imported by value: several conftest modules exist).
+CODEX_FIXTURES = Path(os.environ.get("YUPANA_SHARED_FIXTURES", "/work/shared/fixtures")) / "codex-apply-patch"
 
 
 def _tree(root: str) -> dict[str, str]:

@@ -9,11 +9,15 @@ import subprocess
 import sys
 import time
 
+from pathlib import Path
+
 import pytest
-from conftest import CODEX_FIXTURES
 
 from yupana.hooks import payload
 from yupana.hooks.payload import parse, proposed_buffer
+
+# The same location tests/conftest.py names (imported by value: several conftest modules exist).
+CODEX_FIXTURES = Path(os.environ.get("YUPANA_SHARED_FIXTURES", "/work/shared/fixtures")) / "codex-apply-patch"
 
 
 def _raw(tool: str | None = None, tool_input: object = None, cwd: object = None, **extra) -> bytes:
@@ -447,7 +451,7 @@ def test_git_top_and_repo_name(tmp_path):
     assert payload.git_top(str(deep)) == str(repo)
     assert payload.git_top(str(repo)) == str(repo)
     assert payload.repo_name(str(repo)) == "widgets"
-    assert payload.git_top(str(tmp_path / "work")) is None or payload.git_top(str(tmp_path / "work")) != str(repo)
+    assert payload.git_top(str(tmp_path / "work")) != str(repo)  # never looks downwards
 
 
 @pytest.mark.parametrize("url, name", [
