@@ -1,0 +1,259 @@
+"""What the projection cache holds, for an operator auditing the catalogue. Cold path.
+
+:func:`render` formats a cache (docs/cache-format.md) three ways:
+
+* ``table`` — a header with the endpoint, digest, freshness and age, then one section
+  per plane with its count: rule names, tiers, effects, classes, verification points,
+  patterns, globs and exemptions, then the "not projected" list and the notices. Wide
+  values are cut with "…" so a row fits a terminal; ``--json`` has them whole.
+* ``json`` — the cache object plus ``freshness`` (``fresh``/``stale``) and ``age_secs``,
+  keys sorted, two-space indent (the stable schema of docs/cache-format.md).
+* ``turtle`` — the projection as RDF in the aegis vocabulary
+  (:mod:`yupana.projection.dump_turtle`): loading it into a store and projecting again
+  gives the same catalogue.
+
+A plane that is UNKNOWN (``null`` in the cache) is shown as UNKNOWN, never as empty.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+FORMATS = ("table", "json", "turtle")
+
+
+def render(cache: dict, *, fmt: str, freshness: dict) -> str:
+    """The dump of ``cache`` in ``fmt`` (``table``, ``json`` or ``turtle``).
+
+    ``freshness`` is ``{"state": "fresh"|"stale", "age_secs": int, "endpoint": str,
+    "ttl_secs": int}``: every rendering states it, because stale is never fresh."""
+    if fmt == "json":
+        return render_json(cache, freshness)
+    if fmt == "turtle":
+        from yupana.projection.dump_turtle import render_turtle
+
+        return render_turtle(cache, freshness)
+    if fmt == "table":
+        return render_table(cache, freshness)
+    raise ValueError(f"unknown dump format {fmt!r} (use one of {', '.join(FORMATS)})")
+
+
+def render_json(cache: dict, freshness: dict) -> str:
+    out = dict(cache)
+    out["freshness"] = freshness["state"]
+    out["age_secs"] = freshness["age_secs"]
+    return json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# ── table ────────────────────────────────────────────────────────────────────────────
+
+
+def render_table(cache: dict, freshness: dict) -> str:
+    lines = _header(cache, freshness)
+    for section in (_structural, _text_rules, _selectors, _grounded, _tripwires, _memory, _ci_map,
+                    _work_items, _disk, _unprojected, _notices):
+        lines.append("")
+        lines.extend(section(cache))
+    return "\n".join(lines) + "\n"
+
+
+def _header(cache: dict, freshness: dict) -> list[str]:
+    state = freshness.get("state") or "stale"
+    age = freshness.get("age_secs")
+    written = cache.get("written_at")
+    when = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(written)) if isinstance(written, int) else "unknown"
+    mark = "fresh" if state == "fresh" else "STALE"
+    return [
+        f"yupana projection  {cache.get('endpoint', '')}  ({cache.get('dialect', '?')})",
+        f"  policy {mark}: cache age {age}s (served up to {freshness.get('ttl_secs')}s), confirmed {when}",
+        f"  rule set digest {cache.get('digest', '')}",
+    ]
+
+
+def _section(title: str, entries, note: str = "") -> list[str]:
+    return [f"{title} ({len(entries)})" + (f" — {note}" if note else "")]
+
+
+def _structural(cache: dict) -> list[str]:
+    policies = cache.get("policies") or []
+    rows = []
+    for p in policies:
+        r = p.get("rule") or {}
+        rows.append([r.get("name"), r.get("language"), r.get("match_type"), p.get("effect"), r.get("class"),
+                     r.get("verification_point"), _globs(r.get("applies_to")), r.get("pattern"),
+                     r.get("gate"), r.get("query")])
+    return _section("STRUCTURAL POLICIES", policies) + _table(
+        ["NAME", "LANG", "MATCH", "EFFECT", "CLASS", "POINT", "APPLIES TO", "PATTERN", "GATE", "QUERY"],
+        rows, [32, 10, 14, 16, 10, 12, 34, 34, 16, 40])
+
+
+def _text_rules(cache: dict) -> list[str]:
+    rules = cache.get("text_rules") or []
+    names = {s["iri"]: s.get("name") for s in cache.get("exemption_selectors") or []}
+    rows = []
+    for r in rules:
+        exempt = list(r.get("exempt_path_regexes") or [])
+        exempt += [f"@{names.get(iri) or _tail(iri)}" for iri in r.get("exemption_selectors") or []]
+        rows.append([r.get("name"), r.get("tier"), r.get("class"), r.get("label"), r.get("pattern"),
+                     ", ".join(exempt) or "-"])
+    return _section("TEXT RULES", rules) + _table(
+        ["NAME", "TIER", "CLASS", "LABEL", "PATTERN", "EXEMPT (regex, @shared selector)"],
+        rows, [36, 5, 20, 30, 40, 60])
+
+
+def _selectors(cache: dict) -> list[str]:
+    selectors = cache.get("exemption_selectors") or []
+    users: dict[str, int] = {}
+    for r in cache.get("text_rules") or []:
+        for iri in r.get("exemption_selectors") or []:
+            users[iri] = users.get(iri, 0) + 1
+    rows = [[s.get("name"), str(users.get(s["iri"], 0)), ", ".join(s.get("exempt_path_regexes") or []),
+             s.get("evidence_source")] for s in selectors]
+    return _section("SHARED EXEMPTION SELECTORS", selectors) + _table(
+        ["NAME", "RULES", "EXEMPT PATH REGEXES", "WHAT THE PATHS ARE"], rows, [24, 5, 60, 60])
+
+
+def _grounded(cache: dict) -> list[str]:
+    rules = cache.get("grounded_rules") or []
+    rows = [[r.get("name"), r.get("match_type"), r.get("tier"), r.get("label")] for r in rules]
+    out = _section("GROUNDED RULES", rules) + _table(["NAME", "MATCH", "TIER", "LABEL"], rows, [36, 16, 5, 60])
+    grounding = cache.get("grounding")
+    if grounding is None:
+        if rules:
+            out.append("  grounding set: UNKNOWN — the grounded rules are not evaluated until a refresh reads it")
+    else:
+        ids = grounding.get("ids") or []
+        out.append(f"  grounding set: {len(ids)} work-item id{'s' if len(ids) != 1 else ''}; prefixes "
+                   + (", ".join(grounding.get("prefixes") or []) or "(none)"))
+    return out
+
+
+def _tripwires(cache: dict) -> list[str]:
+    wires = cache.get("tripwires") or []
+    rows = [[w.get("name"), w.get("effect"), w.get("class"), w.get("verification_point"),
+             _backoff(w.get("backoff")), _globs(w.get("paths")), w.get("message")] for w in wires]
+    return _section("TRIPWIRES", wires) + _table(
+        ["NAME", "EFFECT", "CLASS", "POINT", "BACK-OFF", "PATHS", "MESSAGE"], rows, [32, 8, 10, 12, 22, 50, 50])
+
+
+def _memory(cache: dict) -> list[str]:
+    policies = cache.get("memory_policies") or []
+    rows = [[m.get("name"), f"{m.get('threshold_gib'):g} GiB" if isinstance(m.get("threshold_gib"), (int, float)) else "?",
+             m.get("effect"), m.get("class"), m.get("verification_point"), m.get("command_regex")] for m in policies]
+    return _section("HOST-MEMORY POLICIES", policies, "floor in GiB of MemAvailable") + _table(
+        ["NAME", "FLOOR", "EFFECT", "CLASS", "POINT", "COMMAND REGEX"], rows, [32, 10, 6, 10, 12, 60])
+
+
+def _ci_map(cache: dict) -> list[str]:
+    ci = cache.get("ci_map")
+    if ci is None:
+        return ["CI MAP: none — UNKNOWN (a push is never certified unaffected without a map)"]
+    jobs = ci.get("jobs") or []
+    coverage = "complete" if ci.get("complete") else "partial"
+    rows = [[j.get("job"), j.get("label"), c.get("command"), _globs(c.get("scopes"))]
+            for j in jobs for c in j.get("commands") or []]
+    return [f"CI MAP ({coverage}, {len(jobs)} job{'s' if len(jobs) != 1 else ''})"] + _table(
+        ["JOB", "LABEL", "LOCAL COMMAND", "SCOPES"], rows, [20, 32, 48, 50])
+
+
+def _work_items(cache: dict) -> list[str]:
+    scopes, parents = cache.get("work_item_scopes"), cache.get("work_item_parents")
+    out = ["WORK ITEMS"]
+    if scopes is None:
+        out.append("  scopes (observed rung): UNKNOWN — not read (tracker not wired) or the read failed")
+    else:
+        out.append(f"  scopes (observed rung): {len(scopes)} item{'s' if len(scopes) != 1 else ''}")
+        out += _table(["ITEM", "PATHS"], [[k, _globs(v)] for k, v in scopes.items()], [20, 90])
+    if parents is None:
+        out.append("  parents (derived rung): UNKNOWN — not read (tracker not wired) or the read failed")
+    else:
+        by_parent: dict[str, list[str]] = {}
+        for child, parent in parents.items():
+            by_parent.setdefault(parent, []).append(child)
+        out.append(f"  parents (derived rung): {len(parents)} item{'s' if len(parents) != 1 else ''} under "
+                   f"{len(by_parent)} parent{'s' if len(by_parent) != 1 else ''}")
+        out += _table(["PARENT", "CHILDREN"], [[p, ", ".join(sorted(c))] for p, c in sorted(by_parent.items())], [20, 90])
+    return out
+
+
+def _disk(cache: dict) -> list[str]:
+    history = cache.get("disk_history")
+    if history is None:
+        return ["DISK-IMPACT HISTORY: UNKNOWN — the read failed; the advisory stays silent and records why"]
+    rows = []
+    for key, stats in sorted(history.items()):
+        signature, _, fs = key.rpartition("|")
+        latest = stats.get("latest")
+        when = time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(latest)) if isinstance(latest, int) else "?"
+        rows.append([signature, fs, str(stats.get("n")), _bytes(stats.get("p90")), when])
+    return _section("DISK-IMPACT HISTORY", history, "last 100 samples per signature and filesystem") + _table(
+        ["SIGNATURE", "FILESYSTEM", "N", "P90", "LATEST"], rows, [44, 20, 4, 10, 17])
+
+
+def _unprojected(cache: dict) -> list[str]:
+    entries = cache.get("unprojected") or []
+    rows = [[_tail(u.get("iri", "")), u.get("reason")] for u in entries]
+    return [f"NOT PROJECTED ({len(entries)}) — action-boundary policies no plane enforces"] + _table(
+        ["POLICY", "WHY"], rows, [36, 110])
+
+
+def _notices(cache: dict) -> list[str]:
+    notices = cache.get("notices") or []
+    return [f"NOTICES ({len(notices)})"] + [f"  - {n}" for n in notices]
+
+
+# ── formatting helpers ───────────────────────────────────────────────────────────────
+
+
+def _table(headers: list[str], rows: list[list], caps: list[int]) -> list[str]:
+    """Aligned columns, each cut to its cap; the last column is cut but not padded."""
+    if not rows:
+        return ["  (none)"]
+    cells = [[_cut(_text(v), caps[i]) for i, v in enumerate(row)] for row in rows]
+    widths = [max(len(headers[i]), *(len(r[i]) for r in cells)) for i in range(len(headers))]
+    lines = []
+    for row in [headers] + cells:
+        parts = [c.ljust(widths[i]) for i, c in enumerate(row[:-1])] + [row[-1]]
+        lines.append(("  " + "  ".join(parts)).rstrip())
+    return lines
+
+
+def _text(value) -> str:
+    if value is None:
+        return "-"
+    return str(value).replace("\n", "\\n").replace("\t", " ")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def _globs(globs) -> str:
+    return ", ".join(globs) if globs else "(all paths)"
+
+
+def _tail(iri: str) -> str:
+    return iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+
+
+def _backoff(backoff) -> str:
+    if not backoff:
+        return "-"
+    if backoff.get("kind") == "fixed":
+        return f"{backoff.get('secs')}s fixed"
+    if backoff.get("kind") == "exp":
+        return f"exp(min(n/{backoff.get('d'):g}, {backoff.get('c'):g}))s"
+    return str(backoff)
+
+
+def _bytes(n) -> str:
+    if not isinstance(n, int):
+        return "?"
+    sign = "-" if n < 0 else "+"
+    size = float(abs(n))
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
+        size /= 1024
+    return f"{sign}{n} B"
