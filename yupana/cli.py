@@ -27,8 +27,9 @@ COMMANDS = {
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "refresh-worker": ("yupana.commands.refresh_worker", "internal: the detached single-flight refresher"),
     "exposure-worker": ("yupana.commands.exposure_worker", "internal: the detached repository-exposure lookup"),
+    "disk-flush": ("yupana.commands.disk_flush", "internal: write queued disk-impact samples to the store"),
 }
-INTERNAL_COMMANDS = ("refresh-worker", "exposure-worker")
+INTERNAL_COMMANDS = ("refresh-worker", "exposure-worker", "disk-flush")
 
 GLOBAL_VALUE_FLAGS = ("--tenant", "--config")
 GLOBAL_BOOL_FLAGS = ("--json", "--quiet", "--verbose")

@@ -1,0 +1,302 @@
+"""``yupana disk-flush`` (internal): write queued disk-impact samples to the store.
+
+Started detached by the pre-bash hook (:func:`yupana.disk_samples.start_flush`) after it
+queued closed samples; safe to run by hand (``yupana disk-flush --endpoint URL``). Under an
+flock it drains ``queue-<endpoint hash>.jsonl`` batch by batch:
+
+* **quipu** — ``POST /knot`` with the Turtle of each batch and ``Authorization: Bearer
+  <token>`` (``$QUIPU_AUTH_TOKEN``, ``$QUIPU_AUTH_TOKEN_FILE`` or ``~/.config/quipu/token``);
+* **SPARQL 1.1 stores** — ``INSERT DATA`` through the transport's ``update()`` (the
+  configured ``update_endpoint`` and credentials; ``GRAPH <default_graph>`` when one is
+  set). The transport is reused rather than SPARQLWrapper so that writes get the same
+  deadlines, credentials handling (secrets scrubbed from errors) and error kinds as reads.
+
+Each observation is ``aegis:diskobs_<id>`` (the random id given when it was queued, so a
+retried batch rewrites the same triples instead of duplicating them) with exactly the four
+properties of ``aegis:CommandDiskImpactObservationShape``; a queued line that would not
+conform (a path, a blank) is dropped and recorded, never written.
+
+Failures keep their reasons in the spool: a transport failure is ``disk_write_failed``
+(the unwritten samples stay queued; further flushes back off for ``refresh_backoff_secs``);
+a refused credential (401/403) is ``quipu_auth_failure`` per session, those sessions' writes
+are disabled (marker files; the hook stops queueing for them) and their samples dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import time
+
+DEADLINE_SECS = 10.0
+BATCH = 200
+MAX_QUEUED = 10000
+AEGIS = "http://aegis.gastown.local/ontology/"
+_SIGNATURE = re.compile(r"^[^\s|:/]+:[^\s|:/]*\|repo:[^\s|:/]+\|cwd:[^\s|:/]+$")
+_FS = re.compile(r"^(root|tmpfs|mount:[0-9a-f]{8,64})$")
+_ID = re.compile(r"^[0-9a-f]{8,64}$")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--endpoint", required=True, help="the store whose queue to drain ([yupana.quipu] endpoint)")
+    parser.add_argument("--root", default=None, help="project root whose configuration to resolve (default: cwd)")
+    parser.add_argument("--marker", default=None, help="single-flight marker to remove when done")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        flush(args.endpoint, args.root or os.getcwd(), getattr(args, "config", None))
+    finally:
+        if args.marker:
+            try:
+                os.unlink(args.marker)
+            except OSError:
+                pass
+    return 0
+
+
+class Flushed:
+    """What one flush did: samples written, dropped, and the failure (if any)."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.dropped = 0
+        self.failure: str | None = None
+        self.auth_failed = False
+
+
+def flush(endpoint: str, root: str, override: str | None = None) -> Flushed:
+    """Drain the endpoint's queue into the store; never raises."""
+    import fcntl
+
+    from yupana import disk_samples, spool
+
+    done = Flushed()
+    queue = disk_samples.queue_path(endpoint)
+    if not queue:
+        return done
+    os.makedirs(os.path.dirname(queue), exist_ok=True)
+    with open(queue[: -len(".jsonl")] + ".lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return done  # another flush is draining this queue
+        try:
+            _drain(endpoint, root, override, queue, done)
+        except Exception as exc:  # noqa: BLE001 - a worker must not die silently
+            done.failure = f"{type(exc).__name__}: {exc}"
+            spool.record("disk_write_failed", {"reason": done.failure, "kept": True})
+    return done
+
+
+def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flushed) -> None:
+    from yupana import disk_samples, spool
+
+    draining = queue[: -len(".jsonl")] + ".draining.jsonl"
+    if not os.path.exists(queue) and not os.path.exists(draining):
+        return
+    writer, backoff, why = _open_writer(endpoint, root, override)
+    if writer is None:
+        _fail(endpoint, done, why or "the store cannot be written", backoff, _count(queue) + _count(draining))
+        return
+    try:
+        for _ in range(20):  # new samples may arrive while we write; bounded
+            if not os.path.exists(draining):
+                try:
+                    os.rename(queue, draining)
+                except FileNotFoundError:
+                    break
+            lines = _read(draining, done)
+            pending = [s for s in lines if not disk_samples.writes_disabled(s["session"])]
+            done.dropped += len(lines) - len(pending)
+            while pending:
+                batch = pending[:BATCH]
+                try:
+                    writer(batch)
+                except Exception as exc:  # noqa: BLE001 - EndpointError or a transport bug
+                    if getattr(exc, "kind", None) == "auth":
+                        _refused(exc, pending, done)
+                        os.unlink(draining)
+                        return
+                    _rewrite(draining, pending)
+                    _fail(endpoint, done, _reason(exc), backoff, len(pending) + _count(queue))
+                    return
+                done.written += len(batch)
+                pending = pending[BATCH:]
+            os.unlink(draining)
+        if done.written:
+            spool.record("disk_written", {"samples": done.written})
+        _clear_backoff(endpoint)
+    finally:
+        close = getattr(writer, "close", None)
+        if close:
+            close()
+
+
+def _open_writer(endpoint: str, root: str, override: str | None):
+    """(write(batch) callable, back-off seconds, why not)."""
+    try:
+        from yupana import config
+
+        quipu = config.resolve(root, override)["config"]["quipu"]
+    except Exception as exc:  # noqa: BLE001
+        return None, 60, f"configuration error: {exc}"
+    backoff = int(quipu.get("refresh_backoff_secs") or 60)
+    if str(quipu.get("endpoint") or "").rstrip("/") != endpoint.rstrip("/"):
+        return None, backoff, "the configured endpoint is no longer the one these samples were queued for"
+    try:
+        from yupana.endpoint import open_endpoint
+        from yupana.endpoint.auth import token_for_writes
+        from yupana.endpoint.base import Deadline
+
+        ep = open_endpoint(quipu, deadline=Deadline(DEADLINE_SECS))
+    except Exception as exc:  # noqa: BLE001
+        return None, backoff, f"cannot open the store: {_reason(exc)}"
+    graph = quipu.get("default_graph")
+    if hasattr(ep, "write_turtle"):
+        token = token_for_writes()
+
+        def write(batch: list[dict]) -> None:
+            ep.write_turtle(turtle(batch), token, Deadline(DEADLINE_SECS))
+    elif hasattr(ep, "update"):
+
+        def write(batch: list[dict]) -> None:
+            ep.update(insert_data(batch, graph), Deadline(DEADLINE_SECS))
+    else:
+        ep.close()
+        return None, backoff, f"the store ({getattr(ep, 'dialect', '?')}) has no write path"
+    write.close = ep.close  # type: ignore[attr-defined]
+    return write, backoff, None
+
+
+def _read(path: str, done: Flushed) -> list[dict]:
+    """Valid queued samples of ``path`` (malformed ones are dropped and recorded); newest kept."""
+    import json
+
+    from yupana import spool
+
+    out: list[dict] = []
+    bad = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    s = json.loads(line)
+                except ValueError:
+                    bad += 1
+                    continue
+                if _conforms(s):
+                    out.append(s)
+                else:
+                    bad += 1
+    except OSError:
+        return []
+    if len(out) > MAX_QUEUED:
+        bad += len(out) - MAX_QUEUED
+        out = out[-MAX_QUEUED:]
+    if bad:
+        done.dropped += bad
+        spool.record("disk_write_failed", {"reason": "queued samples that are malformed, do not fit "
+                                           "CommandDiskImpactObservationShape or overflow the queue were dropped",
+                                           "samples": bad, "kept": False})
+    return out
+
+
+def _conforms(s: object) -> bool:
+    return (isinstance(s, dict) and isinstance(s.get("signature"), str) and bool(_SIGNATURE.match(s["signature"]))
+            and isinstance(s.get("fs"), str) and bool(_FS.match(s["fs"]))
+            and type(s.get("delta")) is int and type(s.get("at")) is int and s["at"] >= 0
+            and isinstance(s.get("id"), str) and bool(_ID.match(s["id"])) and isinstance(s.get("session"), str))
+
+
+def turtle(batch: list[dict]) -> str:
+    """The Turtle of a batch of observations (exactly the shape's four properties)."""
+    lines = [f"@prefix aegis: <{AEGIS}> .", ""]
+    for s in batch:
+        lines.append(f"aegis:diskobs_{s['id']} a aegis:CommandDiskImpactObservation ;\n"
+                     f"    aegis:commandSignature {_literal(s['signature'])} ;\n"
+                     f"    aegis:filesystemIdentity {_literal(s['fs'])} ;\n"
+                     f"    aegis:deltaBytes {int(s['delta'])} ;\n"
+                     f"    aegis:observedAt {int(s['at'])} .")
+    return "\n".join(lines) + "\n"
+
+
+def insert_data(batch: list[dict], graph: str | None = None) -> str:
+    """A SPARQL ``INSERT DATA`` of the batch (into ``GRAPH <graph>`` when given)."""
+    body = "\n".join(
+        f"<{AEGIS}diskobs_{s['id']}> a <{AEGIS}CommandDiskImpactObservation> ; "
+        f"<{AEGIS}commandSignature> {_literal(s['signature'])} ; <{AEGIS}filesystemIdentity> {_literal(s['fs'])} ; "
+        f"<{AEGIS}deltaBytes> {int(s['delta'])} ; <{AEGIS}observedAt> {int(s['at'])} ." for s in batch)
+    if graph:
+        body = f"GRAPH <{graph}> {{\n{body}\n}}"
+    return f"INSERT DATA {{\n{body}\n}}"
+
+
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
+
+
+def _refused(exc: Exception, pending: list[dict], done: Flushed) -> None:
+    from yupana import disk_samples, spool
+
+    reason = _reason(exc)
+    done.auth_failed = True
+    done.failure = reason
+    done.dropped += len(pending)
+    for session in sorted({s["session"] for s in pending}):
+        disk_samples.disable_writes(session, reason)
+        spool.record("quipu_auth_failure", {"reason": reason, "session": session or None, "writes_disabled": True})
+    spool.record("disk_write_failed", {"reason": reason, "samples": len(pending), "kept": False})
+
+
+def _fail(endpoint: str, done: Flushed, reason: str, backoff: int, kept: int) -> None:
+    import json
+
+    from yupana import disk_samples, spool
+
+    done.failure = reason
+    spool.record("disk_write_failed", {"reason": reason, "samples": kept, "kept": True, "retry_in_secs": backoff})
+    state = disk_samples.flush_state_path(endpoint)
+    if state:
+        try:
+            with open(state + ".tmp", "w") as fh:
+                json.dump({"retry_after": int(time.time()) + backoff, "last_error": reason}, fh)
+            os.replace(state + ".tmp", state)
+        except OSError:
+            pass
+
+
+def _clear_backoff(endpoint: str) -> None:
+    from yupana import disk_samples
+
+    state = disk_samples.flush_state_path(endpoint)
+    if state:
+        try:
+            os.unlink(state)
+        except OSError:
+            pass
+
+
+def _rewrite(path: str, samples: list[dict]) -> None:
+    import json
+
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for s in samples:
+            fh.write(json.dumps(s) + "\n")
+    os.replace(tmp, path)
+
+
+def _count(path: str) -> int:
+    try:
+        with open(path, "rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return 0
+
+
+def _reason(exc: Exception) -> str:
+    kind = getattr(exc, "kind", None)
+    message = getattr(exc, "message", None) or str(exc)
+    return f"{kind}: {message}" if kind else f"{type(exc).__name__}: {message}"
