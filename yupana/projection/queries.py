@@ -26,6 +26,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _LANG = re.compile(r"[A-Za-z]+(?:-[A-Za-z0-9]+)*\Z")
 # IRIREF excludes these characters and everything from U+0000 to U+0020.
 _IRI_FORBIDDEN = frozenset('<>"{}|^`\\')
+_IRI_OK = re.compile(r'[A-Za-z][A-Za-z0-9+.\-]*:[^<>"{}|^`\\\x00-\x20\ud800-\udfff]*\Z')
 _ECHAR = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 
 _cache: dict[str, str] = {}
@@ -60,6 +61,8 @@ def load(name: str) -> str:
 
 def serialise_iri(iri: str) -> str:
     """``<iri>``, or TermError when the IRI is relative or holds a character IRIREF forbids."""
+    if isinstance(iri, str) and _IRI_OK.match(iri):
+        return f"<{iri}>"
     if not isinstance(iri, str) or not _SCHEME.match(iri):
         raise TermError(f"{iri!r} is not an absolute IRI")
     for ch in iri:
@@ -67,7 +70,7 @@ def serialise_iri(iri: str) -> str:
             raise TermError(f"{iri!r} contains {ch!r}, which an IRI may not hold")
         if 0xD800 <= ord(ch) <= 0xDFFF:
             raise TermError(f"{iri!r} contains a lone surrogate")
-    return f"<{iri}>"
+    raise TermError(f"{iri!r} is not a valid IRI")
 
 
 def serialise_literal(value: str, datatype: str | None = None, lang: str | None = None) -> str:

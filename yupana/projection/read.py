@@ -35,8 +35,9 @@ class Reader:
         self.page_size = max(1, int(max_rows) - 1)
         self.requests: dict[str, int] = {}
         self.notices: list[str] = []
-        #: Every distinct (subject, predicate, object) read, for the SHACL gate.
-        self.triples: set[tuple[str, str, Term]] = set()
+        #: Every subject read, by IRI: a subject read by two planes is one Subject, so
+        #: its triples (for the SHACL gate) are recorded once.
+        self.subjects: dict[str, Subject] = {}
 
     def select(self, query: str, plane: str) -> SelectResult:
         """One request, counted against ``plane``."""
@@ -81,7 +82,7 @@ class Reader:
 
     def read(self, name: str, subjects: Sequence[str], plane: str) -> dict[str, Subject]:
         """Read ``subjects`` with the batched query ``name``; every subject gets an entry."""
-        out = {iri: Subject(iri) for iri in subjects}
+        out = {iri: self.subject(iri) for iri in subjects}
         for iri in subjects:
             try:
                 queries.serialise_iri(iri)
@@ -119,10 +120,15 @@ class Reader:
             if s is None or p is None or o is None or s.value not in out:
                 raise EndpointError("protocol", f"{name}: the store answered with a row outside the request: {row!r}")
             out[s.value].add(p.value, o)
-            self.triples.add((s.value, p.value, o))
+
+    def subject(self, iri: str) -> Subject:
+        """The one :class:`Subject` for ``iri`` (created empty on first use)."""
+        found = self.subjects.get(iri)
+        if found is None:
+            found = self.subjects[iri] = Subject(iri)
+        return found
 
     def sorted_triples(self) -> list[tuple[str, str, Term]]:
-        """Every triple read, in a stable order."""
-        flat = list(self.triples)
-        flat.sort(key=lambda t: (t[0], t[1], t[2].kind, t[2].value, t[2].datatype or "", t[2].lang or ""))
-        return flat
+        """Every triple read, ordered by subject, predicate and object."""
+        return [(iri, p, o) for iri in sorted(self.subjects) for p in self.subjects[iri].predicates()
+                for o in self.subjects[iri].terms(p)]

@@ -208,7 +208,7 @@ def _class_chain(reader: Reader, subjects: list[Subject]) -> int:
             continue
         if sup.value not in supers.setdefault(sub.value, set()):
             supers[sub.value].add(sup.value)
-            reader.triples.add((sub.value, RDFS_SUBCLASS_OF, sup))
+            reader.subject(sub.value).add(RDFS_SUBCLASS_OF, sup)
             edges += 1
     for subject in subjects:
         todo = subject.types()

@@ -28,33 +28,30 @@ class Subject:
 
     def __init__(self, iri: str) -> None:
         self.iri = iri
-        self._values: dict[str, list[Term]] = {}
-        self._sorted = True
+        self._values: dict[str, dict[Term, None]] = {}  # insertion-ordered sets
+        self._sorted: dict[str, list[Term]] = {}
         #: Asserted types plus every superclass the class chain read found (filled by refresh).
         self.classes: set[str] = set()
 
     def add(self, predicate: str, term: Term) -> bool:
         """Record one value; False when it was already there."""
-        found = self._values.setdefault(predicate, [])
+        found = self._values.setdefault(predicate, {})
         if term in found:
             return False
-        found.append(term)
-        self._sorted = False
+        found[term] = None
+        self._sorted.pop(predicate, None)
         return True
-
-    def _sort(self) -> None:
-        if not self._sorted:
-            for terms in self._values.values():
-                terms.sort(key=_order)
-            self._sorted = True
 
     def predicates(self) -> list[str]:
         return sorted(self._values)
 
     def terms(self, predicate: str) -> list[Term]:
         """Every distinct object of ``predicate``, sorted."""
-        self._sort()
-        return list(self._values.get(predicate, ()))
+        terms = self._sorted.get(predicate)
+        if terms is None:
+            found = self._values.get(predicate, ())
+            terms = self._sorted[predicate] = sorted(found, key=_order) if len(found) > 1 else list(found)
+        return list(terms)
 
     def has(self, predicate: str) -> bool:
         return bool(self._values.get(predicate))
@@ -147,13 +144,22 @@ def _show(term: Term) -> str:
 # ── value checks shared by the decoders ───────────────────────────────────────────────
 
 _RE2_OPTIONS = None
+_RE2_CHECKED: dict[str, str | None] = {}
 
 
 def re2_problem(pattern: str) -> str | None:
     """Why RE2 refuses ``pattern`` (None when it compiles). Empty patterns are refused."""
-    global _RE2_OPTIONS
     if not pattern:
         return "the regex is empty"
+    if pattern not in _RE2_CHECKED:
+        if len(_RE2_CHECKED) > 100_000:
+            _RE2_CHECKED.clear()
+        _RE2_CHECKED[pattern] = _re2_compile_problem(pattern)
+    return _RE2_CHECKED[pattern]
+
+
+def _re2_compile_problem(pattern: str) -> str | None:
+    global _RE2_OPTIONS
     import re2
 
     if _RE2_OPTIONS is None:
