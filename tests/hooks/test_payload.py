@@ -516,3 +516,11 @@ def test_import_adds_no_stdlib_modules_beyond_json_accelerator():
 def test_input_as_memoryview_and_posix_double_slash_cwd():
     inv = parse(memoryview(_raw("Write", {"file_path": "//r/a.py", "content": ""}, "//r/")))
     assert (inv.cwd, inv.edits[0].path, inv.edits[0].rel) == ("/r", "/r/a.py", "a.py")
+
+
+def test_move_destination_shares_the_source_rebuild_and_its_reason(tmp_path):
+    _write(tmp_path / "a.txt", "one\n")
+    patch = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-two\n+three\n*** End Patch"
+    src, dest = parse(_patch_payload(patch, str(tmp_path))).edits
+    assert proposed_buffer(dest) is None and proposed_buffer(src) is None
+    assert dest.problems == src.problems and "anchor missing" in src.problems[0] and "a.txt" in src.problems[0]

@@ -70,7 +70,7 @@ class FileEdit:
 
     __slots__ = ("path", "real_path", "rel", "real_rel", "outside", "op", "introduced", "move_to",
                  "move_from", "replacements", "replace_all", "new_content", "chunks", "edit_mode",
-                 "cell_id", "problems", "_buffer", "_buffer_error")
+                 "cell_id", "problems", "_buffer", "_buffer_error", "_source")
 
     def __init__(self, op: str, path: str, real_path: str, rel: str, real_rel: str, outside: bool) -> None:
         self.op = op
@@ -91,6 +91,7 @@ class FileEdit:
         self.problems: list[str] = []
         self._buffer: object = _UNSET
         self._buffer_error: str | None = None  # set at parse time when no buffer can exist
+        self._source: FileEdit | None = None  # op "move": the update entry it shares a buffer with
 
     def __repr__(self) -> str:
         return f"FileEdit({self.op!r}, {self.rel!r}, introduced={len(self.introduced)} chars)"
@@ -398,6 +399,7 @@ def _read_patch(tool_input: object, inv: Invocation) -> None:
             dest = _new_edit(MOVE, op.move_to, inv, base)
             edit.move_to = dest.path
             dest.move_from = edit.path
+            dest._source = edit
             dest.chunks = edit.chunks
             dest.replacements = edit.replacements
             # The added text lands at the destination: path-gated rules must see it there.
@@ -456,6 +458,10 @@ def proposed_buffer(edit: FileEdit) -> str | None:
     Whenever the answer is None, the reason is appended to ``edit.problems``. The result
     is cached on the edit.
     """
+    if edit._buffer is _UNSET and edit._source is not None:
+        edit._buffer = proposed_buffer(edit._source)  # a move destination: the source's rebuild
+        if edit._buffer is None:
+            edit.problems += [p for p in edit._source.problems if p not in edit.problems]
     if edit._buffer is _UNSET:
         buffer, why = _build(edit)
         if buffer is None:
