@@ -139,3 +139,11 @@ def test_a_text_rule_iri_ending_in_a_slash_has_no_name(projected):
     body = TEXT_CLASSES + '<http://example.org/rules/> a aegis:TextRule ; rdfs:label "x" ; aegis:regex "x" ; aegis:enforcementTier "warn" .'
     with pytest.raises(ProjectionError):
         projected(body)
+
+
+def test_two_text_rules_with_one_name_refuse(projected):
+    body = rule() + ('<http://example.org/other/rule_no_hostnames> a aegis:TextRule ; rdfs:label "x" ; '
+                     'aegis:regex "x" ; aegis:enforcementTier "warn" .')
+    with pytest.raises(ProjectionError) as err:
+        projected(body)
+    assert "unique" in err.value.message and RULE in str(err.value)

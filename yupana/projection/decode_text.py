@@ -46,6 +46,12 @@ def decode(rules: dict[str, Subject], selectors: dict[str, Subject]) -> tuple[li
     decoded_selectors = {iri: decode_selector(selectors.get(iri) or Subject(iri), rules, linked_from[iri])
                          for iri in sorted(linked_from)}
     text_rules = [decode_rule(rules[iri], decoded_selectors) for iri in sorted(rules)]
+    named: dict[str, str] = {}
+    for entry in text_rules:
+        other = named.setdefault(entry["name"], entry["iri"])
+        if other != entry["iri"]:
+            raise ProjectionError(entry["iri"], "(subject IRI)", f"its name {entry['name']!r} (the IRI after its last "
+                                  f"'/') is also the name of <{other}>; text rule names must be unique")
     return text_rules, [decoded_selectors[iri] for iri in sorted(decoded_selectors)]
 
 
