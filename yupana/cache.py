@@ -163,6 +163,12 @@ def derive_hot(cache: dict) -> dict:
         rule["_prefilter"] = regex_prefilter.prefilter(rule.get("pattern") or "")
         rules.append(rule)
     out["text_rules"] = rules
+    memory = []
+    for pol in cache.get("memory_policies") or ():
+        pol = dict(pol)
+        pol["_prefilter"] = regex_prefilter.prefilter(pol.get("command_regex") or "")
+        memory.append(pol)
+    out["memory_policies"] = memory
     out["tripwires"] = [_with_globs(w, "paths") for w in cache.get("tripwires") or ()]
     policies = []
     for pol in cache.get("policies") or ():

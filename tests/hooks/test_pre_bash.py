@@ -327,3 +327,22 @@ def test_memory_and_action_scope_decide_together(env):
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"  # memory: hard, enforce
     assert b"prod.example.com" in proc.stderr  # action scope: advise only
     assert env.records("action_scope")[0]["result"] == "advise"
+
+
+def test_an_unrelated_command_imports_no_regex_engine_and_takes_no_disk_sample(env):
+    import subprocess
+    import sys
+
+    configure(env, mode="enforce")
+    write_cache(env, memory_policies=[memory_policy()])
+    hook(env, "ls")  # the first call resolves the configuration snapshot
+    payload = json.dumps({"session_id": "s", "cwd": str(env.base), "tool_name": "Bash",
+                          "tool_input": {"command": "ls -la && git status"}})
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "yupana", "hook", "pre-bash"], input=payload.encode(),
+                          env=env, cwd=str(env.base), capture_output=True)
+    assert proc.returncode == 0 and proc.stdout == b""
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+    assert "yupana.hooks.pre_bash" in imported
+    forbidden = {"re2", "json", "subprocess", "shlex", "typing", "dataclasses", "tempfile", "tomllib", "argparse",
+                 "yupana.disk_samples", "httpx", "rdflib", "pydantic"}
+    assert not imported & forbidden, sorted(imported & forbidden)

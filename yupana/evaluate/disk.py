@@ -31,8 +31,7 @@ from __future__ import annotations
 import os
 
 from yupana import paths, shell
-from yupana.disk_samples import Fs
-from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
+from yupana.evaluate import SATISFIED, UNSATISFIED, Finding
 
 HEADROOM_SHARE = 0.8
 
@@ -168,8 +167,11 @@ def signature(binary: str, sub: str, repo_class: str, cwd_class: str) -> str:
     return f"{binary}:{sub}|repo:{repo_class}|cwd:{cwd_class}"
 
 
-def advise(history: dict | None, sig: str, fss: list[Fs]) -> tuple[list[Finding], list[str]]:
+def advise(history: dict | None, sig: str, fss: list) -> tuple[list[Finding], list[str]]:
     """(findings, reasons no verdict was available) for a recognised command.
+
+    ``fss`` are :class:`yupana.disk_samples.Fs` snapshots (not imported here: recognising a
+    command must stay cheap for the commands that turn out to be unrelated).
 
     One finding per filesystem with history: ``unsatisfied`` (never blocking) when the p90
     exceeds 80% of its free bytes now, else ``satisfied``.
@@ -195,10 +197,6 @@ def advise(history: dict | None, sig: str, fss: list[Fs]) -> tuple[list[Finding]
         else:
             findings.append(Finding(key, "disk", "", outcome=SATISFIED, extra=extra))
     return findings, missing
-
-
-def unknown(reason: str) -> Finding:
-    return Finding("disk", "disk", reason, outcome=UNKNOWN)
 
 
 def _gib(n: int) -> str:
