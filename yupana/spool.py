@@ -48,7 +48,9 @@ def record(kind: str, fields: dict | None = None, *, item: str | None = None, pa
         if not target:
             _last_error = "no metrics path: set YUPANA_METRICS_PATH, XDG_STATE_HOME or HOME"
             return False
-        line = (fastjson.dumps(rec) + "\n").encode("utf-8")
+        # A lone surrogate (from a "\ud800" escape in a payload) cannot be UTF-8; inside a JSON
+        # string, backslashreplace turns it back into the same JSON escape.
+        line = (fastjson.dumps(rec) + "\n").encode("utf-8", "backslashreplace")
         return _append(target, line)
     except Exception as exc:  # noqa: BLE001 - the spool must never raise into a hook
         _last_error = f"{type(exc).__name__}: {exc}"

@@ -97,7 +97,7 @@ def record(constraint_id: str, scope: str, until: int, n: int = 1, path: str | N
     target = path or throttle_path()
     if not target or not scope:
         return False
-    line = (fastjson.dumps({"constraint_id": constraint_id, "scope": scope, "until": until, "n": n}) + "\n").encode()
+    line = (fastjson.dumps({"constraint_id": constraint_id, "scope": scope, "until": until, "n": n}) + "\n").encode("utf-8", "backslashreplace")
     try:
         try:
             if os.stat(target).st_size > COMPACT_BYTES:
@@ -119,7 +119,7 @@ def _compact(target: str, now: int) -> None:
     body = "".join(
         fastjson.dumps({"constraint_id": cid, "scope": scope, "until": e["until"], "n": e["n"]}) + "\n"
         for (cid, scope), e in keep.items()
-    ).encode()
+    ).encode("utf-8", "backslashreplace")
     tmp = f"{target}.tmp.{os.getpid()}"
     try:
         with open(tmp, "wb") as fh:

@@ -88,7 +88,7 @@ def emit(text: str) -> None:
     """Write the whole of stdout in one call (or nothing)."""
     if not text:
         return
-    data = text.encode("utf-8")
+    data = text.encode("utf-8", "backslashreplace")  # lone surrogates become JSON escapes
     view = memoryview(data)
     while view:
         n = os.write(1, view)
