@@ -29,7 +29,7 @@ class Subject:
     def __init__(self, iri: str) -> None:
         self.iri = iri
         self._values: dict[str, dict[Term, None]] = {}  # insertion-ordered sets
-        self._sorted: dict[str, list[Term]] = {}
+        self._sorted: dict[str, tuple[Term, ...]] = {}
         #: Asserted types plus every superclass the class chain read found (filled by refresh).
         self.classes: set[str] = set()
 
@@ -45,13 +45,13 @@ class Subject:
     def predicates(self) -> list[str]:
         return sorted(self._values)
 
-    def terms(self, predicate: str) -> list[Term]:
+    def terms(self, predicate: str) -> tuple[Term, ...]:
         """Every distinct object of ``predicate``, sorted."""
         terms = self._sorted.get(predicate)
         if terms is None:
             found = self._values.get(predicate, ())
-            terms = self._sorted[predicate] = sorted(found, key=_order) if len(found) > 1 else list(found)
-        return list(terms)
+            terms = self._sorted[predicate] = tuple(sorted(found, key=_order) if len(found) > 1 else found)
+        return terms
 
     def has(self, predicate: str) -> bool:
         return bool(self._values.get(predicate))
