@@ -15,7 +15,6 @@ Every operation is fail-silent: a full disk must never change a guard outcome.
 
 from __future__ import annotations
 
-import math
 import os
 
 from yupana import fastjson, paths
@@ -74,6 +73,8 @@ def backoff_secs(backoff: dict | None, crossings: int) -> int | None:
     """
     if not isinstance(backoff, dict):
         return None
+    import math  # only when a throttle wire was crossed
+
     kind = backoff.get("kind")
     try:
         if kind == "fixed":
