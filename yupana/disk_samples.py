@@ -112,9 +112,12 @@ def identity(path: str, mounts: list[tuple[str, str, str]]) -> str:
 
 
 def _digest(text: str) -> str:
-    import hashlib
+    try:
+        from _sha256 import sha256  # builtin: cheaper than hashlib's OpenSSL load
+    except ImportError:  # pragma: no cover
+        from hashlib import sha256
 
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def free_bytes(path: str) -> int | None:

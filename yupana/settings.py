@@ -51,9 +51,12 @@ def snapshot_path(root: str, override: str | None = None) -> str | None:
     base = paths.state_dir()
     if not base:
         return None
-    import hashlib
+    try:
+        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
 
-    key = hashlib.sha1(f"{os.path.abspath(root)}\0{override or ''}".encode()).hexdigest()[:20]
+    key = sha1(f"{os.path.abspath(root)}\0{override or ''}".encode()).hexdigest()[:20]
     return os.path.join(base, "config", key + ".snap")
 
 
