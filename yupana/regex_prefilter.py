@@ -25,7 +25,8 @@ treated as unknown.
 
 from __future__ import annotations
 
-Prefilter = tuple  # (tuple[str, ...], bool) | None — documented above; no typing import
+#: Bumped whenever the analysis changes, so hot twins derived by an older one are rebuilt.
+ALGORITHM = 1
 
 MAX_EXACT = 64  # largest finite set of strings a sub-pattern may expand to
 MAX_LEN = 256  # longest string kept in such a set (bounds the cold-path work)

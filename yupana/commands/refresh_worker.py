@@ -1,0 +1,77 @@
+"""``yupana refresh-worker`` (internal): the detached, single-flight refresher hooks start.
+
+A hook that finds the cache due (:mod:`yupana.hooks.governed`) takes ``refresh.lock``
+itself and spawns this worker with the locked descriptor inherited (``--lock-fd``), stdio
+on /dev/null, in its own session. The worker re-checks under the lock whether a refresh
+is still due (another worker may have just finished, or a back-off may have started),
+runs :func:`yupana.refresher.refresh_now`, and exits. It never prints: everything goes to
+``refresh.log`` beside the cache (rotated to ``refresh.log.old`` past 1 MiB). Run by hand
+without ``--lock-fd`` it takes the lock itself and exits at once when it is held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+LOG_MAX_BYTES = 1 << 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", default=None, help="project root whose configuration to resolve (default: cwd)")
+    parser.add_argument("--lock-fd", type=int, default=None,
+                        help="an inherited descriptor of refresh.lock, already locked by the spawning hook")
+    parser.add_argument("--force", action="store_true", help="refresh even when not due or backing off")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = os.path.abspath(args.root or os.getcwd())
+    try:
+        from yupana import refresher
+
+        outcome = refresher.refresh_now(
+            root, getattr(args, "config", None), lock_fd=args.lock_fd, only_if_due=not args.force,
+            progress=lambda message: log(message),
+        )
+    except BaseException as exc:  # noqa: BLE001 - a detached worker has nobody to raise to
+        log(f"refresh crashed: {type(exc).__name__}: {exc}")
+        return 1
+    if outcome.ok:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(outcome.counts.items()) if v is not None)
+        log(f"refreshed {outcome.endpoint} in {outcome.duration_s:.2f}s: {outcome.digest}; {counts}")
+    elif outcome.status == refresher.SKIPPED:
+        log(f"skipped: {outcome.error}")
+    elif outcome.status == refresher.BUSY:
+        log(f"not started: {outcome.error}")
+    else:
+        until = f"; next attempt after {outcome.backoff_until}" if outcome.backoff_until else ""
+        log(f"refresh FAILED ({outcome.consecutive_failures} in a row{until}): {outcome.reason()}")
+    for warning in outcome.warnings:
+        log(f"warning: {warning}")
+    return 0 if outcome.ok or outcome.status in (refresher.SKIPPED, refresher.BUSY) else 1
+
+
+def log(message: str) -> None:
+    """Append one line to refresh.log beside the cache; never raises."""
+    from yupana import paths, refresh_state
+
+    cache = paths.projection_cache()
+    if not cache:
+        return
+    target = refresh_state.log_path(cache)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{stamp} pid {os.getpid()}: {message}\n".encode("utf-8", "replace")
+    try:
+        try:
+            if os.stat(target).st_size > LOG_MAX_BYTES:
+                os.replace(target, target + ".old")
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass

@@ -1,0 +1,162 @@
+"""The governed plane as a hook sees it: the servable cache, its freshness, and refreshes.
+
+Hot path, standard library only. :func:`load` never waits on the network:
+
+* it serves the projection cache through :func:`yupana.cache.load_servable` (the hot twin
+  when it matches) for the configured endpoint, within ``projection_cache_ttl_secs``;
+* freshness: **fresh** when the cache was confirmed within ``refresh_interval_secs`` and
+  no refresh has failed since; otherwise **stale**, always with the cache's age;
+* when a refresh is due (overdue, or nothing servable) it starts at most one detached
+  ``yupana refresh-worker``: it takes ``refresh.lock`` (non-blocking) itself, spawns the
+  worker with that locked descriptor inherited — so the single-flight lock passes to the
+  child with no gap — and stdin/stdout/stderr on /dev/null in a new session. A running
+  refresh (lock taken) or an active back-off (``refresh-state.json``) means no spawn: a
+  store that is down is asked once per back-off interval, not once per edit;
+* serving stale writes one stderr line and one ``served_from_cache`` record
+  ``{age_secs, ttl_secs, reason}``. No servable cache is the caller's ``fail_open``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from yupana import cache as cache_mod
+from yupana import paths, refresh_state, spool
+
+FRESH, STALE = "fresh", "stale"
+
+
+class Governed:
+    """What the governed plane can serve to this invocation (see the module docstring)."""
+
+    __slots__ = ("cache", "freshness", "age_secs", "miss", "endpoint", "ttl_secs", "refresh_started",
+                 "last_error", "interval_secs", "overdue", "backoff_until", "path")
+
+    def __init__(self, endpoint: str, ttl_secs: int, interval_secs: int, path: str | None) -> None:
+        self.cache: dict | None = None
+        self.freshness: str | None = None
+        self.age_secs: int | None = None
+        self.miss: cache_mod.Miss | None = None
+        self.endpoint = endpoint
+        self.ttl_secs = ttl_secs
+        self.interval_secs = interval_secs
+        self.path = path
+        self.refresh_started = False
+        self.last_error: str | None = None
+        self.overdue = False
+        self.backoff_until: int | None = None
+
+    def stale_reason(self) -> str:
+        """Why a served cache is stale, in words (the ``served_from_cache`` reason)."""
+        if self.last_error:
+            return f"last refresh failed: {self.last_error}"
+        reason = f"refresh overdue (refresh_interval_secs = {self.interval_secs})"
+        if self.refresh_started:
+            reason += "; a refresh was started"
+        return reason
+
+    def note(self) -> str:
+        """The verdict suffix: ``(policy fresh, cache age 12s)`` or the STALE / UNAVAILABLE form."""
+        if self.cache is None:
+            label = self.miss.label if self.miss else "absent"
+            return f"(policy UNAVAILABLE: no servable cache ({label}))"
+        if self.freshness == FRESH:
+            return f"(policy fresh, cache age {self.age_secs}s)"
+        return f"(policy STALE: cache age {self.age_secs}s; {self.stale_reason()})"
+
+
+def load(cfg: dict, now: int, *, root: str | None = None, override: str | None = None,
+         spawn: bool = True) -> Governed:
+    """The governed plane for ``cfg`` (the resolved config) at unix time ``now``.
+
+    ``root`` and ``override`` (the project root and ``--config`` file the configuration
+    was resolved from) are handed to a detached refresh so it resolves the same
+    configuration; ``root`` defaults to the current directory. ``spawn=False`` never
+    starts a refresh (``yupana status``, ``explain``).
+    """
+    quipu = cfg.get("quipu") or {}
+    root = root or os.getcwd()
+    key = cache_mod.endpoint_key(quipu.get("endpoint") or "", root)
+    ttl = _int(quipu.get("projection_cache_ttl_secs"), 3600)
+    interval = _int(quipu.get("refresh_interval_secs"), 300)
+    path = paths.projection_cache()
+    gov = Governed(key, ttl, interval, path)
+    data, gov.miss = cache_mod.load_servable(path, key, ttl, now)
+    state = refresh_state.read(path, key)
+    until = state.get("backoff_until")
+    gov.backoff_until = until if isinstance(until, int) else None
+    if data is not None:
+        written = data["written_at"]
+        gov.cache = data
+        gov.age_secs = now - written
+        gov.overdue = gov.age_secs > interval
+        if refresh_state.failed_since(state, written):
+            err = state.get("last_error")
+            gov.last_error = err if isinstance(err, str) and err else "unknown error"
+        gov.freshness = STALE if (gov.overdue or gov.last_error) else FRESH
+    due = gov.cache is None or gov.overdue
+    if due and spawn and path and not refresh_state.in_backoff(state, now):
+        gov.refresh_started = start_refresh(path, root, override)
+    if gov.freshness == STALE:
+        _served_stale(gov)
+    return gov
+
+
+def _served_stale(gov: Governed) -> None:
+    reason = gov.stale_reason()
+    try:
+        os.write(2, f"yupana: serving the projection cache STALE (age {gov.age_secs}s, ttl {gov.ttl_secs}s): "
+                    f"{reason}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass
+    spool.record("served_from_cache", {"age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "reason": reason})
+
+
+def start_refresh(cache_path: str, root: str, override: str | None = None) -> bool:
+    """Start one detached ``yupana refresh-worker`` unless a refresh already runs.
+
+    Returns True when a worker was spawned. Never raises and never waits.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        return False
+    lock = refresh_state.lock_path(cache_path)
+    try:
+        os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return False
+    try:
+        if fd < 3:  # never let the lock collide with the child's stdio
+            high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.close(fd)
+            fd = high
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a refresh is running: it holds the lock
+        argv = [sys.executable, "-m", "yupana", "refresh-worker", "--root", root, "--lock-fd", str(fd)]
+        if override:
+            argv += ["--config", override]
+        os.set_inheritable(fd, True)
+        devnull = os.devnull
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
+        ]
+        try:
+            os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+        except OSError:
+            return False
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # the child's inherited copy keeps the lock; ours goes
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

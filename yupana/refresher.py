@@ -1,0 +1,348 @@
+"""One refresh of the projection cache, start to finish, under the single-flight lock. Cold path.
+
+:func:`refresh_now` resolves the configuration, opens the endpoint, projects the catalogue
+under one :class:`~yupana.endpoint.base.Deadline` (``refresh_deadline_secs``), validates
+the projected triples with the SHACL gate, and only then replaces the cache (written_at =
+now). Whatever happens it records the attempt in ``refresh-state.json``
+(:mod:`yupana.refresh_state`): on any failure the prior cache is untouched, the error is
+named, and the shared back-off grows (``refresh_backoff_secs``, doubling, capped at an hour).
+
+With no endpoint configured, ``yupana project`` projects the bundled example catalogue
+into a cache of its own (:func:`cache_path_for`).
+
+Single flight: an exclusive ``flock`` on ``refresh.lock`` beside the cache. The detached
+worker inherits it already taken from the hook that spawned it (``lock_fd``); ``yupana
+project`` waits a bounded time for a running refresh (``lock_wait_secs``) and otherwise
+reports that one is running. The lock file is never removed (a lock on a replaced inode
+would not exclude anything); it holds the pid and start time of the holder, for messages.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from yupana import cache, paths, refresh_state, spool
+
+# Outcome statuses.
+REFRESHED = "refreshed"
+FAILED = "failed"
+BUSY = "busy"  # another refresh holds the lock
+SKIPPED = "skipped"  # only_if_due, and nothing was due (or the back-off is active)
+
+
+@dataclass
+class RefreshOutcome:
+    """What :func:`refresh_now` did. ``ok`` is True only for ``refreshed``.
+
+    ``error_kind`` is a stable label: an endpoint error kind (connect, timeout, deadline,
+    http, protocol, truncated, query, auth, unsupported), ``projection`` (strict decode),
+    ``shapes`` (SHACL gate refused), ``gate`` (the gate could not run), ``write``,
+    ``config``, ``busy`` or ``internal``. ``prior_age_secs`` is the age of the cache that
+    keeps serving after a failure (None when there is none for this endpoint).
+    """
+
+    status: str
+    endpoint: str = ""
+    cache_path: str | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    written_at: int | None = None
+    digest: str | None = None
+    dialect: str | None = None
+    planes: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)
+    duration_s: float = 0.0
+    gate: object | None = None  # the GateReport, when the gate ran
+    notices: list[str] = field(default_factory=list)
+    prior_age_secs: int | None = None
+    prior_miss: str | None = None
+    consecutive_failures: int = 0
+    backoff_until: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == REFRESHED
+
+    def reason(self) -> str:
+        """One line: the named failure and what keeps serving."""
+        if self.ok:
+            return "refreshed"
+        if self.status == SKIPPED:
+            return self.error or "nothing to do"
+        prior = (f"prior cache kept (age {self.prior_age_secs}s)" if self.prior_age_secs is not None
+                 else f"no prior cache to keep ({self.prior_miss or 'absent'})")
+        return f"{self.error_kind}: {self.error}; {prior}"
+
+
+class _Refused(Exception):
+    def __init__(self, kind: str, message: str, report: object | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.report = report
+
+
+def refresh_now(
+    root: str,
+    override: str | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+    allow_bundled: bool = False,
+    lock_wait_secs: float = 0.0,
+    lock_fd: int | None = None,
+    only_if_due: bool = False,
+    env: dict | None = None,
+    shapes_dir: str | None = None,
+) -> RefreshOutcome:
+    """Refresh the projection cache for the configuration of ``root`` (see the module doc).
+
+    ``allow_bundled``: with no endpoint configured, project the bundled example catalogue
+    (``yupana project`` only). ``lock_wait_secs``: how long to wait for a running refresh
+    (0: don't). ``lock_fd``: an already-locked descriptor of ``refresh.lock`` handed over
+    by the spawning hook. ``only_if_due``: re-check under the lock and skip when the cache
+    is no longer due or the back-off is active (the detached worker). ``env`` is passed to
+    the projection (``SHANTY_ROOT``/``SHANTY_AGENT``). ``shapes_dir`` replaces the bundled
+    shapes/ for the SHACL gate (a deployment with stricter shapes).
+    """
+    started = time.monotonic()
+    say = progress or (lambda message: None)
+    from yupana import config
+
+    try:
+        cfg = config.resolve(root, override)["config"]
+    except config.ConfigError as exc:
+        return _closing(lock_fd, RefreshOutcome(FAILED, error=str(exc), error_kind="config"))
+    quipu = dict(cfg["quipu"])
+    configured = (quipu.get("endpoint") or "").strip()
+    if not configured and not allow_bundled:
+        return _closing(lock_fd, RefreshOutcome(FAILED, error_kind="config", error=(
+            "no endpoint configured: set [yupana.quipu] endpoint (http(s)://… or file:<path>)")))
+    key = cache.endpoint_key(configured, root)
+    if configured.startswith("file:"):
+        quipu["endpoint"] = key  # relative locations resolve against the project root
+    path = cache_path_for(configured)
+    if not path:
+        return _closing(lock_fd, RefreshOutcome(FAILED, endpoint=key, error_kind="config", error=(
+            "no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME")))
+    fd = _take_lock(path, lock_wait_secs, lock_fd, say)
+    if fd is None:
+        outcome = RefreshOutcome(BUSY, endpoint=key, cache_path=path, error_kind="busy",
+                                 error=f"a refresh is already running ({holder(path)}); try again when it finishes")
+        _prior(outcome, path, key)
+        return outcome
+    try:
+        return _locked(quipu, key, path, started, say, only_if_due, env, shapes_dir)
+    finally:
+        os.close(fd)
+
+
+def cache_path_for(configured: str) -> str | None:
+    """Where the cache for the configured endpoint lives.
+
+    The bundled example catalogue (no endpoint configured) gets its own cache,
+    ``example/projection.json`` under the state directory, so trying ``yupana project``
+    in a project without configuration never replaces another project's real cache.
+    """
+    path = paths.projection_cache()
+    if path and not configured.strip():
+        return os.path.join(os.path.dirname(path) or ".", "example", "projection.json")
+    return path
+
+
+def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: bool,
+            env: dict | None, shapes_dir: str | None) -> RefreshOutcome:
+    now = int(time.time())
+    state = refresh_state.read(path, key)
+    outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path)
+    if only_if_due:
+        why_not = _not_due(path, key, quipu, state, now)
+        if why_not:
+            outcome.status, outcome.error = SKIPPED, why_not
+            return outcome
+    proj = None
+    try:
+        proj, report = _project_and_gate(quipu, say, env, shapes_dir)
+        outcome.gate = report
+        body = dict(proj.cache)
+        source = body.get("endpoint")
+        body["endpoint"] = key
+        if source and cache.normalize_endpoint(str(source)) != key:
+            body["source"] = source
+        body["written_at"] = int(time.time())
+        say(f"writing {path}")
+        error, hot_error = cache.save_detailed(body, path)
+        if error:
+            raise _Refused("write", error)
+        if hot_error:
+            outcome.warnings.append(hot_error + " (hooks will parse the JSON until the next refresh)")
+        outcome.status = REFRESHED
+        outcome.written_at = body["written_at"]
+        outcome.digest = body.get("digest")
+        outcome.dialect = body.get("dialect")
+        outcome.counts = dict(body.get("counts") or {})
+        outcome.notices = list(body.get("notices") or [])
+    except _Refused as exc:
+        outcome.error_kind, outcome.error = exc.kind, exc.message
+        outcome.gate = exc.report or outcome.gate
+    except Exception as exc:  # noqa: BLE001 - every failure is named and recorded, never raised
+        outcome.error_kind, outcome.error = _classify(exc)
+    if proj is not None:
+        outcome.planes = dict(proj.planes)
+    outcome.duration_s = time.monotonic() - started
+    _record(outcome, state, now, int(quipu.get("refresh_backoff_secs") or 60))
+    if not outcome.ok:
+        _prior(outcome, path, key)
+    elif proj is not None:
+        overclaims = list(getattr(proj, "hosting_overclaims", None) or [])
+        if overclaims:
+            spool.record("hosting_overclaim", {"actual_layer": "orchestration", "count": len(overclaims),
+                                               "notices": overclaims})
+    return outcome
+
+
+def _project_and_gate(quipu: dict, say, env: dict | None, shapes_dir: str | None):
+    from yupana.endpoint import open_endpoint
+    from yupana.endpoint.base import Deadline
+    from yupana.projection import gate
+    from yupana.projection.refresh import project
+
+    deadline = Deadline(float(quipu.get("refresh_deadline_secs") or 20.0))
+    say(f"opening {quipu.get('endpoint') or 'the bundled example catalogue'}")
+    endpoint = open_endpoint(quipu, allow_bundled=True, deadline=deadline)
+    try:
+        say(f"projecting from {endpoint.identity} ({endpoint.dialect})")
+        proj = project(endpoint, quipu, deadline, env=env)
+    finally:
+        endpoint.close()
+    say(f"validating {len(proj.triples)} triples against the SHACL shapes")
+    try:
+        report = gate.validate(proj.triples, shapes_dir)
+    except gate.GateError as exc:
+        raise _Refused("gate", f"the SHACL gate could not run: {exc}") from None
+    if not report.conforms:
+        raise _Refused("shapes", f"the projection does not conform to the SHACL shapes, cache not written — "
+                                 f"{report.summary()}\n{report.text}", report)
+    return proj, report
+
+
+def _classify(exc: Exception) -> tuple[str, str]:
+    from yupana.endpoint.base import EndpointError
+    from yupana.projection.errors import ProjectionError
+
+    if isinstance(exc, EndpointError):
+        return exc.kind, exc.message
+    if isinstance(exc, ProjectionError):
+        return "projection", str(exc)
+    return "internal", f"{type(exc).__name__}: {exc}"
+
+
+def _record(outcome: RefreshOutcome, prior: dict, now: int, base: int) -> None:
+    """Write refresh-state.json for this attempt (prior = the state for this endpoint)."""
+    state = {
+        "endpoint": outcome.endpoint,
+        "last_attempt_at": now,
+        "last_success_at": prior.get("last_success_at"),
+        "last_failure_at": prior.get("last_failure_at"),
+        "last_error": prior.get("last_error"),
+        "last_error_kind": prior.get("last_error_kind"),
+        "consecutive_failures": 0,
+        "backoff_until": None,
+        "duration_secs": round(outcome.duration_s, 3),
+    }
+    if outcome.ok:
+        state["last_success_at"] = outcome.written_at
+        state["digest"] = outcome.digest
+    else:
+        failures = int(prior.get("consecutive_failures") or 0) + 1
+        state.update(last_failure_at=int(time.time()), last_error=outcome.error.split("\n", 1)[0] if outcome.error else None,
+                     last_error_kind=outcome.error_kind, consecutive_failures=failures,
+                     backoff_until=int(time.time()) + refresh_state.backoff_secs(base, failures))
+        outcome.consecutive_failures = failures
+        outcome.backoff_until = state["backoff_until"]
+    error = refresh_state.write(outcome.cache_path or "", state)
+    if error:
+        outcome.warnings.append(error)
+
+
+def _not_due(path: str, key: str, quipu: dict, state: dict, now: int) -> str | None:
+    """Why the detached worker should not refresh now (None: it should)."""
+    if refresh_state.in_backoff(state, now):
+        return f"back-off active until {state['backoff_until']} (after {state.get('consecutive_failures')} failures)"
+    found, miss = cache.read(path, hot=False)
+    if miss or found is None or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
+        return None
+    age = now - found["written_at"]
+    interval = int(quipu.get("refresh_interval_secs") or 0)
+    if 0 <= age <= interval:
+        return f"the cache was refreshed {age}s ago (refresh_interval_secs = {interval})"
+    return None
+
+
+def _prior(outcome: RefreshOutcome, path: str, key: str) -> None:
+    found, miss = cache.read(path, hot=False)
+    if miss:
+        outcome.prior_miss = miss.label
+        return
+    if found is None or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
+        outcome.prior_miss = "endpoint"
+        return
+    outcome.prior_age_secs = max(0, int(time.time()) - int(found["written_at"]))
+
+
+# ── the lock ────────────────────────────────────────────────────────────────────────
+
+
+def _take_lock(path: str, wait_secs: float, handed: int | None, say) -> int | None:
+    """A descriptor holding the exclusive lock on refresh.lock, or None when it is taken."""
+    import fcntl
+
+    lock = refresh_state.lock_path(path)
+    if handed is not None:
+        fd = handed
+    else:
+        os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    give_up = time.monotonic() + max(0.0, wait_secs)
+    told = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            if time.monotonic() >= give_up:
+                os.close(fd)
+                return None
+            if not told:
+                say(f"waiting for a running refresh ({holder(path)})")
+                told = True
+            time.sleep(0.1)
+    os.set_inheritable(fd, False)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {int(time.time())}\n".encode(), 0)
+    except OSError:
+        pass
+    return fd
+
+
+def holder(path: str) -> str:
+    """Who holds refresh.lock, in words (from the pid and time its holder wrote)."""
+    try:
+        with open(refresh_state.lock_path(path), "rb") as fh:
+            pid, since = fh.read(64).split()[:2]
+        return f"pid {int(pid)}, started {max(0, int(time.time()) - int(since))}s ago"
+    except (OSError, ValueError):
+        return "holder unknown"
+
+
+def _closing(fd: int | None, outcome: RefreshOutcome) -> RefreshOutcome:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    return outcome
