@@ -132,6 +132,7 @@ effect = "warn"
     for name in ("bad-glob", "ghost-rule", "lazy-throttle", "nowhere"):
         assert f"`{name}`" in first.message and f"`{name}`" in first.stderr
     assert "NOT enforced" in first.message
+    assert {r["fail_kind"] for r in env.records("fail_open")} == {"tripwires"}
     assert sorted(r["entry"].split("`")[1] for r in env.records("fail_open")) == [
         "bad-glob", "ghost-rule", "lazy-throttle", "nowhere"]
     second = hook(env, repo.payload(rel="src/plain.rs"))

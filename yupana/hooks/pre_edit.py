@@ -35,9 +35,7 @@ import time
 from yupana import settings, spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
 from yupana.hooks import payload, protocol
-
-_UNSET = object()
-MAX_RECORDED_CONSTRAINTS = 200
+from yupana.hooks.guard_context import UNSET, GuardContext
 
 
 def run(args) -> None:
@@ -63,30 +61,8 @@ def _read_stdin() -> bytes:
     return b"".join(chunks)
 
 
-class Guard:
-    """One pre-edit invocation: what was found, what will be said, what will be recorded."""
-
-    def __init__(self, args, t0: float) -> None:
-        self.args = args
-        self.t0 = t0
-        self.outcome = protocol.Outcome()
-        self.inv = None
-        self.cfg: dict = {}
-        self.mode = "?"
-        self.codex = False
-        self.findings: list[Finding] = []
-        self.deadline_at = 0.0
-        self.blown = False
-        self.stale = False
-        self.item: str | None = None
-        self.governed_fields: dict | None = None
-        self.throttled = 0
-        self._gov = _UNSET
-        self._plate = _UNSET
-        self._tops: dict[str, str | None] = {}
-        self._throttles = None
-        self._wires = None
-        self._throttle_done: set = set()
+class Guard(GuardContext):
+    """One pre-edit invocation, checked in the contract's order (state and records: the base)."""
 
     # ── the order ──────────────────────────────────────────────────────────────────
     def run(self, raw: bytes) -> None:
@@ -280,7 +256,7 @@ class Guard:
         if not found:
             return
         governed = any(f.extra.get("wire_source") == "governed" for f in found)
-        note = " " + self._gov.note() if governed and self._gov not in (None, _UNSET) else ""
+        note = " " + self._gov.note() if governed and self._gov not in (None, UNSET) else ""
         self.decide(found, "tripwire", suffix=note)
         for f in found:
             if f.outcome != UNSATISFIED:
@@ -292,84 +268,6 @@ class Guard:
                                       "session": self.inv.session_id}, item=self.plate_item())
             if effect == "throttle":
                 self.record_throttle(edit, f)
-
-    # ── after the decision ─────────────────────────────────────────────────────────
-    def record_throttle(self, edit, found: Finding) -> None:
-        from yupana import throttles
-
-        scope = self.top(edit) or self.inv.cwd
-        if (found.id, scope) in self._throttle_done:
-            return
-        self._throttle_done.add((found.id, scope))
-        prior = self.throttle_table().get((found.id, scope))
-        n = prior["n"] + 1 if prior else 1
-        secs = throttles.backoff_secs(found.extra.get("backoff"), n)
-        if secs is None:
-            protocol.stderr(f"yupana: {found.id}: back-off formula gave no duration; no throttle recorded")
-            return
-        now = int(time.time())
-        throttles.record(found.id, scope, now + secs, n, now=now)
-        spool.record("throttle", {"constraint_id": found.id, "scope": scope, "until": now + secs,
-                                  "backoff_secs": secs, "n": n}, item=self.plate_item())
-
-    def fold_throttles(self) -> None:
-        """Active back-offs in this repository become an advisory (never onto a deny)."""
-        inv = self.inv
-        scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
-        table = self.throttle_table()
-        if not table:
-            return
-        from yupana import throttles
-
-        now = int(time.time())
-        active = [a for scope in sorted(scopes) for a in throttles.active_for(scope, now, table)]
-        self.throttled = len(active)
-        if not active or self.outcome.decision == protocol.DENY:
-            return
-        shown = "; ".join(f"`{cid}` was crossed recently — back off for {_duration(until - now)} more"
-                          for cid, until in active[:5])
-        self.outcome.notify(f"yupana: back-off active in this repository: {shown}", to_model=self.codex)
-
-    def finish(self) -> None:
-        """The ``guard`` record: always, exactly once."""
-        inv = self.inv
-        edit = inv.edits[0] if inv and inv.edits else None
-        fields: dict = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
-                        "duration_ms": round((time.monotonic() - self.t0) * 1000, 1),
-                        "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
-        if inv is not None:
-            fields.update(tool=inv.tool_name, session=inv.session_id, tool_use_id=inv.tool_use_id)
-            if inv.codex:
-                fields["edits"] = len(inv.edits)
-            if not inv.codex and (inv.problems or (edit and edit.problems)):
-                fields["problems"] = (inv.problems + (edit.problems if edit else []))[:10]
-        if self.findings:
-            fields["constraints"] = [self.constraint(f) for f in self.findings[:MAX_RECORDED_CONSTRAINTS]]
-            if len(self.findings) > MAX_RECORDED_CONSTRAINTS:
-                fields["constraints_dropped"] = len(self.findings) - MAX_RECORDED_CONSTRAINTS
-            fields["policy_freshness"] = "stale" if self.stale else "fresh"
-            rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
-            fields["rule"] = rule or None
-        if self.governed_fields:
-            fields.update(self.governed_fields)
-        record_paths = (self.cfg.get("metrics") or {}).get("record_paths", "off")
-        if edit and record_paths in ("relative", "absolute"):
-            fields["path"] = edit.rel if record_paths == "relative" else edit.path
-        if self.throttled:
-            fields["throttled"] = self.throttled
-        fields.update(_attribution())
-        spool.record("guard", fields, item=self.plate_item() if self.cfg else None)
-
-    def crashed(self, exc: BaseException) -> None:
-        """An internal error: discard whatever was decided, fail open loudly, still record."""
-        self.outcome = protocol.Outcome()
-        self.findings = [Finding("internal", "guard", "", outcome=UNKNOWN)]
-        try:
-            self.degrade("internal", f"policy guard failed open (internal error: {type(exc).__name__}: {exc}) — "
-                         "this edit was NOT checked", {"reason": f"{type(exc).__name__}: {exc}"})
-            self.finish()
-        except Exception:  # noqa: BLE001
-            pass
 
     # ── helpers ────────────────────────────────────────────────────────────────────
     def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
@@ -392,29 +290,6 @@ class Guard:
             return
         label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
         self.outcome.notify(f"yupana ({label}): {body}", to_model=self.codex)
-
-    def constraint(self, f: Finding) -> dict:
-        if f.outcome == UNSATISFIED:
-            response = "blocked" if f.blocking and self.mode == "enforce" else "warned"
-        else:
-            response = "logged" if f.outcome == UNKNOWN else "no-action"
-        out = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
-        if f.class_:
-            out["class"] = f.class_
-        if f.verification_point:
-            out["verification_point"] = f.verification_point
-        if f.extra.get("tier") in ("tree-sitter", "tree-sitter+graph"):
-            out["tier"] = f.extra["tier"]
-        return out
-
-    def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True) -> None:
-        """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice."""
-        record = {"fail_kind": kind, "session": self.inv.session_id if self.inv else None, **(fields or {})}
-        sid = self.inv.session_id if self.inv else None
-        protocol.degrade(self.outcome, session_id=sid, kind=kind, record_kind="fail_open", message=message,
-                         fields=record, notify=once, item=self.item)
-        if not once:
-            self.outcome.notify(f"yupana: {message}", to_model=self.codex)
 
     def split_errors(self, found: list[Finding], kind: str, what: str) -> list[Finding]:
         """Compile errors fail open loudly (once per session); the other findings stand."""
@@ -450,107 +325,3 @@ class Guard:
                      "checks of this edit are UNKNOWN and it is allowed", {"stage": stage, "deadline_ms": ms})
         return False
 
-    def gov(self):
-        """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
-        if self._gov is not _UNSET:
-            return self._gov
-        self._gov = None
-        quipu = self.cfg["quipu"]
-        if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
-            return None
-        from yupana.hooks import governed
-
-        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=self.args.config)
-        if loaded.cache is None:
-            miss = loaded.miss
-            reason = miss.reason if miss else "no servable projection cache"
-            started = "; a refresh was started" if loaded.refresh_started else ""
-            self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
-            self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
-                         "governed policy is NOT enforced", {"miss": miss.label if miss else None, "reason": reason})
-            return None
-        self.stale = self.stale or loaded.freshness != "fresh"
-        self._gov = loaded
-        return loaded
-
-    def wire_set(self) -> list:
-        if self._wires is None:
-            from yupana.evaluate import tripwires
-
-            policy = self.cfg["policy"]
-            wires, broken = tripwires.load_local(policy.get("tripwires") or [], {r.get("name") for r in policy.get("rules") or ()})
-            gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
-            if gov is not None:
-                more, bad = tripwires.load_governed(gov.cache.get("tripwires") or [])
-                wires += more
-                broken += bad
-            for name, entry in broken:
-                self.degrade(f"tripwire-{name}", f"misconfigured {entry} — that wire is NOT enforced (failing open)",
-                             {"entry": entry})
-            self._wires = wires
-        return self._wires
-
-    def exposure_for(self, edit):
-        """A once-per-edit exposure lookup (only called when a block-tier rule fired)."""
-        asked: list[tuple[str, str | None, str]] = []
-
-        def exposure_of() -> tuple[str, str | None, str]:
-            if not asked:
-                from yupana import exposure
-
-                top = self.top(edit)
-                repo = payload.repo_name(top) if top else None
-                why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                found, reason = exposure.lookup(self.cfg["quipu"], repo, int(time.time()), root=self.inv.cwd,
-                                                override=self.args.config, no_repo_reason=why)
-                asked.append((found, reason, repo or "unresolved"))
-            return asked[0]
-
-        return exposure_of, asked
-
-    def top(self, edit) -> str | None:
-        if edit.path not in self._tops:
-            self._tops[edit.path] = payload.git_top(edit.path)
-        return self._tops[edit.path]
-
-    def repo(self, edit) -> str:
-        top = self.top(edit)
-        return (payload.repo_name(top) if top else None) or "unresolved"
-
-    def plate_item(self) -> str | None:
-        if self._plate is _UNSET:
-            if not (os.environ.get("SHANTY_ROOT") and os.environ.get("SHANTY_AGENT")):
-                self._plate = (None, "no tracker plate (SHANTY_ROOT / SHANTY_AGENT unset)")
-                return None
-            from yupana.evaluate import work_items
-
-            self._plate = work_items.read_plate(int(time.time()))
-            self.item = self._plate[0]
-        return self.item
-
-    def throttle_table(self) -> dict:
-        if self._throttles is None:
-            from yupana import throttles
-
-            self._throttles = throttles.load(int(time.time()))
-        return self._throttles
-
-
-def _duration(secs: int) -> str:
-    return f"{secs}s" if secs < 120 else (f"{secs // 60}m" if secs < 7200 else f"{secs // 3600}h{secs % 3600 // 60:02d}m")
-
-
-def _attribution() -> dict:
-    env = os.environ
-    out: dict = {}
-    chain = [p for p in (env.get("YUPANA_PRINCIPAL_CHAIN") or "").split(",") if p]
-    executor = env.get("SHANTY_AGENT") or None
-    if chain:
-        out["principal_chain"] = chain
-    if env.get("YUPANA_PLANNER"):
-        out["planner"] = env["YUPANA_PLANNER"]
-    if executor:
-        out["executor"] = executor
-    if chain and executor and chain[-1] != executor:
-        out["attribution_conflict"] = True
-    return out
