@@ -1,0 +1,270 @@
+"""What introduced Rust text *names*: the references the verifier must resolve.
+
+From a parsed proposed buffer and the byte ranges the edit introduces, :func:`collect`
+returns the identifiers in reference position (with their role: a value or type, the head
+of a path, a segment of a ``crate::``/``self::``/``super::`` path, a macro name), the calls
+(for arity), the ``use`` trees and the ``mod`` declarations that intersect those ranges.
+
+Bindings and definitions are never candidates (patterns, parameters, closure parameters,
+generics, item names, ``as`` aliases); neither are attributes, ``macro_rules!`` bodies,
+lifetimes, labels, field names, or the tail of a path whose head is not this crate.
+Arguments of the std expression macros (``println!``, ``assert_eq!``, ``vec!``…) are read
+token by token; any other macro's arguments are opaque and reported as unchecked.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from yupana.codegraph import parse, resolve
+from yupana.codegraph.extract import text
+
+QUERY = """
+(identifier) @id
+(type_identifier) @id
+(use_declaration) @use
+(mod_item) @mod
+(call_expression) @call
+(macro_invocation) @macro
+(attribute_item) @skip
+(inner_attribute_item) @skip
+(macro_definition) @skip
+"""
+
+# parent type -> fields where an identifier child binds or defines a name ("*": any child).
+_BINDS: dict[str, object] = {
+    "let_declaration": ("pattern",), "parameter": ("pattern",), "for_expression": ("pattern",),
+    "let_condition": ("pattern",), "field_pattern": ("pattern", "name"), "const_parameter": ("name",),
+    "type_parameter": ("name",), "use_as_clause": ("alias",), "type_binding": ("name",),
+    "closure_parameters": "*", "match_pattern": "*", "tuple_pattern": "*", "slice_pattern": "*",
+    "ref_pattern": "*", "mut_pattern": "*", "captured_pattern": "*", "or_pattern": "*",
+    "reference_pattern": "*", "extern_crate_declaration": "*", "lifetime": "*", "label": "*",
+    "visibility_modifier": "*", "attribute": "*", "meta_item": "*",
+    "function_item": ("name",), "function_signature_item": ("name",), "struct_item": ("name",),
+    "enum_item": ("name",), "union_item": ("name",), "trait_item": ("name",), "type_item": ("name",),
+    "associated_type": ("name",), "const_item": ("name",), "static_item": ("name",),
+    "mod_item": ("name",), "macro_definition": ("name",), "enum_variant": ("name",),
+}
+
+
+class Ref:
+    """One name the introduced text uses. ``role``: value | head | crate-path | macro."""
+
+    __slots__ = ("name", "role", "line", "path")
+
+    def __init__(self, name: str, role: str, line: int, path: str = "") -> None:
+        self.name = name
+        self.role = role
+        self.line = line
+        self.path = path  # the whole path, for heads and crate paths
+
+    def __repr__(self) -> str:
+        return f"Ref({self.name!r}, {self.role!r}, line {self.line})"
+
+
+class Candidates:
+    __slots__ = ("refs", "calls", "uses", "mods", "opaque")
+
+    def __init__(self) -> None:
+        self.refs: list[Ref] = []
+        self.calls: list = []  # call_expression nodes
+        self.uses: list = []  # use_declaration nodes
+        self.mods: list = []  # mod_item nodes without a body
+        self.opaque: list[tuple[str, int]] = []  # (macro name, line) whose arguments are not read
+
+
+def _field_is(parent, node, fields) -> bool:
+    if fields == "*":
+        return True
+    for f in fields:
+        child = parent.child_by_field_name(f)
+        if child is not None and child.id == node.id:
+            return True
+    return False
+
+
+def collect(tree, ranges: list[tuple[int, int]], deletions: list[int] = ()) -> Candidates:
+    """Candidates of ``tree`` intersecting the introduced byte ``ranges``; at ``deletions``
+    (offsets in the buffer where the edit only removed text) only calls, for their arity."""
+    out = Candidates()
+    q = parse.query(QUERY)
+    seen: set[int] = set()
+    nodes: dict[str, list] = {"id": [], "use": [], "mod": [], "call": [], "macro": [], "skip": []}
+    for at in deletions:
+        for node in parse.captures(parse.query("(call_expression) @call"), tree.root_node,
+                                   max(at - 1, 0), at + 1).get("call", ()):
+            if node.id not in seen and node.start_byte < at < node.end_byte:
+                seen.add(node.id)
+                nodes["call"].append(node)
+    for start, end in ranges:
+        for name, found in parse.captures(q, tree.root_node, start, max(end, start + 1)).items():
+            for node in found:
+                if node.id not in seen:
+                    seen.add(node.id)
+                    nodes[name].append(node)
+    skip = _merge([(n.start_byte, n.end_byte) for n in nodes["skip"]])
+    covered = list(skip) + [(n.start_byte, n.end_byte) for n in nodes["use"]]
+    for inv in nodes["macro"]:
+        tt = _token_tree(inv)
+        if tt is None:
+            continue
+        covered.append((tt.start_byte, tt.end_byte))
+        if not _inside(skip, inv.start_byte):
+            _macro(inv, tt, ranges, out)
+    covered = _merge(covered)
+    for node in nodes["id"]:
+        if not _inside(covered, node.start_byte):
+            _identifier(node, out)
+    for node in nodes["call"]:
+        if not _inside(covered, node.start_byte):
+            out.calls.append(node)
+    out.uses = [n for n in nodes["use"] if not _inside(skip, n.start_byte)]
+    for node in nodes["mod"]:
+        if node.child_by_field_name("body") is None and not _inside(covered, node.start_byte):
+            out.mods.append(node)
+    return out
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, disjoint union of byte ranges."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _inside(merged: list[tuple[int, int]], pos: int) -> bool:
+    """Whether ``pos`` lies in one of the disjoint sorted ``merged`` ranges."""
+    i = bisect.bisect_right(merged, (pos, float("inf"))) - 1
+    return i >= 0 and merged[i][0] <= pos < merged[i][1]
+
+
+def _token_tree(inv):
+    for child in inv.named_children:
+        if child.type == "token_tree":
+            return child
+    return None
+
+
+def _identifier(node, out: Candidates) -> None:
+    parent = node.parent
+    if parent is None:
+        return
+    ptype = parent.type
+    fields = _BINDS.get(ptype)
+    if fields is not None and _field_is(parent, node, fields):
+        return
+    if ptype == "tuple_struct_pattern":
+        type_node = parent.child_by_field_name("type")
+        if type_node is None or type_node.id != node.id:
+            return
+    line = node.start_point[0] + 1
+    name = text(node)
+    if ptype == "macro_invocation":
+        out.refs.append(Ref(name, "macro", line))
+        return
+    if ptype in ("scoped_identifier", "scoped_type_identifier"):
+        path_node = parent.child_by_field_name("path")
+        if path_node is not None and path_node.id == node.id:
+            outer = _outer_path(parent)
+            role = "macro-head" if outer.parent is not None and outer.parent.type == "macro_invocation" else "head"
+            out.refs.append(Ref(name, role, line, text(outer)))
+            return
+        head = _head(parent)
+        outer = parent.parent
+        is_outer = not (outer is not None and outer.type in ("scoped_identifier", "scoped_type_identifier")
+                        and outer.child_by_field_name("path") is not None
+                        and outer.child_by_field_name("path").id == parent.id)
+        if head is not None and head.type in ("crate", "self", "super") and is_outer:
+            out.refs.append(Ref(name, "crate-path", line, text(parent)))
+        return
+    out.refs.append(Ref(name, "value", line))
+
+
+def _outer_path(node):
+    while node.parent is not None and node.parent.type in ("scoped_identifier", "scoped_type_identifier"):
+        p = node.parent
+        path = p.child_by_field_name("path")
+        if path is None or path.id != node.id:
+            break
+        node = p
+    return node
+
+
+def _head(node):
+    """The first segment of a path node (None for a leading ``::``)."""
+    while node is not None and node.type in ("scoped_identifier", "scoped_type_identifier"):
+        node = node.child_by_field_name("path")
+    return node
+
+
+def _macro(inv, tt, ranges: list[tuple[int, int]], out: Candidates) -> None:
+    """Read the arguments of a std expression macro token by token (others are opaque)."""
+    macro = inv.child_by_field_name("macro")
+    name = text(macro).rsplit("::", 1)[-1] if macro is not None else ""
+    if not _intersects(tt.start_byte, tt.end_byte, ranges):
+        return
+    tokens = _tokens(tt)
+    if name not in resolve.EXPR_MACROS or any(t.type in resolve.BINDING_TOKENS for t in tokens):
+        if any(t.type == "identifier" for t in tokens):
+            out.opaque.append((name + "!", inv.start_point[0] + 1))
+        return
+    _read_tokens(tt, name in resolve.FORMAT_MACROS, ranges, out)
+
+
+def _tokens(tt) -> list:
+    found = []
+    stack = [tt]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            if child.type == "token_tree":
+                stack.append(child)
+            else:
+                found.append(child)
+    return found
+
+
+def _read_tokens(tt, formatted: bool, ranges: list[tuple[int, int]], out: Candidates) -> None:
+    children = tt.children
+    skip_next_tree = False
+    for i, tok in enumerate(children):
+        kind = tok.type
+        if kind == "token_tree":
+            if skip_next_tree:
+                skip_next_tree = False
+                continue
+            _read_tokens(tok, False, ranges, out)
+            continue
+        if kind == "!" and skip_next_tree:
+            continue
+        skip_next_tree = False
+        if kind != "identifier" or not _intersects(tok.start_byte, tok.end_byte, ranges):
+            continue
+        prev = children[i - 1].type if i > 0 else ""
+        nxt = children[i + 1].type if i + 1 < len(children) else ""
+        if prev in (".", "::", "$", "'") or nxt == ":":
+            continue
+        if formatted and nxt == "=":
+            continue
+        line = tok.start_point[0] + 1
+        name = text(tok)
+        if nxt == "!":
+            out.refs.append(Ref(name, "macro", line))
+            out.opaque.append((name + "!", line))
+            skip_next_tree = True
+        elif nxt == "::":
+            out.refs.append(Ref(name, "head", line, name))
+        else:
+            out.refs.append(Ref(name, "value", line))
+
+
+def _intersects(a: int, b: int, ranges: list[tuple[int, int]]) -> bool:
+    for s, e in ranges:
+        if a < max(e, s + 1) and s < b:
+            return True
+    return False

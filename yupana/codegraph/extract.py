@@ -1,0 +1,491 @@
+"""Facts of one Rust file at the tree-sitter tier: symbols, reference edges, bindings, uses, mods.
+
+Everything here is syntactic. A reference is a *name* (plus the path segment or receiver
+that qualifies it), never a resolved target: resolution by name is done by the callers and
+is an approximation they label as such. Extraction runs three compiled queries in C and
+touches only the captured nodes from Python, so a file costs about what parsing it costs.
+
+Item-level macro invocations whose body parses as Rust items (``cfg_rt! { mod x; fn y() {} }``,
+common in real crates) are parsed again on their own and their items indexed as if written
+in place; a body that does not parse as items contributes its identifiers as *maybe* names
+(something a macro may define), as do ``macro_rules!`` bodies.
+"""
+
+from __future__ import annotations
+
+from yupana.codegraph import parse
+
+# Bump whenever what extract() records changes: stored facts of another version are re-derived.
+VERSION = 2
+
+# Symbol tuple layout (also the store's column order).
+NAME, KIND, CONTAINER, TRAIT, PARENT, START, END, LINE, END_LINE, ARITY = range(10)
+
+FLAG_INCLUDE = 1  # include!(…): code this index cannot see
+FLAG_MACRO_USE = 2  # #[macro_use] extern crate: macros this index cannot list
+FLAG_PARSE_ERROR = 4  # the file does not parse cleanly
+
+DEFS = """
+(function_item name: (identifier) @fn)
+(function_signature_item name: (identifier) @fn)
+(struct_item name: (type_identifier) @struct)
+(enum_item name: (type_identifier) @enum)
+(union_item name: (type_identifier) @union)
+(trait_item name: (type_identifier) @trait)
+(type_item name: (type_identifier) @type)
+(associated_type name: (type_identifier) @type)
+(const_item name: (identifier) @const)
+(static_item name: (identifier) @static)
+(mod_item name: (identifier) @mod)
+(macro_definition name: (identifier) @macro)
+(enum_variant name: (identifier) @variant)
+(impl_item) @impl
+(macro_invocation) @invocation
+(use_declaration) @use
+(extern_crate_declaration) @extern
+(attribute_item) @attr
+(inner_attribute_item) @attr
+"""
+
+BINDINGS = """
+(let_declaration pattern: (identifier) @b)
+(parameter pattern: (identifier) @b)
+(closure_parameters (identifier) @b)
+(for_expression pattern: (identifier) @b)
+(let_condition pattern: (identifier) @b)
+(match_pattern (identifier) @b)
+(tuple_pattern (identifier) @b)
+(tuple_struct_pattern (identifier) @tsp)
+(slice_pattern (identifier) @b)
+(ref_pattern (identifier) @b)
+(mut_pattern (identifier) @b)
+(captured_pattern (identifier) @b)
+(or_pattern (identifier) @b)
+(reference_pattern (identifier) @b)
+(field_pattern pattern: (identifier) @b)
+(field_pattern name: (shorthand_field_identifier) @b)
+(const_parameter name: (identifier) @b)
+(type_parameter name: (type_identifier) @b)
+(use_as_clause alias: (identifier) @b)
+(extern_crate_declaration name: (identifier) @b)
+(extern_crate_declaration alias: (identifier) @b)
+"""
+
+REFS = """
+(identifier) @id
+(type_identifier) @id
+(field_expression field: (field_identifier) @field)
+"""
+
+ITEM_KINDS = {"fn", "struct", "enum", "union", "trait", "type", "const", "static", "mod", "macro"}
+_SKIP_REF_PARENTS = {"lifetime", "type_binding", "label", "visibility_modifier", "attribute", "meta_item"}
+_ITEM_PARENTS = ("source_file", "declaration_list")
+
+
+def text(node) -> str:
+    """The node's text, with a raw identifier's ``r#`` dropped."""
+    t = node.text.decode("utf-8", "replace")
+    return t[2:] if t.startswith("r#") else t
+
+
+def type_name(node) -> str | None:
+    """The base name of a type node (``Foo`` of ``a::Foo<T>``, ``&Foo``, ``Foo<T>``)."""
+    while node is not None:
+        kind = node.type
+        if kind in ("type_identifier", "identifier", "primitive_type"):
+            return text(node)
+        if kind in ("generic_type", "reference_type", "pointer_type", "array_type"):
+            node = node.child_by_field_name("type") or node.child_by_field_name("element")
+        elif kind in ("scoped_type_identifier", "scoped_identifier"):
+            node = node.child_by_field_name("name")
+        else:
+            return None
+    return None
+
+
+def qualifier(path) -> str:
+    """The last segment of a path that qualifies a name (``B`` of ``a::B::c``; ``::`` for ``::c``)."""
+    if path is None:
+        return "::"
+    kind = path.type
+    if kind in ("scoped_identifier", "scoped_type_identifier"):
+        name = path.child_by_field_name("name")
+        return text(name) if name is not None else "::"
+    if kind == "generic_type":
+        return type_name(path) or "?"
+    if kind == "bracketed_type":
+        inner = path.named_children[0] if path.named_child_count else None
+        if inner is not None and inner.type == "qualified_type":
+            alias = inner.child_by_field_name("alias")
+            return type_name(alias) or "?" if alias is not None else type_name(inner.child_by_field_name("type")) or "?"
+        return type_name(inner) or "?"
+    return text(path)
+
+
+class FileFacts:
+    """What one file contributes to the index (tuples, so the store can write them as rows)."""
+
+    __slots__ = ("syms", "refs", "maybe", "uses", "bound", "locals", "mods", "flags", "externs")
+
+    def __init__(self) -> None:
+        self.syms: list[list] = []  # see NAME … ARITY
+        self.refs: set[tuple[str, str | None, int]] = set()  # (name, qualifier, symbol index or -1)
+        self.maybe: set[str] = set()  # names a macro may define
+        self.uses: list[tuple[str, str, int]] = []  # (path, bound name or "*", line)
+        self.bound: set[str] = set()  # every name bound anywhere in the file
+        self.locals: set[str] = set()  # names bound by patterns, parameters, generics, aliases
+        self.mods: list[tuple[str, int, str | None, str]] = []  # (name, line, #[path], inline parents "a/b")
+        self.flags = 0
+        self.externs: list[str] = []  # extern crate names (as bound)
+
+    def info(self) -> dict:
+        """The per-file record the verifier reads (bound names, uses, mods, flags)."""
+        return {"bound": sorted(self.bound), "uses": self.uses, "mods": self.mods,
+                "flags": self.flags, "externs": self.externs}
+
+
+def extract(source: bytes, tree=None, *, refs: bool = True, reparse: bool = True) -> FileFacts:
+    """All facts of one Rust source file.
+
+    ``refs=False`` skips reference edges (the verifier needs names, not edges);
+    ``reparse=False`` keeps item-level macro bodies as *maybe* names instead of parsing them.
+    """
+    if tree is None:
+        tree = parse.parse(source)
+    facts = FileFacts()
+    if tree.root_node.has_error:
+        facts.flags |= FLAG_PARSE_ERROR
+    _extract(tree.root_node, 0, 0, facts, 0 if reparse else _NO_REPARSE, refs)
+    _attribute(facts)
+    return facts
+
+
+_NO_REPARSE = 1 << 20  # a depth past which macro bodies are never parsed again
+
+
+def _extract(root, shift: int, line_base: int, facts: FileFacts, depth: int, want_refs: bool = True) -> None:
+    """Collect from ``root``: a whole file, or a re-parsed macro body whose bytes start at
+    ``shift`` and lines at ``line_base`` in the file."""
+    defs = parse.captures(parse.query(DEFS), root)
+    excluded: list[tuple[int, int]] = []  # token trees re-parsed as items
+    for node in defs.get("invocation", ()):
+        _invocation(node, facts, excluded, shift, line_base, depth)
+    skipped = sorted((n.start_byte, n.end_byte) for n in defs.get("attr", ()))
+    excluded.sort()
+
+    def inside_excluded(pos: int) -> bool:
+        for a, b in excluded:
+            if a <= pos < b:
+                return True
+            if a > pos:
+                break
+        return False
+
+    def_ids = set()
+    for kind, nodes in defs.items():
+        if kind in ("invocation", "use", "extern", "attr"):
+            continue
+        for node in nodes:
+            if excluded and inside_excluded(node.start_byte):
+                continue
+            item = node if kind == "impl" else node.parent
+            if kind != "impl":
+                def_ids.add(node.id)
+            _symbol(item, kind, node, facts, line_base, shift)
+    for node in defs.get("use", ()):
+        if not (excluded and inside_excluded(node.start_byte)):
+            _use(node, facts, line_base)
+    for node in defs.get("extern", ()):
+        if not (excluded and inside_excluded(node.start_byte)):
+            _extern(node, facts)
+    bind = parse.captures(parse.query(BINDINGS), root)
+    for node in bind.get("b", ()):
+        def_ids.add(node.id)
+        facts.locals.add(text(node))
+    for node in bind.get("tsp", ()):
+        parent = node.parent
+        type_node = parent.child_by_field_name("type")
+        if type_node is None or type_node.id != node.id:
+            def_ids.add(node.id)
+            facts.locals.add(text(node))
+    facts.bound |= facts.locals
+    if not want_refs:
+        return
+    refs = parse.captures(parse.query(REFS), root)
+    excluded = sorted(excluded + skipped)
+    for node in refs.get("id", ()):
+        if node.id in def_ids or (excluded and inside_excluded(node.start_byte)):
+            continue
+        parent = node.parent
+        ptype = parent.type if parent is not None else ""
+        if ptype in _SKIP_REF_PARENTS:
+            continue
+        qual = None
+        if ptype in ("scoped_identifier", "scoped_type_identifier"):
+            name_node = parent.child_by_field_name("name")
+            if name_node is not None and name_node.id == node.id:
+                qual = qualifier(parent.child_by_field_name("path"))
+        elif ptype == "macro_invocation":
+            qual = "!"
+        elif ptype == "use_as_clause":
+            alias = parent.child_by_field_name("alias")
+            if alias is not None and alias.id == node.id:
+                continue
+        facts.refs.add((text(node), qual, node.start_byte + shift))
+    for node in refs.get("field", ()):
+        if not (excluded and inside_excluded(node.start_byte)):
+            facts.refs.add((text(node), ".", node.start_byte + shift))
+
+
+def _invocation(node, facts: FileFacts, excluded: list, shift: int, line_base: int, depth: int) -> None:
+    """An item-level macro invocation: re-parse its body as items, or keep its names as maybe."""
+    macro = node.child_by_field_name("macro")
+    name = text(macro) if macro is not None else ""
+    if name == "include" or name.endswith("::include"):
+        facts.flags |= FLAG_INCLUDE
+    parent = node.parent
+    if parent is None or parent.type not in _ITEM_PARENTS:
+        if name not in _STD_EXPR and not name.endswith(_STD_SUFFIXES):
+            tt = _last_token_tree(node)
+            if tt is not None:  # a statement macro may bind names (pin!, task_local!, select!…)
+                facts.bound.update(_identifiers(tt))
+        return
+    tt = None
+    for child in node.named_children:
+        if child.type == "token_tree":
+            tt = child
+    if tt is None or tt.end_byte - tt.start_byte < 3:
+        return
+    if depth > 4:
+        facts.maybe.update(_identifiers(tt))
+        return
+    sub = parse.parse(tt.text[1:-1])
+    root = sub.root_node
+    if root.has_error or not root.named_child_count:
+        facts.maybe.update(_identifiers(tt))
+        return
+    _extract(root, shift + tt.start_byte + 1, line_base + tt.start_point[0], facts, depth + 1)
+    # (the re-parsed body's own references are collected by the recursive call)
+    excluded.append((tt.start_byte, tt.end_byte))
+
+
+_STD_EXPR = frozenset("""println print eprintln eprint format format_args write writeln panic assert assert_eq
+assert_ne debug_assert debug_assert_eq debug_assert_ne vec dbg todo unimplemented unreachable matches""".split())
+_STD_SUFFIXES = tuple("::" + m for m in _STD_EXPR)
+
+
+def _last_token_tree(node):
+    tt = None
+    for child in node.named_children:
+        if child.type == "token_tree":
+            tt = child
+    return tt
+
+
+def _identifiers(node) -> set[str]:
+    """Every identifier under ``node`` (a token tree: macro arguments and bodies)."""
+    found = set()
+    for n in parse.captures(parse.query("(identifier) @i"), node).get("i", ()):
+        found.add(text(n))
+    return found
+
+
+def _symbol(item, kind: str, name_node, facts: FileFacts, line_base: int, shift: int) -> None:
+    name = text(name_node) if kind != "impl" else None
+    trait = None
+    arity = -2
+    if kind == "impl":
+        name = type_name(item.child_by_field_name("type")) or "?"
+        trait_node = item.child_by_field_name("trait")
+        trait = type_name(trait_node) if trait_node is not None else None
+    elif kind == "fn":
+        arity, has_self = _arity(item.child_by_field_name("parameters"))
+        if has_self:
+            kind = "method"
+    elif kind == "mod":
+        if item.child_by_field_name("body") is None:
+            facts.mods.append((name, line_base + item.start_point[0] + 1, path_attr(item), inline_parents(item)))
+    elif kind == "macro":
+        body_names = set()
+        for child in item.named_children:
+            if child.type == "macro_rule":
+                right = child.child_by_field_name("right")
+                if right is not None:
+                    body_names |= _identifiers(right)
+        facts.maybe |= body_names
+    start = _leading_start(item)
+    if kind != "impl":
+        facts.bound.add(name)
+    facts.syms.append([name, kind, None, trait, -1, start + shift, item.end_byte + shift,
+                       line_base + item.start_point[0] + 1, line_base + item.end_point[0] + 1, arity])
+
+
+def _arity(params) -> tuple[int, bool]:
+    """(number of non-self parameters, or -1 when variadic; whether there is a self parameter)."""
+    if params is None:
+        return 0, False
+    count, has_self = 0, False
+    for child in params.named_children:
+        kind = child.type
+        if kind == "self_parameter":
+            has_self = True
+        elif kind == "variadic_parameter":
+            return -1, has_self
+        elif kind == "parameter":
+            count += 1
+        elif kind not in ("attribute_item", "line_comment", "block_comment"):
+            count += 1  # a bare type in a signature (`fn f(u8)` in old traits)
+    return count, has_self
+
+
+def _leading_start(item) -> int:
+    """Start of ``item`` including the attributes and doc comments written just above it."""
+    start = item.start_byte
+    prev = item.prev_named_sibling
+    while prev is not None and (prev.type == "attribute_item" or
+                                (prev.type in ("line_comment", "block_comment") and _is_doc(prev))):
+        start = prev.start_byte
+        prev = prev.prev_named_sibling
+    return start
+
+
+def _is_doc(comment) -> bool:
+    head = comment.text[:3]
+    return head in (b"///", b"//!", b"/**", b"/*!")
+
+
+def path_attr(item) -> str | None:
+    """The ``#[path = "…"]`` attribute above a ``mod`` declaration, if any."""
+    prev = item.prev_named_sibling
+    while prev is not None and prev.type == "attribute_item":
+        raw = prev.text.decode("utf-8", "replace")
+        body = raw[2:-1].strip() if raw.startswith("#[") else ""
+        if body.startswith("path") and "=" in body:
+            value = body.split("=", 1)[1].strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                return value[1:-1]
+        prev = prev.prev_named_sibling
+    return None
+
+
+def inline_parents(item) -> str:
+    """``a/b`` when a ``mod`` declaration sits inside ``mod a { mod b { … } }``."""
+    names = []
+    node = item.parent
+    while node is not None:
+        if node.type == "mod_item":
+            n = node.child_by_field_name("name")
+            if n is not None:
+                names.append(text(n))
+        node = node.parent
+    return "/".join(reversed(names))
+
+
+def _use(node, facts: FileFacts, line_base: int) -> None:
+    line = line_base + node.start_point[0] + 1
+    arg = node.child_by_field_name("argument")
+    if arg is not None:
+        for path, bound in use_paths(arg, ""):
+            facts.uses.append((path, bound, line))
+            if bound != "*":
+                facts.bound.add(bound)
+
+
+def use_paths(node, prefix: str) -> list[tuple[str, str]]:
+    """Expand a use tree into ``(path, bound name)``; globs give ``(path, "*")``."""
+    kind = node.type
+    join = (lambda p: prefix + "::" + p) if prefix else (lambda p: p)
+    if kind in ("identifier", "self", "crate", "super", "metavariable"):
+        t = text(node)
+        if t == "self" and prefix:
+            return [(prefix, prefix.rsplit("::", 1)[-1])]
+        return [(join(t), t)]
+    if kind == "scoped_identifier":
+        full = join(_path_text(node))
+        return [(full, full.rsplit("::", 1)[-1])]
+    if kind == "use_as_clause":
+        path = node.child_by_field_name("path")
+        alias = node.child_by_field_name("alias")
+        full = join(_path_text(path)) if path is not None else prefix
+        return [(full, text(alias) if alias is not None else full.rsplit("::", 1)[-1])]
+    if kind == "use_wildcard":
+        inner = node.named_children[0] if node.named_child_count else None
+        return [(join(_path_text(inner)) if inner is not None else prefix, "*")]
+    if kind == "scoped_use_list":
+        path = node.child_by_field_name("path")
+        lst = node.child_by_field_name("list")
+        sub = join(_path_text(path)) if path is not None else prefix
+        return use_paths(lst, sub) if lst is not None else []
+    if kind == "use_list":
+        out = []
+        for child in node.named_children:
+            if child.type not in ("line_comment", "block_comment"):
+                out += use_paths(child, prefix)
+        return out
+    return []
+
+
+def _path_text(node) -> str:
+    """``a::b::c`` for a path node (leading ``::`` kept as an empty first segment)."""
+    if node is None:
+        return ""
+    if node.type in ("scoped_identifier", "scoped_type_identifier"):
+        path = node.child_by_field_name("path")
+        name = node.child_by_field_name("name")
+        head = _path_text(path) if path is not None else ""
+        return head + "::" + (text(name) if name is not None else "")
+    return text(node)
+
+
+def _extern(node, facts: FileFacts) -> None:
+    name = node.child_by_field_name("name")
+    alias = node.child_by_field_name("alias")
+    bound = text(alias if alias is not None else name) if name is not None else None
+    if bound:
+        facts.externs.append(bound)
+        facts.bound.add(bound)
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type == "attribute_item":
+        if b"macro_use" in prev.text:
+            facts.flags |= FLAG_MACRO_USE
+        prev = prev.prev_named_sibling
+
+
+def _attribute(facts: FileFacts) -> None:
+    """Order symbols, link parents and containers, and attribute each reference to the
+    innermost enclosing symbol (variants give theirs to the enum)."""
+    syms = facts.syms
+    syms.sort(key=lambda s: (s[START], -s[END]))
+    stack: list[int] = []
+    for i, s in enumerate(syms):
+        while stack and syms[stack[-1]][END] <= s[START]:
+            stack.pop()
+        s[PARENT] = stack[-1] if stack else -1
+        stack.append(i)
+    for s in syms:
+        p = s[PARENT]
+        while p >= 0 and syms[p][KIND] not in ("impl", "trait", "mod", "enum"):
+            p = syms[p][PARENT]
+        if p >= 0:
+            owner = syms[p]
+            if owner[KIND] == "impl":
+                s[CONTAINER], s[TRAIT] = owner[NAME], owner[TRAIT]
+            elif owner[KIND] in ("trait", "enum"):
+                s[CONTAINER] = owner[NAME]
+    starts = [s[START] for s in syms]
+    import bisect
+
+    out: set[tuple[str, str | None, int]] = set()
+    for name, qual, pos in facts.refs:
+        i = bisect.bisect_right(starts, pos) - 1
+        while i >= 0 and syms[i][END] <= pos:
+            i = syms[i][PARENT]
+        while i >= 0 and syms[i][KIND] == "variant":
+            i = syms[i][PARENT]
+        if qual == "Self" and i >= 0:
+            owner = syms[i][CONTAINER] if syms[i][KIND] != "impl" else syms[i][NAME]
+            qual = owner or qual
+        if i >= 0 and syms[i][NAME] == name and qual is None:
+            continue  # recursion is not a dependency
+        out.add((name, qual, i))
+    facts.refs = out

@@ -1,0 +1,373 @@
+"""The persistent, incremental symbol index of a crate, made fresh within a deadline.
+
+:func:`open_crate` finds the crate of a file, opens the repository's index (see
+:mod:`yupana.codegraph.store`) and brings it up to date: directories whose mtime changed are
+listed again, every known file is ``stat``-ed, files whose (mtime, size) changed are read and
+hashed, and only files whose content hash changed are parsed again — the edited file first,
+then the rest, for as long as the deadline allows. What was parsed is written in one short
+``BEGIN IMMEDIATE`` transaction; when another process holds the write lock past the budget
+the parsed facts stay in memory (an *overlay*) and answers use them all the same.
+
+When the crate cannot be brought up to date in time (first use of a repository, a branch
+switch) the index says so (:attr:`CrateIndex.complete` is False, :attr:`pending` counts the
+files it could not look at) and :func:`spawn_builder` starts one detached
+``python -m yupana.codegraph.index build`` (single-flight through an flock, at most one
+attempt per ``SPAWN_BACKOFF_S``), so the next edit finds a warm index. Facts are all tagged
+tree-sitter tier; nothing here resolves a name to a definition.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from yupana.codegraph import crate as crates
+from yupana.codegraph import store as stores
+
+TIER = "tree-sitter"
+DEFAULT_RATE = 1.2e6  # bytes/s parsed + extracted, until this process has measured its own
+SPAWN_BACKOFF_S = 10.0
+_open: dict[tuple[str, str], "CrateIndex"] = {}
+
+
+class CrateIndex:
+    """One crate of a repository's index, as fresh as the deadline allowed."""
+
+    def __init__(self, repo: str, crate: crates.Crate, store: stores.Store) -> None:
+        self.repo = repo
+        self.crate = crate
+        self.store = store
+        self.crate_id = 0
+        self.files: dict[str, tuple[int, int, int, str]] = {}  # rel -> (id, mtime_ns, size, hash)
+        self.overlay: dict[str, tuple[int, object]] = {}  # rel -> (id, FileFacts) not written to disk
+        self.sources: dict[str, tuple[bytes, object]] = {}  # rel -> (bytes, tree) parsed in this process
+        self.pending: list[str] = []  # stale or new files not parsed (deadline)
+        self.complete = False
+        self.notes: list[str] = []
+
+    # ── reading ─────────────────────────────────────────────────────────────────────
+
+    def rel_of(self, path: str) -> str | None:
+        """``path`` relative to the crate directory (None when outside it)."""
+        d = self.crate.dir
+        path = os.path.abspath(path)
+        return path[len(d) + 1:] if path.startswith(d + os.sep) else None
+
+    def file_id(self, rel: str) -> int | None:
+        if rel in self.overlay:
+            return self.overlay[rel][0]
+        row = self.files.get(rel)
+        return row[0] if row else None
+
+    def is_fresh(self, rel: str) -> bool:
+        return (rel in self.files or rel in self.overlay) and rel not in self.pending
+
+    def symbols_of(self, rel: str) -> list[tuple]:
+        """``(idx, name, kind, container, trait, parent, start, end, line, end_line, arity)`` of a file."""
+        if rel in self.overlay:
+            return [(i, *s) for i, s in enumerate(self.overlay[rel][1].syms)]
+        fid = self.file_id(rel)
+        return self.store.symbols_of(fid) if fid is not None else []
+
+    def info(self, rel: str) -> dict:
+        if rel in self.overlay:
+            return self.overlay[rel][1].info()
+        fid = self.file_id(rel)
+        return self.store.file_info(fid) if fid is not None else {}
+
+    def _overlay_ids(self) -> set[int]:
+        return {fid for fid, _ in self.overlay.values()}
+
+    def refs_to(self, names) -> list[tuple]:
+        """``(name, qual, file id, symbol idx)`` of every reference to these names in the crate."""
+        names = set(names)
+        shadow = self._overlay_ids()
+        rows = [r for r in self.store.refs_to(names, self.crate_id) if r[2] not in shadow]
+        for fid, facts in self.overlay.values():
+            rows += [(n, q, fid, s) for n, q, s in facts.refs if n in names and s >= 0]
+        return rows
+
+    def symbol_rows(self, keys) -> dict[tuple[int, int], tuple]:
+        """``{(file id, idx): (name, kind, container, trait)}``."""
+        keys = set(keys)
+        shadow = self._overlay_ids()
+        out = self.store.symbol_rows(k for k in keys if k[0] not in shadow)
+        for fid, facts in self.overlay.values():
+            for k in keys:
+                if k[0] == fid and 0 <= k[1] < len(facts.syms):
+                    s = facts.syms[k[1]]
+                    out[k] = (s[0], s[1], s[2], s[3])
+        return out
+
+    def symbols_named(self, names) -> list[tuple]:
+        """``(file id, idx, name, kind, container, trait, arity, rel, line)`` across the crate."""
+        names = set(names)
+        shadow = self._overlay_ids()
+        rows = [r for r in self.store.symbols_named(names, self.crate_id) if r[0] not in shadow]
+        for rel, (fid, facts) in self.overlay.items():
+            rows += [(fid, i, s[0], s[1], s[2], s[3], s[9], rel, s[7]) for i, s in enumerate(facts.syms) if s[0] in names]
+        return rows
+
+    def names_known(self, names) -> dict[str, set[str]]:
+        """``{name: kinds}`` the crate defines, imports or may define through a macro."""
+        names = set(names)
+        known = self.store.names_known(names, self.crate_id) if names else {}
+        for _, facts in self.overlay.values():
+            for s in facts.syms:
+                if s[0] in names:
+                    known.setdefault(s[0], set()).add(s[1])
+            for n in facts.maybe & names:
+                known.setdefault(n, set()).add("maybe")
+            for _, bound, _ in facts.uses:
+                if bound in names:
+                    known.setdefault(bound, set()).add("use")
+            for flag in stores.file_flags(facts):
+                if flag in names:
+                    known.setdefault(flag, set()).add("flag")
+        return known
+
+    def rel_paths(self, ids) -> dict[int, str]:
+        out = {fid: rel for rel, (fid, _) in self.overlay.items()}
+        out.update(self.store.file_rels(i for i in ids if i not in out))
+        return out
+
+    # ── freshening ──────────────────────────────────────────────────────────────────
+
+    def refresh(self, deadline_at: float, first: str | None = None, *, budget_share: float = 1.0,
+                at_least_one: bool = False) -> None:
+        """Bring the crate up to date, parsing changed files until ``deadline_at`` (monotonic).
+
+        ``budget_share`` limits parsing to that share of the time left (the rest is the
+        caller's, for the analysis itself). ``first`` is parsed before any other file.
+        ``at_least_one`` parses one stale file whatever its predicted cost (the builder).
+        """
+        c = self.crate
+        row = self.store.crate(c.rel)
+        known_dirs = row[4] if row else {}
+        manifest_changed = row is None or row[3] != c.manifest_sig
+        self.files = self.store.files(row[0]) if row else {}
+        self.crate_id = row[0] if row else 0
+        disk, dirs, walked_all = self._scan(known_dirs)
+        stale: list[tuple[str, int, int]] = []
+        touched: list[tuple[int, int, int]] = []
+        gone = [self.files[rel][0] for rel in self.files if rel not in disk]
+        for rel, (mtime, size) in disk.items():
+            known = self.files.get(rel)
+            if known is None or known[1] != mtime or known[2] != size:
+                stale.append((rel, mtime, size))
+        stale.sort(key=lambda s: (s[0] != first, s[2]))
+        now = time.monotonic()
+        limit = now + max(0.0, deadline_at - now) * budget_share
+        parsed: list[tuple[str, int, int, str, object]] = []
+        rate = _rate.get("bps", DEFAULT_RATE)
+        for n, (rel, mtime, size) in enumerate(stale):
+            if time.monotonic() + size / rate > limit and not (at_least_one and n == 0):
+                self.pending = [s[0] for s in stale[n:]]
+                break
+            data = _read(os.path.join(c.dir, rel))
+            if data is None:
+                continue
+            digest = stores.content_hash(data)
+            known = self.files.get(rel)
+            if known is not None and known[3] == digest:
+                touched.append((known[0], mtime, size))
+                continue
+            t0 = time.monotonic()
+            facts, tree = _facts(data)
+            _learn_rate(len(data), time.monotonic() - t0)
+            parsed.append((rel, mtime, size, digest, facts))
+            if rel == first:
+                self.sources[rel] = (data, tree)
+        # Every file on disk is now indexed at its current content, unless some were left.
+        self.complete = walked_all and not self.pending
+        if not self.complete:
+            dirs = {}  # an unfinished index is walked whole next time, so no file is missed
+        if not walked_all:
+            self.notes.append(f"crate has more than {crates.MAX_FILES} .rs files; the index covers the first of them")
+        if manifest_changed or parsed or touched or gone or dirs != known_dirs:
+            self._write(parsed, touched, gone, dirs, deadline_at)
+
+    def _scan(self, known_dirs: dict[str, int]) -> tuple[dict[str, tuple[int, int]], dict[str, int], bool]:
+        """``({rel: (mtime_ns, size)} on disk now, {dir: mtime_ns}, walked everything)``."""
+        cdir = self.crate.dir
+        if not known_dirs:
+            return crates.walk(cdir)
+        changed = []
+        for d, mtime in known_dirs.items():
+            try:
+                if os.stat(os.path.join(cdir, d) if d else cdir).st_mtime_ns != mtime:
+                    changed.append(d)
+            except OSError:
+                changed.append(d)
+        listing, new_dirs, ok = crates.walk(cdir, changed, known_dirs) if changed else ({}, {}, True)
+        changed_set = set(changed)
+        dirs = {d: m for d, m in known_dirs.items() if d not in changed_set}
+        dirs.update(new_dirs)
+        disk = dict(listing)
+        for rel, (_, mtime, size, _) in self.files.items():
+            d = rel.rpartition("/")[0]
+            if d in changed_set or d not in dirs:
+                continue  # listed again above (or its directory is gone)
+            try:
+                st = os.stat(os.path.join(cdir, rel))
+            except OSError:
+                continue
+            disk[rel] = (st.st_mtime_ns, st.st_size)
+        return disk, dirs, ok
+
+    def _write(self, parsed: list, touched: list, gone: list, dirs: dict, deadline_at: float) -> None:
+        """One short transaction; on a busy or failing index keep the facts in memory."""
+        c = self.crate
+        st = self.store
+        st.set_busy(max(5, min(50, int((deadline_at - time.monotonic()) * 300))))
+        try:
+            st.begin()
+        except stores.StoreError as exc:
+            self._keep_in_memory(parsed, str(exc))
+            return
+        try:
+            complete = self.complete
+            self.crate_id = st.upsert_crate(c.rel, c.name, {"deps": sorted(c.deps)}, c.manifest_sig, dirs, complete)
+            for fid in gone:
+                st.drop_file(fid)
+            for fid, mtime, size in touched:
+                st.touch_file(fid, mtime, size)
+            for rel, mtime, size, digest, facts in parsed:
+                fid = st.put_file(self.crate_id, rel, mtime, size, digest, facts)
+                self.files[rel] = (fid, mtime, size, digest)
+            st.commit()
+        except (stores.StoreError, *st.errors) as exc:
+            st.rollback()
+            self._keep_in_memory(parsed, str(exc))
+        for fid in gone:
+            for rel, row in list(self.files.items()):
+                if row[0] == fid:
+                    del self.files[rel]
+
+    def _keep_in_memory(self, parsed: list, why: str) -> None:
+        self.notes.append(f"index not updated on disk ({why}); answering from memory")
+        fake = -1
+        for rel, _, _, _, facts in parsed:
+            fid = self.files[rel][0] if rel in self.files else fake
+            fake -= 1
+            self.overlay[rel] = (fid, facts)
+
+
+_rate: dict[str, float] = {}
+
+
+def _learn_rate(size: int, secs: float) -> None:
+    if size > 4096 and secs > 0:
+        seen = size / secs
+        old = _rate.get("bps")
+        _rate["bps"] = seen if old is None else (old + seen) / 2
+
+
+def _facts(data: bytes):
+    from yupana.codegraph import extract, parse
+
+    tree = parse.parse(data)
+    return extract.extract(data, tree), tree
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def open_crate(path: str, root: str, deadline_at: float, *, budget_share: float = 1.0) -> CrateIndex:
+    """The fresh-as-possible index of the crate holding ``path`` (raises StoreError).
+
+    Reused within one process, so the verify arm and the blast radius of the same edit pay
+    for freshening once.
+    """
+    repo = crates.repo_root(path, root)
+    c = crates.find(path, repo)
+    key = (repo, c.dir)
+    ci = _open.get(key)
+    if ci is not None:
+        return ci
+    st = stores.Store(stores.index_path(repo))
+    ci = CrateIndex(repo, c, st)
+    rel = ci.rel_of(path)
+    ci.refresh(deadline_at, rel, budget_share=budget_share)
+    _open[key] = ci
+    return ci
+
+
+def forget() -> None:
+    """Drop the per-process cache of opened indexes (tests, long-lived callers)."""
+    for ci in _open.values():
+        ci.store.close()
+    _open.clear()
+
+
+def spawn_builder(ci: CrateIndex) -> bool:
+    """Start one detached background build of ``ci``'s crate (False when backed off or busy)."""
+    index_dir = os.path.dirname(ci.store.path)
+    stamp = os.path.join(index_dir, "build.stamp")
+    try:
+        if time.time() - os.stat(stamp).st_mtime < SPAWN_BACKOFF_S:
+            return False
+    except OSError:
+        pass
+    try:
+        with open(stamp, "wb"):
+            pass
+        devnull = os.devnull
+        actions = [(os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0)]
+        argv = [sys.executable, "-m", "yupana.codegraph.index", "build", "--repo", ci.repo, "--crate", ci.crate.dir]
+        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+        return True
+    except OSError:
+        return False
+
+
+def build(repo: str, crate_dir: str, *, batch_s: float = 0.25, progress=None) -> CrateIndex | None:
+    """Index a whole crate (cold path): single-flight through ``build.lock`` beside the index;
+    None when another builder holds it. Commits every ``batch_s`` of parsing so hooks never
+    wait long for the write lock."""
+    import fcntl
+
+    c = crates.find(os.path.join(crate_dir, "Cargo.toml"), repo)
+    st = stores.Store(stores.index_path(repo), busy_ms=5000)
+    lock = open(os.path.join(os.path.dirname(st.path), "build.lock"), "wb")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        st.close()
+        return None
+    try:
+        while True:
+            ci = CrateIndex(repo, c, st)
+            ci.refresh(time.monotonic() + batch_s, at_least_one=True)
+            if progress is not None:
+                progress(len(ci.files), len(ci.pending))
+            if not ci.pending:
+                return ci
+    finally:
+        lock.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m yupana.codegraph.index build --repo R --crate C`` (the detached builder)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="yupana.codegraph.index", description=main.__doc__)
+    parser.add_argument("action", choices=["build"])
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--crate", required=True)
+    args = parser.parse_args(argv)
+    build(os.path.abspath(args.repo), os.path.abspath(args.crate))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""tree-sitter, loaded cheaply: the grammar map, one parser, and compiled queries.
+
+Hooks import this module only when a check is armed for a file a grammar can parse (a
+``.rs`` edit with blast ceilings or ``verify`` on, or a structural rule for its language).
+
+Why the loader bypasses the packages: ``import tree_sitter`` imports :mod:`typing` (~10 ms
+here) and ``import tree_sitter_rust`` imports :mod:`importlib.resources` (~11 ms, it pulls
+pathlib, tempfile and re) — together about twice the cost of a bare interpreter. The
+compiled bindings themselves (``tree_sitter._binding`` and ``tree_sitter_rust._binding``)
+load in ~2-4 ms. :func:`_binding` finds each extension through the normal path finder and
+loads it without running its package ``__init__``; any failure falls back to the ordinary
+import, so correctness never depends on the shortcut.
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Extension -> language, as the Rust original's ``language_for_extension`` (interop §1.1).
+LANGUAGE_BY_EXT = {
+    "rs": "rust",
+    "ts": "typescript", "mts": "typescript", "cts": "typescript",
+    "js": "typescript", "mjs": "typescript", "cjs": "typescript",
+    "tsx": "tsx", "jsx": "tsx",
+    "py": "python", "pyi": "python",
+    "go": "go",
+    "java": "java",
+    "c": "cpp", "h": "cpp", "cc": "cpp", "cpp": "cpp", "cxx": "cpp", "hpp": "cpp", "hh": "cpp", "hxx": "cpp",
+}
+
+# The grammars this build can parse. A rule for any other language never matches.
+GRAMMARS = ("rust",)
+
+_state: dict = {}
+
+
+def language_for_path(path: str) -> str | None:
+    """The language of ``path`` by its extension (None: no known language)."""
+    base = path.rsplit("/", 1)[-1]
+    dot = base.rfind(".")
+    if dot <= 0:
+        return None
+    return LANGUAGE_BY_EXT.get(base[dot + 1:].lower())
+
+
+def has_grammar(language: str | None) -> bool:
+    """Whether this build can parse ``language``."""
+    return language in GRAMMARS
+
+
+def _binding(name: str):
+    """Load the compiled extension ``name`` (``pkg._binding``) without its package __init__."""
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    try:
+        import _frozen_importlib as boot
+        import _frozen_importlib_external as ext
+
+        pkg = name.rpartition(".")[0]
+        pkg_spec = ext.PathFinder.find_spec(pkg)
+        spec = ext.PathFinder.find_spec(name, pkg_spec.submodule_search_locations) if pkg_spec else None
+        if spec is None or spec.loader is None:
+            raise ImportError(name)
+        mod = boot.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    except Exception:  # noqa: BLE001 - the ordinary import is always correct, only slower
+        sys.modules.pop(name, None)
+        import importlib
+
+        return importlib.import_module(name)
+
+
+def api():
+    """The tree-sitter binding module (Language, Parser, Query, QueryCursor, Point…)."""
+    ts = _state.get("ts")
+    if ts is None:
+        ts = _state["ts"] = _binding("tree_sitter._binding")
+    return ts
+
+
+def language(name: str = "rust"):
+    """The tree-sitter Language for ``name``; ValueError when this build has no grammar for it."""
+    if name != "rust":
+        raise ValueError(f"no tree-sitter grammar for {name!r} in this build (only {', '.join(GRAMMARS)})")
+    lang = _state.get("lang")
+    if lang is None:
+        ts = api()
+        lang = _state["lang"] = ts.Language(_binding("tree_sitter_rust._binding").language())
+    return lang
+
+
+def parser():
+    """A shared Parser for Rust (callers must not change its included ranges permanently)."""
+    p = _state.get("parser")
+    if p is None:
+        p = _state["parser"] = api().Parser(language())
+    return p
+
+
+def parse(source: bytes, old_tree=None):
+    """Parse ``source`` (bytes); ``old_tree`` (already ``edit``-ed) makes it incremental."""
+    p = parser()
+    return p.parse(source, old_tree) if old_tree is not None else p.parse(source)
+
+
+class QueryError(ValueError):
+    """A ``.scm`` query that does not compile; the message says where and why."""
+
+
+def query(source: str):
+    """Compile (once per process) a tree-sitter query over the Rust grammar."""
+    cache = _state.setdefault("queries", {})
+    q = cache.get(source)
+    if q is None:
+        ts = api()
+        try:
+            q = ts.Query(language(), source)
+        except Exception as exc:  # QueryError, or a NameError/SyntaxError for bad node names
+            raise QueryError(str(exc).strip() or type(exc).__name__) from None
+        cache[source] = q
+    return q
+
+
+def captures(q, node, start_byte: int | None = None, end_byte: int | None = None) -> dict:
+    """``{capture name: [nodes]}`` of query ``q`` under ``node`` (optionally a byte range)."""
+    cursor = api().QueryCursor(q)
+    if start_byte is not None:
+        cursor.set_byte_range(start_byte, end_byte)
+    return cursor.captures(node)
+
+
+def matches(q, node, start_byte: int | None = None, end_byte: int | None = None) -> list:
+    """``[(pattern index, {capture name: [nodes]})]`` of query ``q`` under ``node``."""
+    cursor = api().QueryCursor(q)
+    if start_byte is not None:
+        cursor.set_byte_range(start_byte, end_byte)
+    return cursor.matches(node)

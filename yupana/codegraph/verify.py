@@ -1,0 +1,178 @@
+"""Buffer verification (FR-23) at the tree-sitter tier: what an edit introduces that resolves to nothing.
+
+The proposed buffer is rebuilt (a missing or ambiguous anchor: no opinion), parsed, and
+only what the edit introduces is examined:
+
+* ``identifier-does-not-exist`` — a name in reference position that is bound nowhere in
+  the file (patterns, parameters, closures, generics, items, ``use`` imports, ``extern
+  crate``), is not defined, imported or macro-produced anywhere in the crate's index, is
+  not a primitive, a prelude name, ``std``/``core``/``alloc`` or a ``Cargo.toml``
+  dependency; and a ``crate::``/``self::``/``super::`` path segment the crate does not have;
+* ``wrong-arity`` — a call to a function the index knows exactly once (a free function in
+  this file or imported from this crate, or ``Type::f`` / ``Self::f`` with one
+  definition), with a different number of arguments (a method through ``Type::m`` counts
+  its receiver);
+* ``unresolved-import`` — a ``use`` whose head is nothing this crate can name or whose
+  ``crate::…`` segments do not exist, and a ``mod x;`` with neither ``x.rs`` nor
+  ``x/mod.rs`` (nor its ``#[path]``).
+
+When the answer could come from somewhere the index cannot see — a glob import from
+another crate, ``include!``, ``#[macro_use] extern crate``, an index still being built, the
+arguments of a non-std macro — the name goes to ``unchecked``, never to ``violations``.
+A name that already occurs in the file before the edit is not this edit's business.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from yupana.codegraph import candidates as cands
+from yupana.codegraph import extract, parse, spans
+from yupana.codegraph.checks import ARITY, IDENT, IMPORT, Checker  # noqa: F401 - re-exported kinds
+
+TIER = "tree_sitter"
+MAX_UNCHECKED = 50
+
+
+class VerifyResult:
+    """The verdict. ``ok`` is True when there is no violation (``unchecked`` may still list gaps)."""
+
+    __slots__ = ("violations", "unchecked", "tier", "notes")
+
+    def __init__(self) -> None:
+        self.violations: list[dict] = []  # {kind, symbol, line, message}
+        self.unchecked: list[dict] = []  # {symbol, line, reason}
+        self.tier = TIER
+        self.notes: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_json(self) -> dict:
+        return {"ok": self.ok, "tier": self.tier, "violations": self.violations, "unchecked": self.unchecked}
+
+    def __repr__(self) -> str:
+        return f"VerifyResult(violations={self.violations!r}, unchecked={len(self.unchecked)})"
+
+
+class Env:
+    """Where names may come from besides the buffer: the crate, its index, the old file."""
+
+    __slots__ = ("path", "rel", "crate", "ci", "old_info", "created")
+
+    def __init__(self, path: str, crate, ci=None, rel: str | None = None, old_info: dict | None = None,
+                 created: frozenset = frozenset()) -> None:
+        self.path = os.path.abspath(path)
+        self.crate = crate  # codegraph.crate.Crate
+        self.ci = ci  # CrateIndex or None
+        self.rel = rel  # crate-relative path of the file
+        self.old_info = old_info or {}
+        self.created = created  # absolute paths the same tool call creates
+
+
+def verify_edit(edit, root: str, deadline_at: float, *, created=()) -> VerifyResult | None:
+    """Verify the buffer ``edit`` would produce; None = no opinion (not Rust, no buffer, deadline).
+
+    ``created``: absolute paths the same tool call creates (a patch adding ``x.rs`` next to
+    the ``mod x;`` it declares).
+    """
+    if parse.language_for_path(edit.rel or edit.path) != "rust" or edit.op in ("delete", "notebook"):
+        return None
+    from yupana.hooks.payload import proposed_buffer
+
+    buffer = proposed_buffer(edit)
+    if buffer is None:
+        return None
+    new = buffer.encode("utf-8")
+    old = _read(edit.move_from or edit.path)
+    changes = spans.changes(list(edit.replacements), list(getattr(edit, "replace_all", []) or []), old or b"", new)
+    ranges = [(ns, ne) for _, _, ns, ne in changes if ne > ns]
+    deletions = [ns for _, _, ns, ne in changes if ne == ns]
+    if not ranges and not deletions:
+        return VerifyResult()
+    env = _env(edit.path, root, deadline_at)
+    env.created = frozenset(os.path.abspath(p) for p in created)
+    tree = _incremental(env, old, new, changes)
+    if time.monotonic() > deadline_at:
+        return None
+    return verify_source(new, ranges, env, old, tree=tree, deadline_at=deadline_at, deletions=deletions)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _env(path: str, root: str, deadline_at: float) -> Env:
+    from yupana.codegraph import crate as crates
+    from yupana.codegraph import index, store
+
+    try:
+        ci = index.open_crate(path, root, deadline_at, budget_share=0.5)
+    except store.StoreError:
+        repo = crates.repo_root(path, root)
+        return Env(path, crates.find(path, repo))
+    rel = ci.rel_of(path)
+    if rel is not None and ci.is_fresh(rel):
+        info = ci.info(rel)
+    else:
+        info = {}
+    if not ci.complete:
+        index.spawn_builder(ci)
+    return Env(path, ci.crate, ci, rel, info)
+
+
+def _incremental(env: Env, old: bytes | None, new: bytes, changes: list):
+    """Re-use the tree of the old file when the index parsed it in this process."""
+    ci = env.ci
+    got = ci.sources.get(env.rel) if ci is not None and env.rel else None
+    if got is None or old is None or got[0] != old:
+        return None
+    tree = got[1].copy() if hasattr(got[1], "copy") else got[1]
+    for os_, oe, ns, ne in reversed(changes):
+        start = _point(old, os_)
+        inserted = new[ns:ne]
+        nl = inserted.rfind(b"\n")
+        end_row = start[0] + inserted.count(b"\n")
+        end_col = len(inserted) - nl - 1 if nl >= 0 else start[1] + len(inserted)
+        tree.edit(start_byte=os_, old_end_byte=oe, new_end_byte=os_ + len(inserted),
+                  start_point=start, old_end_point=_point(old, oe), new_end_point=(end_row, end_col))
+    return parse.parse(new, tree)
+
+
+def _point(data: bytes, offset: int) -> tuple[int, int]:
+    row = data.count(b"\n", 0, offset)
+    return row, offset - (data.rfind(b"\n", 0, offset) + 1)
+
+
+def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: bytes | None = None, *,
+                  tree=None, deadline_at: float | None = None, deletions: list[int] = ()) -> VerifyResult:
+    """Verify ``new`` where ``ranges`` (byte spans) are what the edit introduces; ``old`` is
+    the file before the edit (None: nothing pre-exists, everything is the edit's);
+    ``deletions`` are offsets where text was only removed (calls there get their arity checked)."""
+    if tree is None:
+        tree = parse.parse(new)
+    facts = extract.extract(new, tree, refs=False, reparse=False)
+    found = cands.collect(tree, ranges, deletions)
+    ctx = Checker(env, facts, old)
+    result = VerifyResult()
+    ctx.check_refs(found.refs, result)
+    ctx.check_uses(found.uses, result)
+    ctx.check_mods(found.mods, result)
+    if deadline_at is None or time.monotonic() < deadline_at:
+        ctx.check_calls(found.calls, result)
+    else:
+        result.notes.append("arity not checked: deadline")
+    for name, line in found.opaque:
+        ctx.unchecked(result, name, line, "macro arguments are not read at the tree-sitter tier")
+    result.violations.sort(key=lambda v: (v["line"], v["kind"], v["symbol"]))
+    if len(result.unchecked) > MAX_UNCHECKED:
+        extra = len(result.unchecked) - MAX_UNCHECKED
+        result.unchecked = result.unchecked[:MAX_UNCHECKED] + [{"symbol": "…", "line": 0, "reason": f"{extra} more"}]
+    return result
+
