@@ -15,7 +15,7 @@ withheld-inference marker) are collected once each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult, Term
 from yupana.projection import queries
@@ -48,7 +48,8 @@ class Reader:
                 self.notices.append(notice)
         return result
 
-    def rows(self, name: str, plane: str, *, stop=None) -> list[dict[str, Term]]:
+    def rows(self, name: str, plane: str, *,
+             stop: Callable[[list[dict[str, Term]]], bool] | None = None) -> list[dict[str, Term]]:
         """Every row of the paged query ``name``, one request per page.
 
         ``stop(page)`` is called with each page's rows; a true answer ends paging early.

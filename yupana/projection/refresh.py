@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -80,7 +81,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
     planes: dict[str, PlaneStats] = {}
 
     @contextmanager
-    def plane(name: str):
+    def plane(name: str) -> Iterator[PlaneStats]:
         stats = planes.setdefault(name, PlaneStats())
         start = time.perf_counter()
         try:
@@ -138,7 +139,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
     # 2. non-fatal planes.
     failures: list[str] = []
 
-    def optional(name: str, what: str, fetch):
+    def optional(name: str, what: str, fetch: Callable[[Reader], dict]) -> dict | None:
         with plane(name) as stats:
             try:
                 value = fetch(reader)
