@@ -13,7 +13,7 @@ Order (every request shares one :class:`Deadline`):
 
 Requests: every discovery query is paged (``max_rows - 1`` rows a page) and every read is
 batched (``batch_size`` subjects a request), so for N subjects of a plane a refresh makes
-``ceil((N+1)/page)`` discovery requests plus ``ceil(N/batch_size)`` reads; see
+``floor(N/page) + 1`` discovery requests plus ``ceil(N/batch_size)`` reads; see
 docs/cache-format.md ("How a refresh reads the store") for the whole count.
 """
 
