@@ -1,7 +1,8 @@
 """A shell-level reader for Bash tool commands. Standard library only (no shlex, no re).
 
-It reads a command line the way a POSIX shell / bash would *tokenise* it, without running
-anything, and answers which simple commands it would execute and with which words:
+It reads a command line the way a POSIX shell / bash would *tokenise* it (the tokeniser is
+:mod:`yupana.shell_lexer`), without running anything, and answers which simple commands it
+would execute and with which words:
 
 * words with quoting: '…' (literal), "…" (``\\`` escapes ``$ ` " \\`` and newline),
   ``$'…'`` (ANSI-C escapes), ``$"…"``, backslash escapes, line continuations, comments;
@@ -28,38 +29,16 @@ uncertainty into an abstention.
 
 from __future__ import annotations
 
+from yupana.shell_lexer import Word, lex
+
+__all__ = ["Word", "Command", "Reading", "read", "read_argv", "MAX_DEPTH", "KEYWORDS", "SHELLS"]
+
 MAX_DEPTH = 4
-_SPACE = " \t"
-_META = " \t\n;&|()<>"
-_NAME_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
-_NAME_CHARS = _NAME_START + "0123456789"
-_SPECIAL_PARAMS = "@*#?$!-0123456789"
 KEYWORDS = frozenset(
     ("if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
      "select", "function", "{", "}", "[[", "]]", "coproc")
 )
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"))
-
-
-class Word:
-    """One shell word after quote removal.
-
-    ``text`` is the value; parts whose value is unknown (``$VAR``, ``$(…)``) are kept as
-    written. ``quoted`` says some part was quoted; ``dynamic`` that the value (or the number
-    of words it becomes) depends on expansion; ``assign`` that it is ``NAME=value``.
-    """
-
-    __slots__ = ("text", "quoted", "dynamic", "assign")
-
-    def __init__(self, text: str, quoted: bool = False, dynamic: bool = False, assign: bool = False) -> None:
-        self.text = text
-        self.quoted = quoted
-        self.dynamic = dynamic
-        self.assign = assign
-
-    def __repr__(self) -> str:
-        flags = "".join(f for f, on in (("q", self.quoted), ("d", self.dynamic), ("a", self.assign)) if on)
-        return f"Word({self.text!r}{', ' + flags if flags else ''})"
 
 
 class Command:
@@ -116,369 +95,6 @@ class Reading:
         return None
 
 
-# ── lexer ─────────────────────────────────────────────────────────────────────────────
-
-
-class _Lexer:
-    """Turns a command line into words, operators and redirections."""
-
-    def __init__(self, src: str) -> None:
-        self.src = src
-        self.n = len(src)
-        self.i = 0
-        # ("w", Word) | ("op", str) | ("redir", op: its target word follows) | ("mark", reason)
-        self.tokens: list[tuple[str, object]] = []
-        self.error: str | None = None
-        self.heredocs: list[tuple[str, bool]] = []
-        # Per word: command or process substitution seen (a command runs that we do not read).
-        self.subst = False
-
-    def run(self) -> None:
-        src, n = self.src, self.n
-        while self.i < n and not self.error:
-            c = src[self.i]
-            if c in _SPACE:
-                self.i += 1
-            elif c == "\\" and self.i + 1 < n and src[self.i + 1] == "\n":
-                self.i += 2
-            elif c == "\n":
-                self.tokens.append(("op", "\n"))
-                self.i += 1
-                if self.heredocs:
-                    self._heredoc_bodies()
-            elif c == "#":
-                end = src.find("\n", self.i)
-                self.i = n if end < 0 else end
-            elif c in ";&|()":
-                self._operator(c)
-            elif c in "<>":
-                self._redirect("")
-            else:
-                start = self.i
-                word = self._word()
-                if (
-                    word is not None
-                    and self.i < n
-                    and src[self.i] in "<>"
-                    and not word.quoted
-                    and src[start:self.i].isdigit()
-                ):
-                    self._redirect(src[start:self.i])
-                elif word is not None:
-                    self.tokens.append(("w", word))
-        if self.heredocs and not self.error:
-            self.heredocs.clear()  # bash: a heredoc ended by end-of-input; its body is data anyway
-
-    def _operator(self, c: str) -> None:
-        src, i = self.src, self.i
-        if c == "&" and src.startswith("&>", i):
-            self._redirect("")
-            return
-        for op in (";;&", ";;", ";&", "&&", "||", "|&"):
-            if src.startswith(op, i):
-                self.tokens.append(("op", op))
-                self.i = i + len(op)
-                return
-        self.tokens.append(("op", c))
-        self.i = i + 1
-
-    def _redirect(self, fd: str) -> None:
-        src, i = self.src, self.i
-        for op in ("<<<", "<<-", "<<", "<&", "<>", "<(", ">>", ">&", ">|", ">(", "&>>", "&>", "<", ">"):
-            if src.startswith(op, i):
-                break
-        self.i = i + len(op)
-        if op in ("<(", ">("):
-            self.i = self._skip_balanced(i + 1, "(", ")")
-            self.tokens.append(("mark", "process substitution"))
-            self.tokens.append(("w", Word(src[i:self.i], dynamic=True)))
-            return
-        self.tokens.append(("redir", fd + op))
-        while self.i < self.n and src[self.i] in _SPACE:
-            self.i += 1
-        if self.i >= self.n or src[self.i] in "\n;&|()<>":
-            self.error = f"redirection {op} without a target"
-            return
-        target = self._word()
-        if target is None:
-            return
-        if op in ("<<", "<<-"):
-            self.heredocs.append((target.text, op == "<<-"))
-        self.tokens.append(("w", target))
-
-    def _heredoc_bodies(self) -> None:
-        """Skip the bodies of pending heredocs (they start after the current newline)."""
-        src = self.src
-        for delim, strip_tabs in self.heredocs:
-            while True:
-                if self.i >= self.n:
-                    break
-                end = src.find("\n", self.i)
-                line = src[self.i:] if end < 0 else src[self.i:end]
-                self.i = self.n if end < 0 else end + 1
-                if (line.lstrip("\t") if strip_tabs else line) == delim:
-                    break
-        self.heredocs.clear()
-
-    def _skip_balanced(self, start: int, open_: str, close: str) -> int:
-        """Index after the ``close`` matching ``src[start] == open_``, respecting quotes."""
-        src, n = self.src, self.n
-        depth = 0
-        i = start
-        while i < n:
-            c = src[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == "'":
-                end = src.find("'", i + 1)
-                if end < 0:
-                    break
-                i = end + 1
-                continue
-            if c == '"':
-                i = self._skip_double(i + 1)
-                continue
-            if c == "`":
-                self.subst = True
-            if c == "$" and src.startswith("$(", i):
-                self.subst = True
-            if c == open_:
-                depth += 1
-            elif c == close:
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        self.error = f"unterminated {open_}…{close}"
-        return n
-
-    def _skip_double(self, i: int) -> int:
-        src, n = self.src, self.n
-        while i < n:
-            c = src[i]
-            if c == "\\":
-                i += 2
-            elif c == '"':
-                return i + 1
-            else:
-                if c == "`" or (c == "$" and src.startswith("$(", i)):
-                    self.subst = True
-                i += 1
-        return n
-
-    def _word(self) -> Word | None:
-        """Read one word starting at ``self.i``; None (and ``error``) on a syntax error."""
-        src, n = self.src, self.n
-        out: list[str] = []
-        quoted = dynamic = False
-        unquoted: list[str] = []
-        name_phase = True  # still reading a possible NAME of NAME=value
-        assign = False
-        self.subst = False
-        i = self.i
-        while i < n:
-            c = src[i]
-            if c in _META:
-                break
-            if name_phase:
-                if c == "=" and out and not quoted:
-                    assign = True
-                    name_phase = False
-                    out.append(c)
-                    i += 1
-                    continue
-                if c == "+" and src.startswith("+=", i) and out and not quoted:
-                    assign = True
-                    name_phase = False
-                    out.append("+=")
-                    i += 2
-                    continue
-                if not ((c in _NAME_START) or (out and c in _NAME_CHARS)):
-                    name_phase = False
-            if c == "'":
-                end = src.find("'", i + 1)
-                if end < 0:
-                    self.error = "unterminated single quote"
-                    self.i = n
-                    return None
-                out.append(src[i + 1:end])
-                quoted = True
-                i = end + 1
-            elif c == '"':
-                i, dyn = self._double(i + 1, out)
-                if i < 0:
-                    return None
-                quoted = True
-                dynamic = dynamic or dyn
-            elif c == "\\":
-                if i + 1 >= n:
-                    out.append("\\")
-                    i += 1
-                elif src[i + 1] == "\n":
-                    i += 2
-                else:
-                    out.append(src[i + 1])
-                    quoted = True
-                    i += 2
-            elif c == "$":
-                i, dyn, was_quoted = self._dollar(i, out)
-                if i < 0:
-                    return None
-                dynamic = dynamic or dyn
-                quoted = quoted or was_quoted
-            elif c == "`":
-                end = self._backtick_end(i + 1)
-                if end < 0:
-                    return None
-                out.append(src[i:end])
-                self.subst = True
-                dynamic = True
-                i = end
-            else:
-                if c in "*?[":
-                    dynamic = True
-                out.append(c)
-                unquoted.append(c)
-                i += 1
-        self.i = i
-        un = "".join(unquoted)
-        if "{" in un and "}" in un and ("," in un or ".." in un):
-            dynamic = True  # brace expansion: one word may become several
-        word = Word("".join(out), quoted, dynamic or self.subst, assign)
-        if self.subst:
-            self.tokens.append(("mark", "command substitution"))
-        return word
-
-    def _double(self, i: int, out: list[str]) -> tuple[int, bool]:
-        src, n = self.src, self.n
-        dynamic = False
-        while i < n:
-            c = src[i]
-            if c == '"':
-                return i + 1, dynamic
-            if c == "\\" and i + 1 < n and src[i + 1] in '$`"\\\n':
-                if src[i + 1] != "\n":
-                    out.append(src[i + 1])
-                i += 2
-            elif c == "$":
-                i, dyn, _ = self._dollar(i, out, in_double=True)
-                if i < 0:
-                    return -1, dynamic
-                dynamic = dynamic or dyn
-            elif c == "`":
-                end = self._backtick_end(i + 1)
-                if end < 0:
-                    return -1, dynamic
-                out.append(src[i:end])
-                self.subst = True
-                dynamic = True
-                i = end
-            else:
-                out.append(c)
-                i += 1
-        self.error = "unterminated double quote"
-        self.i = n
-        return -1, dynamic
-
-    def _backtick_end(self, i: int) -> int:
-        src, n = self.src, self.n
-        while i < n:
-            c = src[i]
-            if c == "\\":
-                i += 2
-            elif c == "`":
-                return i + 1
-            else:
-                i += 1
-        self.error = "unterminated backtick"
-        self.i = n
-        return -1
-
-    def _dollar(self, i: int, out: list[str], in_double: bool = False) -> tuple[int, bool, bool]:
-        """Read an expansion at ``src[i] == '$'``: (next index, dynamic, quoted)."""
-        src, n = self.src, self.n
-        nxt = src[i + 1] if i + 1 < n else ""
-        if nxt == "'" and not in_double:
-            end, text = _ansi_c(src, i + 2)
-            if end < 0:
-                self.error = "unterminated $'…' quote"
-                self.i = n
-                return -1, False, True
-            out.append(text)
-            return end, False, True
-        if nxt == '"' and not in_double:
-            end, dyn = self._double(i + 2, out)
-            return end, dyn, True
-        if nxt == "(":
-            if src.startswith("$((", i):
-                end = self._skip_balanced(i + 1, "(", ")")
-            else:
-                end = self._skip_balanced(i + 1, "(", ")")
-                self.subst = True
-            out.append(src[i:end])
-            return (end if not self.error else -1), True, False
-        if nxt == "{":
-            end = self._skip_balanced(i + 1, "{", "}")
-            out.append(src[i:end])
-            return (end if not self.error else -1), True, False
-        if nxt and nxt in _SPECIAL_PARAMS:
-            out.append(src[i:i + 2])
-            return i + 2, True, False
-        if nxt and nxt in _NAME_START:
-            j = i + 1
-            while j < n and src[j] in _NAME_CHARS:
-                j += 1
-            out.append(src[i:j])
-            return j, True, False
-        out.append("$")
-        return i + 1, False, False
-
-
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
-                   "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-
-
-def _ansi_c(src: str, i: int) -> tuple[int, str]:
-    """Decode a ``$'…'`` body starting at ``i``: (index after the closing quote, text)."""
-    n = len(src)
-    out: list[str] = []
-    while i < n:
-        c = src[i]
-        if c == "'":
-            return i + 1, "".join(out)
-        if c != "\\" or i + 1 >= n:
-            out.append(c)
-            i += 1
-            continue
-        e = src[i + 1]
-        i += 2
-        if e in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[e])
-        elif e in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[e]
-            j = i
-            while j < n and j - i < width and src[j] in "0123456789abcdefABCDEF":
-                j += 1
-            if j == i:
-                out.append("\\" + e)
-            else:
-                out.append(chr(min(int(src[i:j], 16), 0x10FFFF)))
-                i = j
-        elif e in "01234567":
-            j = i
-            while j < n and j - i < 2 and src[j] in "01234567":
-                j += 1
-            out.append(chr(int(e + src[i:j], 8)))
-            i = j
-        elif e == "c" and i < n:
-            out.append(chr(ord(src[i]) & 0x1F))
-            i += 1
-        else:
-            out.append("\\" + e)
-    return -1, ""
-
-
 # ── parser: tokens to simple commands ────────────────────────────────────────────────
 
 _LIST_OPS = ("&&", "||", ";", "&", "\n")
@@ -487,17 +103,16 @@ _LIST_OPS = ("&&", "||", ";", "&", "\n")
 def read(command: str, depth: int = 0) -> Reading:
     """Read a command line into its simple commands (wrappers removed, shells recursed)."""
     reading = Reading()
-    lexer = _Lexer(command)
-    lexer.run()
-    if lexer.error:
-        reading.error = lexer.error
+    tokens, error = lex(command)
+    if error:
+        reading.error = error
     raw: list[tuple[list[Word], list[str], int]] = []  # (words, reasons, pipeline id)
     words: list[Word] = []
     reasons: list[str] = []
     pipe_id = 0
     pending_binary: str | None = None
     skip_target = False
-    for kind, value in lexer.tokens:
+    for kind, value in tokens:
         if kind == "w":
             if skip_target:
                 skip_target = False  # a redirection target is not an argument

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from yupana.evaluate import action
+from yupana.evaluate import action, action_resolvers
 
 CORPUS = Path(__file__).with_name("action_corpus.txt")
 
@@ -93,4 +93,4 @@ def test_key_is_class_colon_target():
     ("C:/repo", None),
 ])
 def test_repo_url_normalisation(url: str, expected: str | None):
-    assert action.repo_url(url) == expected
+    assert action_resolvers.repo_url(url) == expected
