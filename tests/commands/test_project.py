@@ -1,0 +1,153 @@
+"""``yupana project`` and ``yupana project --dump`` through the real CLI."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from catalogue_kit import configure, write_catalogue
+from servers.faulty import FaultyServer
+
+PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
+          "ci_map", "grounding", "work_item_scopes", "work_item_parents", "disk_history", "unprojected")
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    root = tmp_path / "project"
+    write_catalogue(root / "cat", 3)
+    configure(root, "file:cat")
+    return root
+
+
+def plane_lines(stdout: str) -> dict[str, list[str]]:
+    return {line.split()[0]: line.split() for line in stdout.splitlines() if line.startswith("  ")}
+
+
+def test_project_prints_one_line_per_plane_with_count_digest_duration_and_endpoint(yupana, env, root):
+    done = yupana("project", cwd=root)
+    assert done.returncode == 0, done.stderr
+    key = "file:" + str(root / "cat")
+    lines = plane_lines(done.stdout.decode())
+    assert tuple(lines) == PLANES
+    text = lines["text_rules"]
+    assert text[1] == "3" and text[2].startswith("sha256:") and text[3].endswith("s") and text[-1] == key
+    assert lines["grounding"][1] == "unknown"  # UNKNOWN is said, never a silent 0
+    assert "rule set digest sha256:" in done.stdout.decode()
+    cached = json.loads(env.cache_path.read_text())
+    assert cached["endpoint"] == key and len(cached["text_rules"]) == 3
+
+
+def test_project_without_configuration_projects_the_bundled_catalogue_into_its_own_cache(yupana, env, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    done = yupana("project", cwd=bare)
+    assert done.returncode == 0, done.stderr
+    lines = plane_lines(done.stdout.decode())
+    assert int(lines["text_rules"][1]) > 0 and lines["text_rules"][-1].endswith("fixtures/catalogue")
+    assert (env.state / "yupana" / "example" / "projection.json").exists()
+    assert not env.cache_path.exists()
+
+
+def test_a_failed_refresh_exits_non_zero_names_the_reason_and_keeps_the_prior_cache(yupana, env, root):
+    assert yupana("project", cwd=root).returncode == 0
+    before = env.cache_path.read_bytes()
+    (root / "cat" / "catalogue.ttl").write_text("@prefix broken")
+    done = yupana("project", cwd=root)
+    err = done.stderr.decode()
+    assert done.returncode == 1
+    assert "refresh FAILED (protocol)" in err and "catalogue.ttl" in err
+    assert "prior cache kept (age " in err
+    assert env.cache_path.read_bytes() == before
+
+
+def test_a_failure_with_nothing_to_keep_says_so(yupana, env, root):
+    (root / "cat" / "catalogue.ttl").write_text("@prefix broken")
+    done = yupana("project", cwd=root)
+    assert done.returncode == 1 and "no prior cache for this endpoint (absent)" in done.stderr.decode()
+
+
+def test_project_json_reports_the_outcome(yupana, env, root):
+    done = yupana("project", "--json", cwd=root)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["status"] == "refreshed" and out["error"] is None
+    text = next(p for p in out["planes"] if p["plane"] == "text_rules")
+    assert text["count"] == 3 and text["digest"].startswith("sha256:") and text["requests"] >= 1
+    assert out["gate"]["conforms"] is True
+
+
+def test_a_running_refresh_makes_project_exit_busy(yupana, env, root):
+    lock = env.cache_path.parent / "refresh.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, f"{os.getpid()} {int(time.time())}\n".encode())
+    try:
+        done = yupana("project", "--wait", "0.3", cwd=root)
+    finally:
+        os.close(fd)
+    assert done.returncode == 3
+    assert f"a refresh is already running (pid {os.getpid()}" in done.stderr.decode()
+
+
+def test_a_slow_refresh_says_what_it_is_doing_on_stderr(yupana, env, root):
+    server = FaultyServer("never-answer").start()
+    try:
+        configure(root, server.url, dialect="sparql11", refresh_deadline_secs=2.5, request_timeout_secs=10)
+        done = yupana("project", cwd=root)
+    finally:
+        server.stop()
+    err = done.stderr.decode()
+    assert done.returncode == 1
+    assert f"yupana: projecting from {server.url}" in err  # shown once the refresh is slow
+    assert "refresh FAILED (" in err
+
+
+def test_a_fast_refresh_prints_no_progress(yupana, env, root):
+    done = yupana("project", cwd=root)
+    assert done.returncode == 0 and "projecting from" not in done.stderr.decode()
+
+
+# ── --dump ───────────────────────────────────────────────────────────────────────────
+
+
+def test_dump_without_configuration_shows_the_bundled_catalogue(yupana, env, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    done = yupana("project", "--dump", "--json", cwd=bare)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["version"] == 1 and out["endpoint"].endswith("fixtures/catalogue")
+    assert "fresh" in json.dumps(out["freshness"]) and "STALE" not in json.dumps(out["freshness"]).upper()
+    assert len(out["text_rules"]) > 0 and "written_at" in out
+
+
+def test_dump_shows_the_cache_as_it_is_for_a_configured_endpoint(yupana, env, root):
+    done = yupana("project", "--dump", "--json", cwd=root)
+    assert done.returncode == 1 and "nothing to dump" in done.stderr.decode() and "yupana project" in \
+        done.stderr.decode()
+    assert yupana("project", cwd=root).returncode == 0
+    done = yupana("project", "--dump", "--json", cwd=root)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert [r["name"] for r in out["text_rules"]] == ["rule_acme_0", "rule_acme_1", "rule_acme_2"]
+
+
+def test_dump_of_a_cache_hooks_would_refuse_warns(yupana, env, root):
+    assert yupana("project", cwd=root).returncode == 0
+    configure(root, "file:cat", projection_cache_ttl_secs=0)
+    done = yupana("project", "--dump", "--json", cwd=root)
+    assert done.returncode == 0
+    assert "hooks would NOT serve this cache (expired)" in done.stderr.decode()
+
+
+def test_dump_no_refresh_without_a_cache_fails_clearly(yupana, env, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    done = yupana("project", "--dump", "--no-refresh", cwd=bare)
+    assert done.returncode == 1 and "nothing to dump" in done.stderr.decode()

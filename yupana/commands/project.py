@@ -1,0 +1,281 @@
+"""``yupana project``: refresh the projection cache now; ``--dump`` shows what it holds.
+
+``yupana project`` runs one refresh (:func:`yupana.refresher.refresh_now`) and prints one
+line per plane — count, digest, duration, endpoint. On failure it exits non-zero with the
+named reason and what keeps serving ("prior cache kept (age 120s)"). When the refresh is
+slow it says what it is doing on stderr. With no endpoint configured it projects the
+bundled example catalogue (into a cache of its own, see :func:`refresher.cache_path_for`).
+
+``yupana project --dump [--json | --format table|json|turtle] [--no-refresh]`` prints the
+cache: with no endpoint configured it first projects the bundled example catalogue
+(unless ``--no-refresh``); with one, it shows the cache as it is (run ``yupana project``
+to refresh it). A cache that would not be served (expired, another endpoint) is still
+shown, with a warning that hooks refuse it.
+
+Exit codes: 0 done; 1 the refresh failed (or there is no cache to dump); 3 another
+refresh is running and did not finish within the wait.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+
+EXIT_FAILED = 1
+EXIT_BUSY = 3
+SLOW_SECS = 1.0
+
+PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
+          "ci_map", "grounding", "work_item_scopes", "work_item_parents", "disk_history", "unprojected")
+# Where a plane's fetch time is accounted in the projection's stats, when not under its own name.
+TIMED_WITH = {"tripwires": "policies", "memory_policies": "policies", "unprojected": "policies"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dump", action="store_true", help="print what the cache holds")
+    parser.add_argument("--format", choices=("table", "json", "turtle"), default=None,
+                        help="--dump output (default: table; --json means json)")
+    parser.add_argument("--no-refresh", action="store_true",
+                        help="--dump without first projecting the bundled catalogue")
+    parser.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
+    parser.add_argument("--wait", type=float, default=None,
+                        help="seconds to wait for a refresh that is already running (default: the refresh deadline)")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = os.path.abspath(args.root or os.getcwd())
+    override = getattr(args, "config", None)
+    as_json = bool(getattr(args, "json", False))
+    if args.dump:
+        return _dump(root, override, args.format or ("json" if as_json else "table"), args.no_refresh,
+                     args.wait, bool(getattr(args, "quiet", False)))
+    outcome = _refresh(root, override, args.wait, quiet=bool(getattr(args, "quiet", False)))
+    if as_json:
+        print(json.dumps(_outcome_json(outcome), indent=2, sort_keys=True))
+    return _report(outcome, print_table=not as_json)
+
+
+# ── refresh ─────────────────────────────────────────────────────────────────────────
+
+
+def _refresh(root: str, override: str | None, wait: float | None, quiet: bool = False):
+    from yupana import refresher
+
+    ticker = _Progress(enabled=not quiet)
+    if wait is None:
+        wait = _deadline_secs(root, override) + 5.0
+    try:
+        return refresher.refresh_now(root, override, progress=ticker.stage, allow_bundled=True, lock_wait_secs=wait)
+    finally:
+        ticker.stop()
+
+
+def _deadline_secs(root: str, override: str | None) -> float:
+    try:
+        from yupana import config
+
+        return float(config.resolve(root, override)["config"]["quipu"]["refresh_deadline_secs"])
+    except Exception:  # noqa: BLE001 - refresh_now reports configuration errors itself
+        return 20.0
+
+
+def _report(outcome, *, print_table: bool) -> int:
+    from yupana import refresher
+
+    if outcome.ok:
+        if print_table:
+            for line in summary_lines(outcome):
+                print(line)
+        for warning in outcome.warnings:
+            print(f"yupana: warning: {warning}", file=sys.stderr)
+        return 0
+    head = "refresh not started" if outcome.status == refresher.BUSY else "refresh FAILED"
+    first, _, rest = (outcome.error or "").partition("\n")
+    print(f"yupana: {head} ({outcome.error_kind}): {first}", file=sys.stderr)
+    if rest:
+        print(rest, file=sys.stderr)
+    if outcome.prior_age_secs is not None:
+        print(f"yupana: prior cache kept (age {outcome.prior_age_secs}s) at {outcome.cache_path}", file=sys.stderr)
+    elif outcome.cache_path:
+        print(f"yupana: no prior cache for this endpoint ({outcome.prior_miss or 'absent'}); hooks fail open until a "
+              "refresh succeeds", file=sys.stderr)
+    if outcome.backoff_until:
+        wait = max(0, outcome.backoff_until - int(time.time()))
+        print(f"yupana: hooks will not retry for {wait}s ({outcome.consecutive_failures} failure(s) in a row); "
+              "`yupana project` retries now", file=sys.stderr)
+    return EXIT_BUSY if outcome.status == refresher.BUSY else EXIT_FAILED
+
+
+def summary_lines(outcome) -> list[str]:
+    """One line per plane: count, digest, duration, endpoint (plus a heading and a footer)."""
+    from yupana import cache
+
+    body, _ = cache.read(outcome.cache_path, hot=False) if outcome.cache_path else (None, None)
+    body = body or {}
+    rows = []
+    for plane in PLANES:
+        count = (outcome.counts or {}).get(plane)
+        stats = (outcome.planes or {}).get(plane)
+        timed_with = TIMED_WITH.get(plane)
+        if stats is not None:
+            duration = f"{stats.duration_s:.2f}s"
+        elif timed_with:
+            duration = f"(in {timed_with})"
+        else:
+            duration = "-"
+        rows.append((plane, "unknown" if count is None else str(count), plane_digest(body.get(plane)), duration))
+    width = max(len(r[0]) for r in rows)
+    lines = [f"projected {outcome.endpoint} ({outcome.dialect}) in {outcome.duration_s:.2f}s -> {outcome.cache_path}"]
+    for plane, count, digest, duration in rows:
+        lines.append(f"  {plane:<{width}}  {count:>7}  {digest:<23}  {duration:>12}  {outcome.endpoint}")
+    gate = outcome.gate
+    gate_note = ""
+    if gate is not None:
+        gate_note = f"; SHACL gate conforms ({gate.triples} triples, {gate.duration_s:.2f}s)"
+    lines.append(f"rule set digest {outcome.digest}{gate_note}")
+    for notice in outcome.notices:
+        lines.append(f"notice: {notice}")
+    return lines
+
+
+def plane_digest(value) -> str:
+    """A short content digest of one plane's entries ("unknown" when the plane is UNKNOWN)."""
+    if value is None:
+        return "unknown"
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def _outcome_json(outcome) -> dict:
+    from yupana import cache
+
+    body, _ = cache.read(outcome.cache_path, hot=False) if (outcome.ok and outcome.cache_path) else (None, None)
+    planes = []
+    for plane in PLANES:
+        stats = (outcome.planes or {}).get(plane)
+        planes.append({
+            "plane": plane,
+            "count": (outcome.counts or {}).get(plane),
+            "digest": plane_digest((body or {}).get(plane)) if body else None,
+            "duration_s": round(stats.duration_s, 4) if stats is not None else None,
+            "requests": stats.requests if stats is not None else None,
+        })
+    gate = outcome.gate
+    return {
+        "status": outcome.status,
+        "endpoint": outcome.endpoint,
+        "dialect": outcome.dialect,
+        "cache_path": outcome.cache_path,
+        "written_at": outcome.written_at,
+        "digest": outcome.digest,
+        "duration_s": round(outcome.duration_s, 4),
+        "planes": planes,
+        "notices": outcome.notices,
+        "gate": None if gate is None else {"conforms": gate.conforms, "triples": gate.triples,
+                                            "results": [r.as_dict() for r in gate.results]},
+        "error_kind": outcome.error_kind,
+        "error": outcome.error,
+        "prior_age_secs": outcome.prior_age_secs,
+        "consecutive_failures": outcome.consecutive_failures,
+        "backoff_until": outcome.backoff_until,
+        "warnings": outcome.warnings,
+    }
+
+
+class _Progress:
+    """Says on stderr what a slow refresh is doing: nothing for the first second, then the
+    current stage, then a reminder every few seconds while it lasts."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self.current = "starting"
+        self.shown = ""
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._tick, daemon=True) if enabled else None
+        if self.thread:
+            self.thread.start()
+
+    def stage(self, message: str) -> None:
+        self.current = message
+        if self.enabled and time.monotonic() - self.t0 >= SLOW_SECS:
+            self._show()
+
+    def _show(self) -> None:
+        if self.current != self.shown:
+            self.shown = self.current
+            print(f"yupana: {self.current} ({time.monotonic() - self.t0:.1f}s)", file=sys.stderr, flush=True)
+
+    def _tick(self) -> None:
+        if self.done.wait(SLOW_SECS):
+            return
+        self._show()
+        while not self.done.wait(5.0):
+            print(f"yupana: still {self.current} ({time.monotonic() - self.t0:.0f}s)", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self.done.set()
+
+
+# ── dump ────────────────────────────────────────────────────────────────────────────
+
+
+def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: float | None, quiet: bool) -> int:
+    from yupana import cache, config, refresh_state, refresher
+
+    try:
+        quipu = config.resolve(root, override)["config"]["quipu"]
+    except config.ConfigError as exc:
+        print(f"yupana: configuration error\n{exc}", file=sys.stderr)
+        return EXIT_FAILED
+    configured = (quipu.get("endpoint") or "").strip()
+    if not configured and not no_refresh:
+        outcome = _refresh(root, override, wait, quiet=quiet)
+        if not outcome.ok:
+            code = _report(outcome, print_table=False)
+            if outcome.prior_age_secs is None:
+                return code
+    path = refresher.cache_path_for(configured)
+    key = cache.endpoint_key(configured, root)
+    if not path:
+        print("yupana: no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME",
+              file=sys.stderr)
+        return EXIT_FAILED
+    body, miss = cache.read(path, hot=False)
+    if miss:
+        print(f"yupana: nothing to dump — {miss.reason}", file=sys.stderr)
+        return EXIT_FAILED
+    now = int(time.time())
+    ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
+    interval = int(quipu.get("refresh_interval_secs", 300))
+    _, refused = cache.load_servable(path, key, ttl, now, hot=False)
+    if refused:
+        print(f"yupana: warning: hooks would NOT serve this cache ({refused.label}): {refused.reason}", file=sys.stderr)
+    age = now - body["written_at"]
+    state = refresh_state.read(path, key)
+    stale = refused is not None or age > interval or refresh_state.failed_since(state, body["written_at"])
+    freshness = {"state": "stale" if stale else "fresh", "age_secs": age, "endpoint": body.get("endpoint", ""),
+                 "ttl_secs": ttl}
+    sys.stdout.write(render(body, fmt, freshness))
+    return 0
+
+
+def render(body: dict, fmt: str, freshness: dict) -> str:
+    """The dump text: :func:`yupana.projection.dump.render` when present, else the JSON."""
+    try:
+        from yupana.projection import dump
+    except ImportError:
+        dump = None
+    if dump is not None:
+        text = dump.render(body, fmt=fmt, freshness=freshness)
+    else:
+        out = dict(body)
+        out["freshness"] = freshness["state"]
+        out["age_secs"] = freshness["age_secs"]
+        text = json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False)
+    return text if text.endswith("\n") else text + "\n"
