@@ -7,8 +7,9 @@
 * a malformed glob raises :class:`yupana.globs.GlobError` — the hook fails open loudly
   (kind ``globs``) rather than guessing;
 * blast radius runs only when a ceiling is set and only within what is left of the
-  deadline; an edit that cannot be measured is UNKNOWN (never "clean"), and the hook shows a
-  once-per-session notice per sizing kind and file.
+  deadline (the walk stops as soon as a ceiling is passed: the counts are then lower
+  bounds, and the message says "at least"); an edit that cannot be measured is UNKNOWN
+  (never "clean"), and the hook shows a once-per-session notice per sizing kind and file.
 
 Constraint ids: ``scope-declared:<tenant>`` and ``blast:<tenant>``.
 """
@@ -57,21 +58,22 @@ def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadli
 
     rel = edit.rel
     cid = f"blast:{tenant}"
-    result = blast.measure(edit, root, max_hops, deadline_at)
-    if getattr(result, "kind", None) is not None and not hasattr(result, "symbols"):
+    max_sym = scope.get("max_impacted_symbols")
+    max_files = scope.get("max_impacted_files")
+    result = blast.measure(edit, root, max_hops, deadline_at, limit_symbols=max_sym, limit_files=max_files)
+    if not hasattr(result, "symbols"):
         return Finding(cid, "scope",
                        f"blast radius of the edit to {rel} was UNMEASURED ({result.kind}: {result.reason}); "
                        "the ceiling was not checked for this file",
                        outcome=UNKNOWN, rel=rel, extra={"unmeasured": result.kind, "tier": "tree-sitter"})
-    max_sym = scope.get("max_impacted_symbols")
-    max_files = scope.get("max_impacted_files")
     symbols, files = int(result.symbols), int(result.files)
     over = (max_sym is not None and symbols > max_sym) or (max_files is not None and files > max_files)
     extra = {"symbols": symbols, "files": files, "tier": getattr(result, "tier", "tree-sitter")}
     if not over:
         return Finding(cid, "scope", "", outcome=SATISFIED, rel=rel, extra=extra)
     ceiling = f"{'—' if max_sym is None else max_sym}/{'—' if max_files is None else max_files}"
+    bound = "" if getattr(result, "complete", True) else "at least "  # the walk stops once a ceiling is passed
     return Finding(cid, "scope",
-                   f"edit to {rel} exceeds the blast-radius ceiling for tenant `{tenant}` (impacts "
+                   f"edit to {rel} exceeds the blast-radius ceiling for tenant `{tenant}` (impacts {bound}"
                    f"{symbols} symbols across {files} files; ceiling is {ceiling}, tree-sitter tier). {NARROW}",
                    blocking=True, rel=rel, extra=extra)

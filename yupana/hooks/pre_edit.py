@@ -175,16 +175,18 @@ class Guard(GuardContext):
         try:
             from yupana.codegraph import verify
 
-            result = verify.verify_edit(edit, self.inv.cwd, self.deadline_at)
+            created = [e.path for e in self.inv.edits if e.op in (payload.ADD, payload.MOVE)]
+            result = verify.verify_edit(edit, self.inv.cwd, self.deadline_at, created=created)
         except Exception as exc:  # noqa: BLE001 - no opinion, said out loud
             result = None
             protocol.stderr(f"yupana: verify arm unavailable ({type(exc).__name__}: {exc})")
         if result is None:
             self.findings.append(Finding("verify", "verify", "", outcome=UNKNOWN, rel=edit.rel))
             return
-        problems = [f"{v.get('message')} (line {v.get('line')})" for v in result.violations]
-        message = (f"edit to {edit.rel} introduces references that resolve to nothing: " + "; ".join(problems[:5])
-                   + ". Fix the references (tree-sitter tier) before writing them.") if problems else ""
+        problems = [f"line {v.get('line')}: {v.get('message')}" for v in result.violations]
+        more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+        message = (f"edit to {edit.rel} fails buffer verification (tree-sitter tier): " + "; ".join(problems[:5])
+                   + more + ". Fix these references before writing the edit.") if problems else ""
         self.decide([Finding("verify", "verify", message, blocking=True, rel=edit.rel,
                              outcome=UNSATISFIED if problems else SATISFIED)], "verify")
 
