@@ -34,6 +34,7 @@ from yupana.shell_lexer import Word, lex
 __all__ = ["Word", "Command", "Reading", "read", "read_argv", "MAX_DEPTH", "KEYWORDS", "SHELLS"]
 
 MAX_DEPTH = 4
+MAX_CHARS = 256 * 1024
 KEYWORDS = frozenset(
     ("if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
      "select", "function", "{", "}", "[[", "]]", "coproc")
@@ -101,8 +102,15 @@ _LIST_OPS = ("&&", "||", ";", "&", "\n")
 
 
 def read(command: str, depth: int = 0) -> Reading:
-    """Read a command line into its simple commands (wrappers removed, shells recursed)."""
+    """Read a command line into its simple commands (wrappers removed, shells recursed).
+
+    A line longer than :data:`MAX_CHARS` is not read at all (an uncertain, empty reading):
+    the hook's budget is better spent failing open than tokenising a megabyte of words.
+    """
     reading = Reading()
+    if len(command) > MAX_CHARS:
+        reading.error = f"command longer than {MAX_CHARS} characters: not read"
+        return reading
     tokens, error = lex(command)
     if error:
         reading.error = error

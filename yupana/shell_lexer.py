@@ -22,6 +22,9 @@ _META = " \t\n;&|()<>"
 _NAME_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 _NAME_CHARS = _NAME_START + "0123456789"
 _SPECIAL_PARAMS = "@*#?$!-0123456789"
+_WORD_SPECIAL = frozenset(_META + "'\"\\$`*?[")  # characters that end a run of ordinary ones
+_DOUBLE_SPECIAL = ('"', "\\", "$", "`")
+_MARK = {ord(c): 0 for c in _WORD_SPECIAL}
 
 
 class Word:
@@ -61,6 +64,9 @@ class _Lexer:
         self.i = 0
         # ("w", Word) | ("op", str) | ("redir", op: its target word follows) | ("mark", reason)
         self.tokens: list[tuple[str, object]] = []
+        # ``src`` with every special character (and NUL itself) replaced by NUL: ``find`` on it
+        # jumps over ordinary characters without a Python-level loop.
+        self.marked = src.translate(_MARK)
         self.error: str | None = None
         self.heredocs: list[tuple[str, bool]] = []
         # Per word: command or process substitution seen (a command runs that we do not read).
@@ -206,29 +212,31 @@ class _Lexer:
         out: list[str] = []
         quoted = dynamic = False
         unquoted: list[str] = []
-        name_phase = True  # still reading a possible NAME of NAME=value
-        assign = False
         self.subst = False
         i = self.i
+        assign = False
+        j = i
+        if j < n and src[j] in _NAME_START:  # NAME=value / NAME+=value: unquoted name, then =
+            j += 1
+            while j < n and src[j] in _NAME_CHARS:
+                j += 1
+            eq = 1 if src.startswith("=", j) else 2 if src.startswith("+=", j) else 0
+            if eq:
+                assign = True
+                out.append(src[i:j + eq])
+                i = j + eq
         while i < n:
             c = src[i]
+            if c not in _WORD_SPECIAL:  # a run of ordinary characters, found at C speed
+                j = self.marked.find("\x00", i + 1)
+                if j < 0:
+                    j = n
+                out.append(src[i:j])
+                unquoted.append(src[i:j])
+                i = j
+                continue
             if c in _META:
                 break
-            if name_phase:
-                if c == "=" and out and not quoted:
-                    assign = True
-                    name_phase = False
-                    out.append(c)
-                    i += 1
-                    continue
-                if c == "+" and src.startswith("+=", i) and out and not quoted:
-                    assign = True
-                    name_phase = False
-                    out.append("+=")
-                    i += 2
-                    continue
-                if not ((c in _NAME_START) or (out and c in _NAME_CHARS)):
-                    name_phase = False
             if c == "'":
                 end = src.find("'", i + 1)
                 if end < 0:
@@ -268,9 +276,8 @@ class _Lexer:
                 self.subst = True
                 dynamic = True
                 i = end
-            else:
-                if c in "*?[":
-                    dynamic = True
+            else:  # an unquoted glob character
+                dynamic = True
                 out.append(c)
                 unquoted.append(c)
                 i += 1
@@ -286,20 +293,33 @@ class _Lexer:
     def _double(self, i: int, out: list[str]) -> tuple[int, bool]:
         src, n = self.src, self.n
         dynamic = False
+        ahead = {c: src.find(c, i) for c in _DOUBLE_SPECIAL}  # next position of each special
         while i < n:
+            for c, at in ahead.items():
+                if 0 <= at < i:
+                    ahead[c] = src.find(c, i)
+            nearest = min((at for at in ahead.values() if at >= 0), default=-1)
+            if nearest < 0:
+                break
+            if nearest > i:
+                out.append(src[i:nearest])
+                i = nearest
             c = src[i]
             if c == '"':
                 return i + 1, dynamic
-            if c == "\\" and i + 1 < n and src[i + 1] in '$`"\\\n':
-                if src[i + 1] != "\n":
-                    out.append(src[i + 1])
+            if c == "\\":
+                if i + 1 < n and src[i + 1] in '$`"\\\n':
+                    if src[i + 1] != "\n":
+                        out.append(src[i + 1])
+                else:
+                    out.append(src[i:i + 2])
                 i += 2
             elif c == "$":
                 i, dyn, _ = self._dollar(i, out, in_double=True)
                 if i < 0:
                     return -1, dynamic
                 dynamic = dynamic or dyn
-            elif c == "`":
+            else:  # a backtick
                 end = self._backtick_end(i + 1)
                 if end < 0:
                     return -1, dynamic
@@ -307,9 +327,6 @@ class _Lexer:
                 self.subst = True
                 dynamic = True
                 i = end
-            else:
-                out.append(c)
-                i += 1
         self.error = "unterminated double quote"
         self.i = n
         return -1, dynamic
