@@ -380,6 +380,37 @@ def test_a_store_that_is_down_keeps_the_queue_with_the_reason(env, tmp_path):
     assert state["retry_after"] > time.time() and "connect" in state["last_error"]
 
 
+def test_queued_lines_that_would_leak_a_path_are_dropped_not_written(env, quipu_server, tmp_path):
+    server = quipu_server()
+    _store_config(env, server.url)
+    queue = _queue(env, server.url, "s", SAMPLES[:1])
+    with open(queue, "a") as fh:
+        fh.write(json.dumps({"signature": "cp:|repo:none|cwd:/home/alice/secret", "fs": "root", "delta": 1, "at": 1,
+                             "session": "s", "id": "00ff00ff00ff00ff"}) + "\n")
+        fh.write(json.dumps({"signature": "cp:|repo:none|cwd:tmp", "fs": "/dev/sda1", "delta": 1, "at": 1,
+                             "session": "s", "id": "00ff00ff00ff00fe"}) + "\n")
+        fh.write("not json\n")
+    _flush(env, server.url, None, tmp_path)
+    assert [(o["sig"], o["fs"]) for o in _observations(server)] == [SAMPLES[0][:2]]
+    assert "alice" not in b"".join(r.body for r in server.requests).decode()
+    dropped = [r for r in env.records("disk_write_failed") if r["kept"] is False]
+    assert dropped and dropped[0]["samples"] == 3
+
+
+def test_a_store_that_stays_down_cannot_grow_the_queue_without_bound(env, tmp_path, monkeypatch):
+    from yupana.commands import disk_flush
+
+    url = "http://127.0.0.1:9"
+    _store_config(env, url)
+    n = disk_flush.MAX_QUEUED + 25
+    _queue(env, url, "s", [("dd:|repo:none|cwd:tmp", "root", i, 1780000000 + i) for i in range(n)])
+    _flush(env, url, None, tmp_path)
+    [draining] = (env.state / "yupana" / "disk").glob("*.draining.jsonl")
+    kept = [json.loads(line) for line in draining.read_text().splitlines()]
+    assert len(kept) == disk_flush.MAX_QUEUED and kept[0]["delta"] == 25 and kept[-1]["delta"] == n - 1
+    assert any(r["samples"] == 25 and "overflowed" in r["reason"] for r in env.records("disk_write_failed"))
+
+
 def test_the_hook_queues_and_a_detached_worker_writes(env, quipu_server, tmp_path):
     server = quipu_server(auth_token="tok")
     _store_config(env, server.url)

@@ -94,20 +94,15 @@ def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flu
     from yupana import disk_samples, spool
 
     draining = queue[: -len(".jsonl")] + ".draining.jsonl"
-    if not os.path.exists(queue) and not os.path.exists(draining):
+    lines = _gather(queue, draining, done)
+    if not lines:
         return
     writer, backoff, why = _open_writer(endpoint, root, override)
     if writer is None:
-        _fail(endpoint, done, why or "the store cannot be written", backoff, _count(queue) + _count(draining))
+        _fail(endpoint, done, why or "the store cannot be written", backoff, len(lines))
         return
     try:
         for _ in range(20):  # new samples may arrive while we write; bounded
-            if not os.path.exists(draining):
-                try:
-                    os.rename(queue, draining)
-                except FileNotFoundError:
-                    break
-            lines = _read(draining, done)
             pending = [s for s in lines if not disk_samples.writes_disabled(s["session"])]
             done.dropped += len(lines) - len(pending)
             while pending:
@@ -117,14 +112,17 @@ def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flu
                 except Exception as exc:  # noqa: BLE001 - EndpointError or a transport bug
                     if getattr(exc, "kind", None) == "auth":
                         _refused(exc, pending, done)
-                        os.unlink(draining)
+                        _unlink(draining)
                         return
                     _rewrite(draining, pending)
-                    _fail(endpoint, done, _reason(exc), backoff, len(pending) + _count(queue))
+                    _fail(endpoint, done, _reason(exc), backoff, len(pending))
                     return
                 done.written += len(batch)
                 pending = pending[BATCH:]
-            os.unlink(draining)
+            _unlink(draining)
+            lines = _gather(queue, draining, done)
+            if not lines:
+                break
         if done.written:
             spool.record("disk_written", {"samples": done.written})
         _clear_backoff(endpoint)
@@ -132,6 +130,42 @@ def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flu
         close = getattr(writer, "close", None)
         if close:
             close()
+
+
+def _gather(queue: str, draining: str, done: Flushed) -> list[dict]:
+    """Move newly queued samples into the draining file (capped at MAX_QUEUED, newest kept)
+    and return everything waiting, oldest first. A store that stays down cannot make the
+    queue grow without bound: every flush attempt gathers and caps it."""
+    from yupana import spool
+
+    lines = _read(draining, done)
+    claimed = f"{queue}.{os.getpid()}"
+    try:
+        os.rename(queue, claimed)
+    except FileNotFoundError:
+        claimed = ""
+    if claimed:
+        lines += _read(claimed, done)
+    if len(lines) > MAX_QUEUED:
+        over = len(lines) - MAX_QUEUED
+        done.dropped += over
+        lines = lines[over:]
+        spool.record("disk_write_failed", {"reason": f"the disk queue overflowed {MAX_QUEUED} samples; the oldest "
+                                           "were dropped", "samples": over, "kept": False})
+    if lines:
+        _rewrite(draining, lines)
+    else:
+        _unlink(draining)
+    if claimed:
+        _unlink(claimed)
+    return lines
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _open_writer(endpoint: str, root: str, override: str | None):
@@ -171,7 +205,7 @@ def _open_writer(endpoint: str, root: str, override: str | None):
 
 
 def _read(path: str, done: Flushed) -> list[dict]:
-    """Valid queued samples of ``path`` (malformed ones are dropped and recorded); newest kept."""
+    """Valid queued samples of ``path`` ([] when absent); malformed ones are dropped and recorded."""
     import json
 
     from yupana import spool
@@ -192,13 +226,10 @@ def _read(path: str, done: Flushed) -> list[dict]:
                     bad += 1
     except OSError:
         return []
-    if len(out) > MAX_QUEUED:
-        bad += len(out) - MAX_QUEUED
-        out = out[-MAX_QUEUED:]
     if bad:
         done.dropped += bad
-        spool.record("disk_write_failed", {"reason": "queued samples that are malformed, do not fit "
-                                           "CommandDiskImpactObservationShape or overflow the queue were dropped",
+        spool.record("disk_write_failed", {"reason": "queued samples that are malformed or do not fit "
+                                           "CommandDiskImpactObservationShape were dropped",
                                            "samples": bad, "kept": False})
     return out
 
@@ -286,14 +317,6 @@ def _rewrite(path: str, samples: list[dict]) -> None:
         for s in samples:
             fh.write(json.dumps(s) + "\n")
     os.replace(tmp, path)
-
-
-def _count(path: str) -> int:
-    try:
-        with open(path, "rb") as fh:
-            return sum(1 for _ in fh)
-    except OSError:
-        return 0
 
 
 def _reason(exc: Exception) -> str:
