@@ -77,7 +77,7 @@ def evaluate(rules: list[dict], grounding: dict | None, introduced: str, rel: st
         blocking = rule.get("tier") == "block"
         tier = "tier block" if blocking else "advisory"
         label = rule.get("label") or name
-        why = f": {rule['rationale']}" if rule.get("rationale") else ""
+        why = f": {str(rule['rationale']).rstrip(' .')}" if rule.get("rationale") else ""
         source = rule.get("iri")
         if unresolvable:
             out.append(Finding(f"{name}#fabricated-reference", "grounded",

@@ -101,7 +101,7 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of) -> 
         blocking, verdict = _severity(rule.get("tier"), exposure_of)
         label = rule.get("label") or name
         rationale = rule.get("rationale")
-        tail = f", which text rule `{label}` forbids ({verdict})" + (f": {rationale}" if rationale else "")
+        tail = f", which text rule `{label}` forbids ({verdict})" + (f": {str(rationale).rstrip(' .')}" if rationale else "")
         for text in found:
             out.append(Finding(name, "text", f"introduces `{_clip(text)}`{tail}", blocking=blocking, source=source,
                                rel=path_rel, extra={"match": text, "tail": tail, "tier": rule.get("tier"),

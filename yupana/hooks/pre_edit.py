@@ -304,15 +304,30 @@ class Guard(GuardContext):
         return [f for f in found if not f.extra.get("error")]
 
     def structural(self, policies: list[dict], edit, kind: str) -> list[Finding]:
-        """Structural policies (governed or local) through the codegraph evaluator."""
+        """Structural policies (governed or local) for this file's language, through the
+        codegraph evaluator — imported only when some policy is for this language."""
+        from yupana.codegraph.parse import language_for_path
+
+        lang = language_for_path(edit.rel or edit.path)
+        armed = [p for p in policies if lang and str((p.get("rule") or {}).get("language") or "").lower() == lang]
+        if not armed:
+            return []
         try:
             from yupana.evaluate import structural
 
-            return structural.evaluate(policies, edit, self.mode)
+            found = structural.evaluate(armed, edit, self.mode)
         except Exception as exc:  # noqa: BLE001 - one broken plane must not disarm the others
-            names = [str((p.get("rule") or {}).get("name")) for p in policies]
             why = f"structural checks could not run ({type(exc).__name__}: {exc})"
+            names = [str((p.get("rule") or {}).get("name")) for p in armed]
             return [Finding(n, "structural", why, outcome=UNKNOWN, rel=edit.rel, extra={"error": why}) for n in names]
+        unknown = [f for f in found if f.outcome == UNKNOWN and not f.extra.get("error")]
+        if unknown:
+            what = f"{len(unknown)} {lang} structural polic{'y' if len(unknown) == 1 else 'ies'}"
+            protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
+            if protocol.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
+                self.outcome.notify(f"yupana: {what} could not be evaluated (UNKNOWN, not clean): "
+                                    f"{unknown[0].message}", to_model=self.codex)
+        return found
 
     def budget(self, stage: str) -> bool:
         """False (and, once, a loud UNKNOWN) when ``deadline_ms`` has run out."""
