@@ -139,7 +139,8 @@ class GuardContext:
                 marker: str | None = None) -> None:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
         session per ``marker``, default ``kind``; every time when not ``once``)."""
-        record = {"fail_kind": kind, "session": self.inv.session_id if self.inv else None, **(fields or {})}
+        record = {"fail_kind": kind, "hook": "pre-edit", "session": self.inv.session_id if self.inv else None,
+                  **(fields or {})}
         sid = self.inv.session_id if self.inv else None
         protocol.degrade(self.outcome, session_id=sid, kind=marker or kind, record_kind="fail_open", message=message,
                          fields=record, notify=once, item=self.item)
