@@ -128,11 +128,16 @@ class GuardContext:
 
     def throttle_table(self) -> dict:
         if self._throttles is None:
+            from yupana import paths
+
+            target = paths.state_file("throttles.jsonl")
+            if not target or not os.path.exists(target):
+                self._throttles = {}  # nothing was ever throttled: no need to load the module
+                return self._throttles
             from yupana import throttles
 
-            self._throttles = throttles.load(int(time.time()))
+            self._throttles = throttles.load(int(time.time()), target)
         return self._throttles
-
 
     # ── what it leaves behind ─────────────────────────────────────────────────────
     def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True,
@@ -167,11 +172,11 @@ class GuardContext:
 
     def fold_throttles(self) -> None:
         """Active back-offs in this repository become an advisory (never onto a deny)."""
-        inv = self.inv
-        scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
         table = self.throttle_table()
         if not table:
             return
+        inv = self.inv
+        scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
         from yupana import throttles
 
         now = int(time.time())

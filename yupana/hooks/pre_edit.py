@@ -9,7 +9,8 @@ Decision order (the guard contract; interop reference §5.3), per file of the to
    Codex ``apply_patch`` problems (unsupported syntax, missing or ambiguous anchors) are an
    UNKNOWN constraint and a fail-open advisory, never a clean allow;
 3. local ``[[yupana.policy.rules]]`` — compile errors fail open (``rules``); a violation
-   decides the edit and short-circuits 4-6;
+   decides the edit and short-circuits 4-6 (unless it is a non-blocking one under
+   enforce, which must not shadow a check that would deny);
 4. the governed plane (quipu enabled, endpoint set, introduced text): the servable cache, or
    a loud fail-open (``projection``) naming the miss; text rules, then structural, then
    grounded; one message with the freshness note; a ``governed`` record;
@@ -128,7 +129,10 @@ class Guard(GuardContext):
         found = self.split_errors(found, "rules", "local rule")
         fired.update(f.id for f in found if f.outcome == UNSATISFIED)
         evaluated.update(f.id for f in found if f.outcome in (SATISFIED, UNSATISFIED))
-        return self.decide(found, "local rules")
+        spoke = self.decide(found, "local rules")
+        # A decision short-circuits the governed plane, verify and scope — except a soft
+        # (non-blocking) one under enforce: it must not shadow a hard check that would deny.
+        return spoke and (self.outcome.decision == protocol.DENY or self.mode != "enforce")
 
     def governed(self, edit) -> None:
         if not edit.introduced:
