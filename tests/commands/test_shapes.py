@@ -73,6 +73,18 @@ aegis:sel_shared a aegis:Selector ; aegis:name "shared" ; aegis:evidenceSource "
     assert both.returncode == 0, both.stdout.decode()
 
 
+def test_a_directory_is_read_whole(yupana, tmp_path):
+    catalogue = REPO / "fixtures" / "catalogue"
+    run = yupana("--json", "shapes", "validate", str(catalogue), "--allow-warnings")
+    assert run.returncode == 0, run.stdout.decode()
+    doc = json.loads(run.stdout)
+    assert len(doc["files"]) == len(list(catalogue.glob("*.ttl"))) and doc["counts"]["violation"] == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run = yupana("shapes", "validate", str(empty))
+    assert run.returncode == 2 and b"no RDF files" in run.stderr
+
+
 def test_warnings_fail_unless_allowed(yupana, tmp_path):
     path = write(tmp_path, "items.ttl", WARNING_ONLY)
     strict = yupana("shapes", "validate", path)

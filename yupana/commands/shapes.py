@@ -10,6 +10,7 @@ input"; this command keeps them apart):
 * 0 — conforms (with ``--allow-warnings``: no violations; warnings and infos are printed);
 * 1 — violations (or, without ``--allow-warnings``, warnings or infos);
 * 2 — unreadable or unparseable input: a missing file, broken Turtle (named with its line),
+  a directory holding no RDF file,
   or a ``--shapes`` directory that is missing or does not parse;
 * 3 — internal error: yupana's own shapes are broken or the validator failed.
 
@@ -31,7 +32,8 @@ _FORMATS = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".rdf": "xml", ".owl": "
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["validate"], help="validate: check RDF files against the shapes")
-    parser.add_argument("files", nargs="+", metavar="DATA", help="RDF files (Turtle, N-Triples, …), merged into one graph")
+    parser.add_argument("files", nargs="+", metavar="DATA",
+                        help="RDF files (Turtle, N-Triples, …) or directories of them, merged into one graph")
     parser.add_argument("--shapes", metavar="DIR", default=None,
                         help="directory of *.ttl shapes (default: the shapes yupana ships)")
     parser.add_argument("--allow-warnings", action="store_true",
@@ -60,7 +62,11 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
         raise
 
     graph = rdflib.Graph()
-    errors = [err for path in args.files if (err := _parse_into(graph, path)) is not None]
+    files = _expand(args.files)
+    if not files:
+        return _fail(2, "input", [{"file": ", ".join(args.files), "line": None,
+                                   "message": "no RDF files (.ttl, .nt, .n3, .rdf, .owl, .xml, .jsonld) there"}], as_json)
+    errors = [err for path in files if (err := _parse_into(graph, path)) is not None]
     if errors:
         return _fail(2, "input", errors, as_json)
 
@@ -77,7 +83,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
             "schema": SCHEMA,
             "exit_code": code,
             "conforms": violations == 0 and (others == 0 or args.allow_warnings),
-            "files": [os.path.abspath(f) for f in args.files],
+            "files": [os.path.abspath(f) for f in files],
             "shapes_dir": shapes_dir,
             "triples": report.triples,
             "counts": {s: report.count(s) for s in gate.SEVERITIES},
@@ -86,8 +92,21 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
         })
     else:
         print(_table(report.results))
-        print(_summary(report, code, len(args.files)))
+        print(_summary(report, code, len(files)))
     return code
+
+
+def _expand(paths: list[str]) -> list[str]:
+    """Each path as given; a directory becomes its RDF files (recursively, sorted)."""
+    out: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            out.append(path)
+            continue
+        for dirpath, dirnames, names in os.walk(path):
+            dirnames.sort()
+            out += [os.path.join(dirpath, n) for n in sorted(names) if os.path.splitext(n)[1].lower() in _FORMATS]
+    return out
 
 
 def _parse_into(graph, path: str) -> dict | None:
