@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
-    """One RDF term from a result row."""
+class Term(NamedTuple):
+    """One RDF term from a result row (a named tuple: a refresh builds hundreds of thousands)."""
 
     kind: str  # "uri" | "literal" | "bnode"
     value: str

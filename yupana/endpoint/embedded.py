@@ -86,15 +86,20 @@ class EmbeddedStore(Endpoint):
         return SelectResult(variables, rows)
 
 
-def _term(term) -> Term:
-    import pyoxigraph
+def _term(term, _classes: list = []) -> Term:
+    if not _classes:
+        import pyoxigraph
 
-    if isinstance(term, pyoxigraph.NamedNode):
+        _classes += [pyoxigraph.NamedNode, pyoxigraph.BlankNode, pyoxigraph.Literal]
+    named, blank, literal = _classes
+    cls = type(term)
+    if cls is named:
         return Term("uri", term.value)
-    if isinstance(term, pyoxigraph.BlankNode):
-        return Term("bnode", term.value)
-    if isinstance(term, pyoxigraph.Literal):
+    if cls is literal:
         lang = term.language
-        datatype = None if lang else term.datatype.value
-        return Term("literal", term.value, datatype, lang)
+        if lang:
+            return Term("literal", term.value, None, lang)
+        return Term("literal", term.value, term.datatype.value)
+    if cls is blank:
+        return Term("bnode", term.value)
     raise EndpointError("protocol", f"unexpected term {term!r}")

@@ -42,7 +42,29 @@ def parse_select(doc: object, source: str) -> SelectResult:
 
 
 def parse_term(value: object, source: str, name: str = "?", index: int = 0) -> Term:
-    """One RDF term of a binding."""
+    """One RDF term of a binding (the common shapes first: this runs for every cell)."""
+    if type(value) is dict:
+        kind = value.get("type")
+        text = value.get("value")
+        if type(text) is str:
+            if kind == "uri":
+                return Term("uri", text)
+            if kind == "literal" or kind == "typed-literal":
+                lang = value.get("xml:lang")
+                datatype = value.get("datatype")
+                if lang is None and datatype is None:
+                    return Term("literal", text, XSD_STRING)
+                if lang is None and type(datatype) is str and datatype != RDF_LANGSTRING:
+                    return Term("literal", text, datatype)
+                if type(lang) is str and lang and (datatype is None or datatype == RDF_LANGSTRING):
+                    return Term("literal", text, None, lang)
+            elif kind == "bnode":
+                return Term("bnode", text)
+    return _term_slow(value, source, name, index)
+
+
+def _term_slow(value: object, source: str, name: str, index: int) -> Term:
+    """The exact rules, with an error that says where; reached for unusual or bad terms."""
     where = f"row {index}, ?{name}"
     if not isinstance(value, dict):
         raise _bad(source, f"{where}: a term must be an object, got {type(value).__name__}")
