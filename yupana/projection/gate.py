@@ -58,8 +58,10 @@ class ShapeResult:
     (``aegis:selector/aegis:tier``) or None for a node-level result; ``constraint`` the
     constraint component's short name (``minCount``, ``in``, ``pattern``, ``class`` …);
     ``severity`` one of :data:`SEVERITIES`; ``value`` the offending value (lexical form of a
-    literal, full IRI of a node) or None; ``shape`` the named shape the result came from
-    (``aegis:TripwireShape``), when there is one.
+    literal, full IRI of a node) or None, and ``value_kind`` says which (``literal``,
+    ``iri``, ``bnode``); ``shape`` the named shape the result came from
+    (``aegis:TripwireShape``), when there is one. ``shape`` and ``value_kind`` extend the
+    interface's six fields compatibly (both default to None).
     """
 
     focus: str
