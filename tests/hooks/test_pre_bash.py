@@ -315,7 +315,7 @@ def test_a_stale_cache_still_enforces_and_says_so(env):
     out = output(hook(env, "cargo build", extra_env=meminfo(env, available_gib=1.0)))
     reason = out["hookSpecificOutput"]["permissionDecisionReason"]
     assert "policy STALE: cache age 9" in reason
-    assert env.records("served_from_cache")
+    assert [r["hook"] for r in env.records("served_from_cache")] == ["pre-bash"]
     assert env.records("memory_policy")[0]["policy_freshness"] == "stale"
 
 

@@ -129,6 +129,7 @@ def test_stale_cache_is_enforced_and_states_its_age(env, repo):
     assert result.denied and "policy STALE: cache age 400" in result.reason
     [served] = env.records("served_from_cache")
     assert served["age_secs"] >= 4000 and served["ttl_secs"] == 7200 and served["reason"]
+    assert served["hook"] == "pre-edit" and served["session"] == env.records("guard")[-1]["session"]
     assert env.records("guard")[-1]["policy_freshness"] == "stale"
     assert env.records("governed")[0]["policy_age_secs"] >= 4000
     assert not env.records("fail_open")

@@ -67,13 +67,15 @@ class Governed:
 
 
 def load(cfg: dict, now: int, *, root: str | None = None, override: str | None = None,
-         spawn: bool = True) -> Governed:
+         spawn: bool = True, record: dict | None = None) -> Governed:
     """The governed plane for ``cfg`` (the resolved config) at unix time ``now``.
 
     ``root`` and ``override`` (the project root and ``--config`` file the configuration
     was resolved from) are handed to a detached refresh so it resolves the same
     configuration; ``root`` defaults to the current directory. ``spawn=False`` never
-    starts a refresh (``yupana status``, ``explain``).
+    starts a refresh (``yupana status``, ``explain``). ``record`` adds fields to the
+    ``served_from_cache`` record (the caller's ``hook`` and ``session``, so ``yupana status``
+    can attribute stale serving to a hook).
     """
     quipu = cfg.get("quipu") or {}
     root = root or os.getcwd()
@@ -99,18 +101,21 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
     if due and spawn and path and not refresh_state.in_backoff(state, now):
         gov.refresh_started = start_refresh(path, root, override)
     if gov.freshness == STALE:
-        _served_stale(gov)
+        _served_stale(gov, record)
     return gov
 
 
-def _served_stale(gov: Governed) -> None:
+def _served_stale(gov: Governed, record: dict | None = None) -> None:
     reason = gov.stale_reason()
     try:
         os.write(2, f"yupana: serving the projection cache STALE (age {gov.age_secs}s, ttl {gov.ttl_secs}s): "
                     f"{reason}\n".encode("utf-8", "replace"))
     except OSError:
         pass
-    spool.record("served_from_cache", {"age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "reason": reason})
+    fields = {"age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "reason": reason}
+    if record:
+        fields.update(record)
+    spool.record("served_from_cache", fields)
 
 
 def start_refresh(cache_path: str, root: str, override: str | None = None) -> bool:

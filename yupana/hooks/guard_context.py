@@ -58,7 +58,8 @@ class GuardContext:
             return None
         from yupana.hooks import governed
 
-        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=self.args.config)
+        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=self.args.config,
+                               record={"hook": "pre-edit", "session": self.inv.session_id})
         if loaded.cache is None:
             miss = loaded.miss
             reason = miss.reason if miss else "no servable projection cache"

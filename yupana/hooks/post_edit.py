@@ -69,7 +69,8 @@ def _notice(args, raw: bytes, outcome: protocol.Outcome) -> None:
         return
     from yupana.hooks import governed
 
-    gov = governed.load(cfg, now, root=inv.cwd, override=args.config)
+    gov = governed.load(cfg, now, root=inv.cwd, override=args.config,
+                        record={"hook": "post-edit", "session": inv.session_id})
     if gov.cache is None:
         return
     scopes = gov.cache.get("work_item_scopes")

@@ -270,7 +270,8 @@ class PreBash:
         self._gov = None
         from yupana.hooks import governed
 
-        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=getattr(self.args, "config", None))
+        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=getattr(self.args, "config", None),
+                               record={"hook": "pre-bash", "session": self.sid})
         if loaded.cache is None:
             miss = loaded.miss
             reason = miss.reason if miss else "no servable projection cache"
