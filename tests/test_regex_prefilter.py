@@ -54,6 +54,7 @@ classes = st.sampled_from([
     ("[\u00e9s]", "\u00e9"), ("[\\pL]", "\u00df"), ("[[:upper:]]", "Q"), ("[\\x41-\\x43]", "B"),
     ("[a-c-e]", "-"), ("[\\-x]", "-"), ("[[:word:].]", "."), ("[\u212a]", "\u212a"),
     ("[^\\n]", "z"), ("[\\s]", " "), ("[[:xdigit:]]", "f"), ("[[:punct:]]", "{"),
+    ("[kKx]", "k"), ("[sS]", "S"), ("[Ss]", "s"), ("[a-cA-C]", "B"), ("[k-kK-K]", "K"), ("[K\\x6b]", "k"),
 ])
 specials = st.sampled_from([
     (".", "x"), ("\\d", "4"), ("\\w", "_"), ("\\s", "\n"), ("\\D", "a"), ("\\pL", "\u00e9"),
@@ -156,6 +157,7 @@ def test_no_false_negatives_on_arbitrary_strings(pattern, texts):
     (r"console\.log\(", {"console.log("}),
     (r"\Qa.b*\E", {"a.b*"}),
     (r"a{,3}", {"a{,3}"}),
+    (r"\bSK[0-9a-fA-F]{32}\b", {"SK"}),  # a class with both cases stays case-sensitive
 ])
 def test_useful_literals_are_found(pattern, required):
     pf = prefilter(pattern)
@@ -171,7 +173,7 @@ def test_case_insensitive_patterns_compare_casefolded():
 
 @pytest.mark.parametrize("pattern", [
     r".*", r"\w+", r"[^a]", r"a*", r"x?", r"\pL+", r"(?x)a", r"\1", r"(a|)", r"", r"(?i)\u00e9", r"(?i)é",
-    r"[[:alpha:]]+",
+    r"[[:alpha:]]+", r"\d{3}", r"\b[0-9a-f]{40}\b",
 ])
 def test_patterns_without_a_required_literal_get_none(pattern):
     assert prefilter(pattern) is None
@@ -186,3 +188,70 @@ def test_nothing_pathological_hangs_or_crashes():
 
 def test_may_match_without_prefilter_always_runs_the_regex():
     assert may_match(None, "")
+
+
+# ── the example catalogue ────────────────────────────────────────────────────────────
+
+CATALOGUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "catalogue")
+AEGIS = "http://aegis.gastown.local/ontology/"
+
+
+def catalogue_patterns() -> list[str]:
+    """Every regex of the bundled catalogue: text rules, exemptions, predicates, gates."""
+    import rdflib
+
+    graph = rdflib.Graph()
+    for name in sorted(os.listdir(CATALOGUE)):
+        if name.endswith(".ttl"):
+            graph.parse(os.path.join(CATALOGUE, name), format="turtle")
+    found = set()
+    for prop in ("regex", "exemptPathRegex", "gate", "commandRegex"):
+        found |= {str(o) for o in graph.objects(None, rdflib.URIRef(AEGIS + prop))}
+    predicates = set(graph.subjects(rdflib.RDF.type, rdflib.URIRef(AEGIS + "Predicate")))
+    found |= {str(o) for p in predicates for o in graph.objects(p, rdflib.URIRef(AEGIS + "evidenceSource"))}
+    return sorted(found)
+
+
+def _python_re_strategy(pattern: str):
+    """Strings matching ``pattern`` under Python's re (same meaning as RE2 for these), or None."""
+    import re
+
+    try:
+        re.compile(pattern)
+    except re.error:
+        return None
+    return st.from_regex(pattern)
+
+
+@pytest.mark.skipif(not os.path.isdir(CATALOGUE), reason="no bundled catalogue")
+def test_the_catalogues_text_rules_get_useful_prefilters():
+    import rdflib
+
+    graph = rdflib.Graph()
+    for name in sorted(os.listdir(CATALOGUE)):
+        if name.endswith(".ttl"):
+            graph.parse(os.path.join(CATALOGUE, name), format="turtle")
+    rules = [str(o) for o in graph.objects(None, rdflib.URIRef(AEGIS + "regex"))]
+    assert rules
+    filtered = [p for p in rules if prefilter(p) is not None]
+    assert len(filtered) >= len(rules) * 0.8, [p for p in rules if prefilter(p) is None]
+
+
+@pytest.mark.skipif(not os.path.isdir(CATALOGUE), reason="no bundled catalogue")
+@pytest.mark.parametrize("pattern", catalogue_patterns() if os.path.isdir(CATALOGUE) else [])
+def test_no_false_negatives_on_the_catalogues_patterns(pattern):
+    compiled = _compile(pattern)
+    assert compiled is not None, f"the catalogue holds a pattern RE2 refuses: {pattern!r}"
+    pf = prefilter(pattern)
+    matching = _python_re_strategy(pattern)
+    texts = st.text(alphabet=TRICKY + "xyz0123456789.-_/@", max_size=40)
+    strategy = st.one_of(matching, texts) if matching is not None else texts
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategy, noise, noise)
+    def check(text, before, after):
+        for candidate in (text, before + text + after):
+            if compiled.search(candidate):
+                assert may_match(pf, candidate), f"false negative: {pattern!r} {pf!r} {candidate!r}"
+
+    check()
