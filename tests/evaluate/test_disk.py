@@ -367,6 +367,16 @@ def test_a_refused_token_disables_writes_for_the_session_and_reads_go_on(env, qu
     assert not list((env.state / "yupana" / "disk").glob("queue-*.jsonl"))  # nothing queued for the session
 
 
+def test_a_read_only_store_403_is_a_credential_failure_too(env, quipu_server, tmp_path):
+    server = quipu_server(read_only=True)
+    _store_config(env, server.url)
+    _queue(env, server.url, "sess-ro", SAMPLES)
+    _flush(env, server.url, "tok", tmp_path)
+    [auth] = env.records("quipu_auth_failure")
+    assert auth["session"] == "sess-ro" and "read-only" in auth["reason"]
+    assert (env.state / "yupana" / "disk" / "noauth-sess-ro").exists()
+
+
 def test_a_store_that_is_down_keeps_the_queue_with_the_reason(env, tmp_path):
     url = "http://127.0.0.1:9"
     _store_config(env, url)
