@@ -127,3 +127,15 @@ def test_re2_is_imported_only_when_a_prefilter_admits_the_text():
     if "prefilters expected" in done.stderr:
         pytest.skip("regex_prefilter does not compute literal prefilters yet")
     assert done.returncode == 0, done.stderr
+
+
+def test_large_text_stops_at_the_deadline_and_says_unknown():
+    import time
+
+    rules = _hot(*[_rule(f"r{i}", rf"lit{i}x\d+", tier="warn") for i in range(200)])
+    big = "lit1x " * 400_000  # ~2.4 MB: every rule's prefilter must scan it
+    found = text_rules.evaluate(rules, big, "x", _exposure("public")[0], deadline_at=time.monotonic() - 1)
+    assert [(f.id, f.outcome, f.extra["deadline"]) for f in found] == [("text-rules", UNKNOWN, 200)]
+    # small texts are never cut short: the per-rule check is for large ones only
+    small = text_rules.evaluate(rules, "lit7x42", "x", _exposure("public")[0], deadline_at=time.monotonic() - 1)
+    assert [f.id for f in small] == ["r7"]

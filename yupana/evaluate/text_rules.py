@@ -23,10 +23,13 @@ Errors come back as :class:`Finding` objects with outcome ``unknown`` and
 
 from __future__ import annotations
 
+import time
+
 from yupana.evaluate import UNKNOWN, Finding
 from yupana.regex_prefilter import may_match
 
 MAX_SHOWN = 3  # matched substrings quoted per rule in a message
+CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules
 
 _re2 = None
 _compiled: dict[str, object] = {}
@@ -50,30 +53,42 @@ def _compile(pattern: str) -> object:
     return compiled
 
 
-def candidates(rules: list[dict], introduced: str) -> list[dict]:
-    """The rules whose literal prefilter admits ``introduced`` (no regex work at all)."""
+def candidates(rules: list[dict], introduced: str, deadline_at: float | None = None) -> tuple[list[dict], int]:
+    """The rules whose literal prefilter admits ``introduced`` (no regex work at all), and
+    how many rules were not looked at because ``deadline_at`` (time.monotonic) passed."""
     if not introduced or not rules:
-        return []
+        return [], 0
     folded = None
     out = []
-    for rule in rules:
+    check = deadline_at is not None and len(introduced) > CHECK_ABOVE_CHARS
+    for i, rule in enumerate(rules):
+        if check and time.monotonic() > deadline_at:
+            return out, len(rules) - i
         pf = rule.get("_prefilter")
         if pf is not None and pf[1] and folded is None:
             folded = introduced.casefold()
         if may_match(pf, introduced, folded):
             out.append(rule)
-    return out
+    return out, 0
 
 
-def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of) -> list[Finding]:
+def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
+             deadline_at: float | None = None) -> list[Finding]:
     """Violations (and compile errors) of ``rules`` in ``introduced``.
 
     ``path_rel`` is the edited file relative to its git top-level; ``exposure_of()``
     returns ``(exposure, reason, repo)``: exposure ``public|internal|unknown``, why it is
-    unknown, and the repository's name for messages.
+    unknown, and the repository's name for messages. When ``deadline_at`` passes (checked
+    per rule, for large texts), the rules not evaluated are one UNKNOWN finding
+    ``text-rules`` with ``extra["deadline"]`` = how many.
     """
     out: list[Finding] = []
-    for rule in candidates(rules, introduced):
+    admitted, skipped = candidates(rules, introduced, deadline_at)
+    check = deadline_at is not None and len(introduced) > CHECK_ABOVE_CHARS
+    for n, rule in enumerate(admitted):
+        if check and time.monotonic() > deadline_at:
+            skipped += len(admitted) - n
+            break
         name = str(rule.get("name") or rule.get("iri") or "?")
         source = rule.get("iri") or name
         exempt = rule.get("exempt_path_regex")
@@ -106,6 +121,9 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of) -> 
             out.append(Finding(name, "text", f"introduces `{_clip(text)}`{tail}", blocking=blocking, source=source,
                                rel=path_rel, extra={"match": text, "tail": tail, "tier": rule.get("tier"),
                                                     "identifier_class": rule.get("class")}))
+    if skipped:
+        out.append(Finding("text-rules", "text", f"{skipped} text rule(s) not evaluated before the deadline",
+                           outcome=UNKNOWN, rel=path_rel, extra={"deadline": skipped}))
     return out
 
 

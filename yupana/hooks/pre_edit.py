@@ -146,7 +146,10 @@ class Guard(GuardContext):
         top = self.top(edit)
         text_rel = edit.path[len(top) + 1:] if top and edit.path.startswith(top + os.sep) else edit.rel
         exposure_of, asked = self.exposure_for(edit)
-        text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of)
+        text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
+                                   self.deadline_at)
+        if any(f.extra.get("deadline") for f in text):
+            self.budget("text rules")  # the deadline ran out inside the plane: say so, once
         policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
         shape = self.structural(policies, edit, "projection-rules") if policies else []
         ground = grounded.evaluate(cache.get("grounded_rules") or [], cache.get("grounding"), edit.introduced, edit.rel)
