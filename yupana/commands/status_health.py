@@ -1,0 +1,147 @@
+"""Hook health from the metrics spool, for ``yupana status``. Cold path.
+
+A guard that stopped running looks, from the outside, exactly like a guard that found
+nothing wrong. The spool tells them apart: every pre-edit invocation writes one ``guard``
+record and every pre-bash invocation one ``pre_bash_invoked`` record (docs/records.md), so
+for each hook this module reports how many invocations the window holds, when the last
+one ran, and — over its last N invocations — the p50/p95 of ``duration_ms`` and how many
+of them failed open or served a stale cache.
+
+Attributing ``fail_open`` and ``served_from_cache`` records to an invocation: both carry
+``hook`` and ``session``. A pre-edit hook writes them *before* its ``guard`` record (which
+is always its last), so they are held per session until that session's next ``guard``
+record; a pre-bash hook writes ``pre_bash_invoked`` *first*, so they mark that session's
+latest pre-bash invocation. An invocation counts once however many degradations it had,
+so the rates are "share of invocations", never above 100 %. Records that name no hook
+(older versions), post-edit's, and pre-bash ones with no invocation before them are
+counted as ``unattributed``.
+
+``post-edit`` writes no per-invocation record, so it has no health line.
+"""
+
+from __future__ import annotations
+
+import os
+
+# hook name -> the record kind written once per invocation
+HOOK_RECORDS = {"pre-edit": "guard", "pre-bash": "pre_bash_invoked"}
+# hooks whose invocation record carries duration_ms (pre_bash_invoked is written at the start)
+TIMED = {"pre-edit"}
+DEGRADATIONS = ("fail_open", "served_from_cache")
+TAIL_BYTES = 4 * 1024 * 1024
+
+
+def read_spool(path: str | None, max_bytes: int = TAIL_BYTES) -> tuple[list[dict], dict]:
+    """The spool's last records (via :func:`yupana.spool.read_tail`) and what was read.
+
+    The info dict: ``path``, ``exists``, ``bytes`` (file size), ``read_all`` (False when only
+    the final ``max_bytes`` were read), ``rotated`` (a ``.old`` file holds older records),
+    ``records`` and ``oldest_ts``.
+    """
+    from yupana import spool
+
+    info = {"path": path, "exists": False, "bytes": 0, "read_all": True, "rotated": False, "records": 0,
+            "oldest_ts": None}
+    if not path:
+        return [], info
+    try:
+        info["bytes"] = os.stat(path).st_size
+        info["exists"] = True
+    except OSError:
+        pass
+    info["rotated"] = os.path.exists(path + ".old")
+    info["read_all"] = info["bytes"] <= max_bytes
+    records = spool.read_tail(path, max_bytes=max_bytes) if info["exists"] else []
+    info["records"] = len(records)
+    stamps = [r["ts"] for r in records if isinstance(r.get("ts"), int)]
+    info["oldest_ts"] = min(stamps) if stamps else None
+    return records, info
+
+
+def summarise(records: list[dict], now: int, *, window_secs: int, last_n: int, window_complete: bool) -> dict:
+    """Per-hook health (``hooks`` in ``status --json``); see the module docstring.
+
+    ``window_complete`` says whether ``records`` reach back to the start of the window
+    (when not, ``invocations_in_window`` is a lower bound).
+    """
+    invocations: dict[str, list[dict]] = {hook: [] for hook in HOOK_RECORDS}
+    pending: dict[object, dict] = {}  # pre-edit session -> degradations awaiting its guard record
+    open_bash: dict[object, dict] = {}  # pre-bash session -> its latest invocation
+    unattributed = {kind: 0 for kind in DEGRADATIONS}
+    for rec in records:
+        kind = rec.get("kind")
+        session = rec.get("session")
+        if kind == "guard":
+            inv = _invocation(rec, rec.get("result"))
+            inv.update(pending.pop(session, {}))
+            invocations["pre-edit"].append(inv)
+        elif kind == "pre_bash_invoked":
+            inv = _invocation(rec, "parsed" if rec.get("parsed") else "unparsed")
+            invocations["pre-bash"].append(inv)
+            open_bash[session] = inv
+        elif kind in DEGRADATIONS:
+            hook = rec.get("hook")
+            if hook == "pre-edit":
+                target = pending.setdefault(session, {"fail_kinds": []})
+            elif hook == "pre-bash" and session in open_bash:
+                target = open_bash[session]
+            else:
+                unattributed[kind] += 1
+                continue
+            target[kind] = True
+            if kind == "fail_open":
+                target["fail_kinds"].append(str(rec.get("fail_kind") or "?"))
+    out: dict = {"window_secs": window_secs, "last_n": last_n, "window_complete": window_complete,
+                 "unattributed": unattributed}
+    for hook, invs in invocations.items():
+        out[hook] = _hook_health(hook, invs, now, window_secs, last_n, window_complete)
+    return out
+
+
+def _invocation(rec: dict, result: object) -> dict:
+    duration = rec.get("duration_ms")
+    return {"ts": rec.get("ts") if isinstance(rec.get("ts"), int) else None,
+            "duration_ms": duration if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
+            "result": result if isinstance(result, str) else "?", "fail_open": False, "served_from_cache": False,
+            "fail_kinds": []}
+
+
+def _hook_health(hook: str, invs: list[dict], now: int, window_secs: int, last_n: int, complete: bool) -> dict:
+    recent = invs[-last_n:] if last_n > 0 else []
+    since = now - window_secs
+    stamps = [i["ts"] for i in invs if i["ts"] is not None]
+    last = max(stamps) if stamps else None
+    durations = sorted(i["duration_ms"] for i in recent if i["duration_ms"] is not None)
+    results: dict[str, int] = {}
+    fail_kinds: dict[str, int] = {}
+    for inv in recent:
+        results[inv["result"]] = results.get(inv["result"], 0) + 1
+        for kind in set(inv["fail_kinds"]):
+            fail_kinds[kind] = fail_kinds.get(kind, 0) + 1
+    n = len(recent)
+    fail_open = sum(1 for i in recent if i["fail_open"])
+    stale = sum(1 for i in recent if i["served_from_cache"])
+    return {
+        "record_kind": HOOK_RECORDS[hook],
+        "invocations_in_window": sum(1 for t in stamps if t >= since),
+        "window_complete": complete,
+        "sampled": n,
+        "duration_recorded": hook in TIMED,
+        "duration_ms": {"p50": percentile(durations, 50), "p95": percentile(durations, 95)} if durations else None,
+        "fail_open": fail_open,
+        "fail_open_rate": round(fail_open / n, 4) if n else None,
+        "fail_open_kinds": fail_kinds,
+        "served_from_cache": stale,
+        "served_from_cache_rate": round(stale / n, 4) if n else None,
+        "results": results,
+        "last_invocation_at": last,
+        "last_invocation_age_secs": max(0, now - last) if last is not None else None,
+    }
+
+
+def percentile(sorted_values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile of an ascending list (None when empty)."""
+    if not sorted_values:
+        return None
+    rank = -(-len(sorted_values) * p // 100)  # ceil(n * p / 100)
+    return sorted_values[max(0, int(rank) - 1)]
