@@ -45,7 +45,8 @@ def test_deny_wire_blocks_under_enforce_with_its_message(env, repo):
     assert trip == {**trip, "name": "auth-boundary", "effect": "deny", "source": "local", "result": "deny"}
     constraint = env.records("guard")[-1]["constraints"][0]
     assert constraint == {"id": "tripwire:auth-boundary", "plane": "tripwire", "outcome": "unsatisfied",
-                          "response": "blocked", "verification_point": "PAG", "tier": "tree-sitter"}
+                          "response": "blocked", "verification_point": "PAG", "tier": "tree-sitter",
+                          "freshness": "fresh"}
     assert env.records("guard")[-1]["policy_freshness"] == "fresh"
 
 

@@ -201,6 +201,8 @@ class GuardContext:
             out["verification_point"] = f.verification_point
         if f.extra.get("tier") in ("tree-sitter", "tree-sitter+graph"):
             out["tier"] = f.extra["tier"]
+        if f.extra.get("freshness"):
+            out["freshness"] = f.extra["freshness"]
         return out
 
     def finish(self) -> None:

@@ -264,9 +264,11 @@ class Guard(GuardContext):
         found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
         if not found:
             return
+        gov = self._gov if self._gov not in (None, UNSET) else None
+        for f in found:  # local config is authoritative (fresh); governed wires carry the cache's freshness
+            f.extra["freshness"] = gov.freshness if gov and f.extra.get("wire_source") == "governed" else "fresh"
         governed = any(f.extra.get("wire_source") == "governed" for f in found)
-        note = " " + self._gov.note() if governed and self._gov not in (None, UNSET) else ""
-        self.decide(found, "tripwire", suffix=note)
+        self.decide(found, "tripwire", suffix=" " + gov.note() if governed and gov else "")
         for f in found:
             if f.outcome != UNSATISFIED:
                 continue
