@@ -68,6 +68,9 @@ class Checker:
         if role == "macro":
             if self.flags & extract.FLAG_MACRO_USE or self.crate_flag("#macro_use"):
                 return "macros of #[macro_use] extern crates are not listed"
+            external = [p for p, b, _ in self.uses if b == "*" and p.split("::", 1)[0] not in _CRATE_HEADS]
+            if external:
+                return f"may come from the glob import `{external[0]}::*`"
             return None
         if role == "crate-path":
             if self.crate_flag("#glob"):
@@ -177,6 +180,9 @@ class Checker:
     def _use(self, path: str, line: int, result) -> None:
         segs = path.split("::")
         head = segs[0]
+        if head == "" and self.env.crate.edition == "2015":
+            segs = ["crate"] + segs[1:]  # 2015: `::x` is the crate root
+            head = "crate"
         if head == "":
             ext = segs[1] if len(segs) > 1 else ""
             if ext in self.externs or not self.env.crate.has_manifest or resolve.word_in(self.old, ext):
@@ -196,12 +202,19 @@ class Checker:
             return
         if head in self.externs or resolve.always_known(head) or head in self.bound or self.crate_kinds([head]):
             return
-        reason = self.unknown_reason("head")
+        reason = self.unknown_reason("head") or self._renamed_lib(head)
         if reason:
             self.unchecked(result, path, line, reason)
         elif not resolve.word_in(self.old, head):
             self._violation(result, IMPORT, path, line, f"`use {path}`: `{head}` is neither a dependency in "
                             "Cargo.toml nor a module or item of this crate")
+
+    def _renamed_lib(self, head: str) -> str | None:
+        """A dependency whose library name may differ from its package name (redox_syscall → syscall)."""
+        for dep in self.env.crate.deps:
+            if head != dep and head in dep.split("_"):
+                return f"may be the library name of dependency `{dep}`"
+        return None
 
     # ── mod declarations ────────────────────────────────────────────────────────────
 
@@ -213,20 +226,19 @@ class Checker:
                 continue
             name = text(name_node)
             line = node.start_point[0] + 1
-            attr = extract.path_attr(node)
+            attrs, always = extract.path_attrs(node)
             inline = extract.inline_parents(node)
-            if attr is not None:
-                if inline:
-                    self.unchecked(result, f"mod {name}", line, "#[path] inside an inline module is not resolved")
-                    continue
-                wanted = [os.path.normpath(os.path.join(os.path.dirname(env.path), attr))]
-            else:
+            if attrs and inline:
+                self.unchecked(result, f"mod {name}", line, "#[path] inside an inline module is not resolved")
+                continue
+            wanted = [os.path.normpath(os.path.join(os.path.dirname(env.path), a)) for a in attrs]
+            if not always:  # no unconditional #[path]: the default files are candidates too
                 if env.rel is not None:
                     base = os.path.join(env.crate.dir, resolve.module_dir(env.rel, env.crate.roots))
                 else:
                     base = os.path.join(os.path.dirname(env.path), resolve.module_dir(os.path.basename(env.path)))
                 d = os.path.join(base, inline) if inline else base
-                wanted = [os.path.join(d, name + ".rs"), os.path.join(d, name, "mod.rs")]
+                wanted += [os.path.join(d, name + ".rs"), os.path.join(d, name, "mod.rs")]
             if any(os.path.isfile(w) or w in env.created for w in wanted):
                 continue
             if self.old is not None and resolve.word_in(self.old, name) and b"mod " + name.encode() in self.old:
@@ -242,7 +254,7 @@ class Checker:
             if fn is not None and fn.type == "generic_function":
                 fn = fn.child_by_field_name("function")
             args = call.child_by_field_name("arguments")
-            if fn is None or args is None:
+            if fn is None or args is None or args.has_error:
                 continue
             given = sum(1 for c in args.named_children if c.type not in ("line_comment", "block_comment", "attribute_item"))
             if fn.type == "identifier":
@@ -258,7 +270,7 @@ class Checker:
                             f"`{symbol}` takes {expected} argument(s) but is called with {given} (defined at {where})")
 
     def _free_fn(self, name: str) -> tuple[str, int, str] | None:
-        if name in self.locals or name in self.facts.maybe:
+        if name in self.locals or name in self.facts.maybe or name in self.facts.macro_idents:
             return None
         own = [s for s in self.facts.syms if s[NAME] == name]
         if own:
@@ -291,15 +303,18 @@ class Checker:
         head = _head_text(path)
         if head in _CRATE_HEADS and (qual in _CRATE_HEADS or qual[:1].islower()):
             rows = self._crate_defs(name)
-            if rows is None or name in self.locals:
-                return None
+            if rows is None or name in self.locals or "use" in self.crate_kinds([name]).get(name, ()):
+                return None  # (a name also imported somewhere may be a re-export of another crate's)
             rows = [r for r in rows if r[3] == "fn" and r[4] is None]
             if len(rows) != 1 or rows[0][6] < 0:
                 return None
             return f"{text(fn)}", rows[0][6], f"{rows[0][7]}:{rows[0][8]}"
+        if path.type not in ("identifier", "type_identifier", "generic_type") and head not in _CRATE_HEADS:
+            return None  # `std::io::Error::new`: a type reached through another crate's path
         if qual == "Self":
             qual = _enclosing_impl_type(call)
-        if not qual or not qual[:1].isupper() or qual in self.locals or name in self.facts.maybe:
+        if (not qual or not qual[:1].isupper() or qual in self.locals or name in self.facts.maybe
+                or name in self.facts.macro_idents):
             return None
         for p, b, _ in self.uses:
             if b == qual and p.split("::", 1)[0] not in _CRATE_HEADS:

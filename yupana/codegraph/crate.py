@@ -17,7 +17,7 @@ MAX_FILES = 20000  # a "crate" bigger than this is not indexed whole (the result
 class Crate:
     """A crate directory and the names it may reach without defining them."""
 
-    __slots__ = ("dir", "rel", "name", "deps", "manifest_sig", "has_manifest", "roots")
+    __slots__ = ("dir", "rel", "name", "deps", "manifest_sig", "has_manifest", "roots", "edition")
 
     def __init__(self, directory: str, rel: str, name: str | None, deps: set[str], sig: str | None,
                  has_manifest: bool, roots: set[str] | None = None) -> None:
@@ -28,6 +28,7 @@ class Crate:
         self.manifest_sig = sig  # Cargo.toml (mtime_ns, size) as text, to notice edits
         self.has_manifest = has_manifest
         self.roots = roots or set()  # crate-relative files Cargo.toml names as target roots (`path = …`)
+        self.edition = "2015"  # Cargo's default when the manifest names none
 
 
 def repo_root(path: str, fallback: str) -> str:
@@ -57,7 +58,9 @@ def find(path: str, repo: str) -> Crate:
             text = _read(manifest)
             if text is not None and "[package]" in text:
                 name, deps, roots = parse_manifest(text)
-                return Crate(d, _rel(d, repo), name, deps, f"{st.st_mtime_ns}:{st.st_size}", True, roots)
+                found = Crate(d, _rel(d, repo), name, deps, f"{st.st_mtime_ns}:{st.st_size}", True, roots)
+                found.edition = manifest_edition(text)
+                return found
         if d == repo or os.path.dirname(d) == d or not (d + os.sep).startswith(repo + os.sep):
             break
         d = os.path.dirname(d)
@@ -128,6 +131,20 @@ def parse_manifest(text: str) -> tuple[str | None, set[str], set[str]]:
             roots.add(_unquote(value).lstrip("./"))
     name = lib or package
     return (name.replace("-", "_") if name else None), deps, roots
+
+
+def manifest_edition(text: str) -> str:
+    """The ``[package] edition`` (``"2015"`` when absent, as Cargo assumes)."""
+    section = ""
+    for raw in text.split("\n"):
+        line = _strip_comment(raw).strip()
+        if line.startswith("["):
+            section = line.strip("[] \t")
+        elif section == "package" and line.startswith("edition"):
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "edition":
+                return _unquote(value) or "2015"
+    return "2015"
 
 
 def _is_dep_table(section: str) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from yupana.codegraph import parse
 
 # Bump whenever what extract() records changes: stored facts of another version are re-derived.
-VERSION = 2
+VERSION = 4
 
 # Symbol tuple layout (also the store's column order).
 NAME, KIND, CONTAINER, TRAIT, PARENT, START, END, LINE, END_LINE, ARITY = range(10)
@@ -125,7 +125,7 @@ def qualifier(path) -> str:
 class FileFacts:
     """What one file contributes to the index (tuples, so the store can write them as rows)."""
 
-    __slots__ = ("syms", "refs", "maybe", "uses", "bound", "locals", "mods", "flags", "externs")
+    __slots__ = ("syms", "refs", "maybe", "uses", "bound", "locals", "mods", "flags", "externs", "macro_idents")
 
     def __init__(self) -> None:
         self.syms: list[list] = []  # see NAME … ARITY
@@ -134,6 +134,7 @@ class FileFacts:
         self.uses: list[tuple[str, str, int]] = []  # (path, bound name or "*", line)
         self.bound: set[str] = set()  # every name bound anywhere in the file
         self.locals: set[str] = set()  # names bound by patterns, parameters, generics, aliases
+        self.macro_idents: set[str] = set()  # identifiers in statement-level macro arguments
         self.mods: list[tuple[str, int, str | None, str]] = []  # (name, line, #[path], inline parents "a/b")
         self.flags = 0
         self.externs: list[str] = []  # extern crate names (as bound)
@@ -248,7 +249,9 @@ def _invocation(node, facts: FileFacts, excluded: list, shift: int, line_base: i
         if name not in _STD_EXPR and not name.endswith(_STD_SUFFIXES):
             tt = _last_token_tree(node)
             if tt is not None:  # a statement macro may bind names (pin!, task_local!, select!…)
-                facts.bound.update(_identifiers(tt))
+                names = _identifiers(tt)
+                facts.bound |= names
+                facts.macro_idents |= names
         return
     tt = None
     for child in node.named_children:
@@ -259,14 +262,41 @@ def _invocation(node, facts: FileFacts, excluded: list, shift: int, line_base: i
     if depth > 4:
         facts.maybe.update(_identifiers(tt))
         return
+    if _reparse(tt, facts, shift, line_base, depth):
+        excluded.append((tt.start_byte, tt.end_byte))
+        return
+    # Not items as a whole (`cfg_if! { if #[cfg(x)] { … } else { … } }`): try each braced
+    # group inside as items; whatever still does not parse is kept as maybe names.
+    groups = [c for c in tt.named_children if c.type == "token_tree" and c.text[:1] == b"{"]
+    if not groups:
+        facts.maybe.update(_identifiers(tt))
+        return
+    for group in groups:
+        if _reparse(group, facts, shift, line_base, depth):
+            excluded.append((group.start_byte, group.end_byte))
+        else:
+            facts.maybe.update(_identifiers(group))
+    facts.maybe.update(_identifiers_outside(tt, groups))
+
+
+def _reparse(tt, facts: FileFacts, shift: int, line_base: int, depth: int) -> bool:
+    """Parse a token tree's inside as items and extract from it (its references included);
+    False when it is not items."""
     sub = parse.parse(tt.text[1:-1])
     root = sub.root_node
     if root.has_error or not root.named_child_count:
-        facts.maybe.update(_identifiers(tt))
-        return
+        return False
     _extract(root, shift + tt.start_byte + 1, line_base + tt.start_point[0], facts, depth + 1)
-    # (the re-parsed body's own references are collected by the recursive call)
-    excluded.append((tt.start_byte, tt.end_byte))
+    return True
+
+
+def _identifiers_outside(tt, groups: list) -> set[str]:
+    inner = [(g.start_byte, g.end_byte) for g in groups]
+    found = set()
+    for n in parse.captures(parse.query("(identifier) @i"), tt).get("i", ()):
+        if not any(a <= n.start_byte < b for a, b in inner):
+            found.add(text(n))
+    return found
 
 
 _STD_EXPR = frozenset("""println print eprintln eprint format format_args write writeln panic assert assert_eq
@@ -354,18 +384,33 @@ def _is_doc(comment) -> bool:
     return head in (b"///", b"//!", b"/**", b"/*!")
 
 
-def path_attr(item) -> str | None:
-    """The ``#[path = "…"]`` attribute above a ``mod`` declaration, if any."""
+def path_attrs(item) -> tuple[list[str], bool]:
+    """``#[path = "…"]`` and ``#[cfg_attr(…, path = "…")]`` values above a ``mod`` declaration,
+    and whether one of them is unconditional (then the default file is never used)."""
+    found: list[str] = []
+    always = False
     prev = item.prev_named_sibling
     while prev is not None and prev.type == "attribute_item":
         raw = prev.text.decode("utf-8", "replace")
         body = raw[2:-1].strip() if raw.startswith("#[") else ""
-        if body.startswith("path") and "=" in body:
-            value = body.split("=", 1)[1].strip()
-            if len(value) >= 2 and value[0] == value[-1] == '"':
-                return value[1:-1]
+        conditional = body.startswith("cfg_attr")
+        at = body.find("path")
+        while at >= 0:
+            rest = body[at + 4:].lstrip()
+            if rest.startswith("=") and (at == 0 or not (body[at - 1].isalnum() or body[at - 1] == "_")):
+                value = rest[1:].lstrip()
+                if value.startswith('"') and '"' in value[1:]:
+                    found.append(value[1:value.index('"', 1)])
+                    always = always or not conditional
+            at = body.find("path", at + 4)
         prev = prev.prev_named_sibling
-    return None
+    return found, always
+
+
+def path_attr(item) -> str | None:
+    """The unconditional ``#[path = "…"]`` above a ``mod`` declaration, if any."""
+    found, always = path_attrs(item)
+    return found[0] if found and always else None
 
 
 def inline_parents(item) -> str:
