@@ -130,6 +130,8 @@ def _rule_set(report: dict, add) -> None:
                  f"refused past ttl {rs['ttl_secs']}s) — {rs['cache_path']}")
     add("endpoint", rs["endpoint"])
     add("store", _live(rs["live"]))
+    if rs["live"]["checked"] and rs["live"]["ok"] and state in ("degraded", "stale"):
+        add("", "the store answers: `yupana project` refreshes the cache now")
     _refresher(rs["refresh"], add)
 
 
@@ -145,8 +147,8 @@ def _live(live: dict) -> str:
         return f"not asked ({live['why']})"
     if live["ok"]:
         return f"answered in {live['duration_ms']} ms (asked because {live['why']})"
-    return (f"{WARN} did NOT answer ({live['error_kind']}: {live['error']}; asked because {live['why']}, "
-            f"waited at most {live['budget_secs']:g}s)")
+    return (f"{WARN} did NOT answer within {live['budget_secs']:g}s (asked because {live['why']}): "
+            f"{live['error_kind']}: {live['error']}")
 
 
 def _refresher(info: dict | None, add) -> None:
