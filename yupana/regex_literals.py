@@ -369,7 +369,10 @@ class _Parser:
 # ── analysis ────────────────────────────────────────────────────────────────────────────
 # For each node: (exact, req). ``exact`` is the finite set of strings the node can match
 # (None when unknown or larger than MAX_EXACT); ``req`` is a set of literals one of which
-# every match of the node contains (None: no such guarantee).
+# every match of the node contains (None: no such guarantee). When ``exact`` is known,
+# ``req`` is left to :func:`_req` to derive only if a caller needs it (most never do).
+
+_EMPTY = frozenset(("",))
 
 
 class _Analysis:
@@ -381,10 +384,9 @@ class _Analysis:
     def info(self, node: tuple) -> tuple[frozenset | None, frozenset | None]:
         kind = node[0]
         if kind == "chars":
-            exact = self._chars(node[1], node[2])
-            return exact, _req_of(exact)
+            return self._chars(node[1], node[2]), None
         if kind == "empty":
-            return frozenset(("",)), None
+            return _EMPTY, None
         if kind == "cat":
             return self._cat(node[1])
         if kind == "alt":
@@ -402,24 +404,30 @@ class _Analysis:
 
     def _cat(self, items: list[tuple]) -> tuple[frozenset | None, frozenset | None]:
         candidates: list[frozenset] = []
-        run: frozenset = frozenset(("",))
+        run: frozenset = _EMPTY
+        run_len = 0
         whole_exact = True
         for item in items:
             exact, req = self.info(item)
             if exact is None:
                 whole_exact = False
                 _add(candidates, _req_of(run))
-                run = frozenset(("",))
+                run, run_len = _EMPTY, 0
                 _add(candidates, req)
                 continue
-            if len(run) * len(exact) > MAX_EXACT or _longest(run) + _longest(exact) > MAX_LEN:
+            if len(exact) == 1 and "" in exact:
+                continue  # an anchor or \b: matches nothing, keeps the run going
+            longest = _longest(exact)
+            if len(run) * len(exact) > MAX_EXACT or run_len + longest > MAX_LEN:
                 whole_exact = False
                 _add(candidates, _req_of(run))
-                run = exact
+                run, run_len = exact, longest
                 continue
-            run = frozenset(a + b for a in run for b in exact)
+            run = frozenset([a + b for a in run for b in exact]) if len(run) > 1 or len(exact) > 1 else \
+                frozenset((next(iter(run)) + next(iter(exact)),))
+            run_len += longest
         if whole_exact:
-            return run, _req_of(run)
+            return run, None
         _add(candidates, _req_of(run))
         return None, _best(candidates)
 
@@ -434,40 +442,40 @@ class _Analysis:
                 else:
                     exact |= e
             if req is not None:
+                r = _req(e, r)
                 req = None if r is None else req | r
-        return (frozenset(exact) if exact is not None else None), (_minimal(req) if req is not None else None)
+        if exact is not None:
+            return frozenset(exact), None
+        return None, (_minimal(req) if req is not None else None)
 
     def _rep(self, node: tuple, lo: int, hi: int | None) -> tuple[frozenset | None, frozenset | None]:
         exact, req = self.info(node)
-        out_exact = None
         if exact is not None and hi is not None:
             total: set = set()
-            power = frozenset(("",))
-            ok = True
+            power = _EMPTY
+            longest = _longest(exact)
             for k in range(hi + 1):
                 if k >= lo:
                     total |= power
                     if len(total) > MAX_EXACT:
-                        ok = False
                         break
                 if k == hi:
+                    return frozenset(total), None
+                if (k + 1) * longest > MAX_LEN:
                     break
-                if _longest(power) + _longest(exact) > MAX_LEN:
-                    ok = False
-                    break
-                power = frozenset(a + b for a in power for b in exact)
+                power = frozenset([a + b for a in power for b in exact])
                 if len(power) > MAX_EXACT:
-                    ok = False
                     break
-            if ok:
-                out_exact = frozenset(total)
-        if out_exact is not None:
-            return out_exact, _req_of(out_exact)
-        return None, (req if lo >= 1 else None)
+        return None, (_req(exact, req) if lo >= 1 else None)
 
 
 def _longest(strings: frozenset) -> int:
     return max(map(len, strings)) if strings else 0
+
+
+def _req(exact: frozenset | None, req: frozenset | None) -> frozenset | None:
+    """A node's required literals, whether given or derived from its exact strings."""
+    return _req_of(exact) if exact is not None else req
 
 
 def _req_of(exact: frozenset | None) -> frozenset | None:
@@ -478,6 +486,8 @@ def _req_of(exact: frozenset | None) -> frozenset | None:
 
 def _minimal(literals: set | frozenset) -> frozenset:
     """Drop literals that contain another one: when the longer occurs, so does the shorter."""
+    if len(literals) <= 1:
+        return frozenset(literals)
     ordered = sorted(literals, key=len)
     kept: list[str] = []
     for lit in ordered:
@@ -504,5 +514,5 @@ def required_literals(pattern: str) -> tuple[frozenset | None, bool]:
     case-folded). Raises :class:`Unsupported` for syntax this analysis does not model."""
     parser = _Parser(pattern)
     ast = parser.parse()
-    _, req = _Analysis(parser.any_ci).info(ast)
-    return req, parser.any_ci
+    exact, req = _Analysis(parser.any_ci).info(ast)
+    return _req(exact, req), parser.any_ci
