@@ -240,3 +240,48 @@ def test_no_endpoint_means_no_refresh_unless_the_bundled_catalogue_is_allowed(tm
     assert outcome.ok, outcome.reason()
     assert outcome.cache_path == str(state.state / "yupana" / "example" / "projection.json")
     assert not state.cache_path.exists()  # the bundled catalogue never replaces a real cache
+
+
+READER = """
+import os, sys, time
+from yupana import cache
+path, key, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+reads = misses = 0
+labels = set()
+while not os.path.exists(stop):
+    found, miss = cache.load_servable(path, key, 3600, int(time.time()) + 1)
+    reads += 1
+    if miss is not None and miss.label != "absent":
+        misses += 1
+        labels.add(miss.label + ": " + miss.reason)
+    elif found is not None:
+        assert [r["name"] for r in found["text_rules"]] == ["rule_acme_0", "rule_acme_1", "rule_acme_2"]
+print(reads, misses, sorted(labels)[:3])
+"""
+
+
+@pytest.mark.slow
+def test_twenty_workers_at_once_refresh_one_at_a_time_and_readers_never_see_a_torn_cache(root, state, tmp_path):
+    import subprocess
+    import sys
+
+    key = "file:" + str(root / "cat")
+    stop = tmp_path / "stop"
+    readers = [subprocess.Popen([sys.executable, "-c", READER, str(state.cache_path), key, str(stop)], env=state,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    workers = [subprocess.Popen([sys.executable, "-m", "yupana", "refresh-worker", "--root", str(root), "--force"],
+                                env=state, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(20)]
+    for proc in workers:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and out == b"" and err == b""
+    stop.touch()
+    for proc in readers:
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        reads, misses, labels = out.split(" ", 2)
+        assert int(reads) > 10 and int(misses) == 0, labels
+    log = (state.cache_path.parent / "refresh.log").read_text().splitlines()
+    refreshed = [line for line in log if " refreshed file:" in line]
+    busy = [line for line in log if "not started: a refresh is already running" in line]
+    assert len(refreshed) >= 1 and len(refreshed) + len(busy) == 20
+    assert read_state(state)["consecutive_failures"] == 0
