@@ -118,7 +118,7 @@ class Checker:
         for (name, role), r in pending.items():
             kinds = known.get(name, set())
             if role == "macro":
-                if kinds & {"macro", "maybe", "use"}:
+                if kinds & {"macro", "maybe", "use", "usex"}:
                     continue
             elif scoped and role in ("value", "head"):
                 # No glob import: a name must be bound in this file (2018 paths), whatever
@@ -162,8 +162,8 @@ class Checker:
             kinds = self.crate_kinds([seg]).get(seg)
             if not kinds:
                 return seg
-            if kinds & {"use", "maybe"}:
-                return None  # possibly a re-export or a macro's: what lies behind it is not indexed
+            if kinds & {"usex", "maybe"}:
+                return None  # possibly another crate's item re-exported, or a macro's: not indexed
         return None
 
     # ── use trees ───────────────────────────────────────────────────────────────────
@@ -303,8 +303,8 @@ class Checker:
         head = _head_text(path)
         if head in _CRATE_HEADS and (qual in _CRATE_HEADS or qual[:1].islower()):
             rows = self._crate_defs(name)
-            if rows is None or name in self.locals or "use" in self.crate_kinds([name]).get(name, ()):
-                return None  # (a name also imported somewhere may be a re-export of another crate's)
+            if rows is None or name in self.locals or "usex" in self.crate_kinds([name]).get(name, ()):
+                return None  # (a name also imported from elsewhere may be a re-export of another crate's)
             rows = [r for r in rows if r[3] == "fn" and r[4] is None]
             if len(rows) != 1 or rows[0][6] < 0:
                 return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 from yupana.codegraph import parse
 
 # Bump whenever what extract() records changes: stored facts of another version are re-derived.
-VERSION = 4
+VERSION = 6
 
 # Symbol tuple layout (also the store's column order).
 NAME, KIND, CONTAINER, TRAIT, PARENT, START, END, LINE, END_LINE, ARITY = range(10)
@@ -530,7 +530,7 @@ def _attribute(facts: FileFacts) -> None:
         if qual == "Self" and i >= 0:
             owner = syms[i][CONTAINER] if syms[i][KIND] != "impl" else syms[i][NAME]
             qual = owner or qual
-        if i >= 0 and syms[i][NAME] == name and qual is None:
-            continue  # recursion is not a dependency
+        if i >= 0 and syms[i][NAME] == name and qual is None and syms[i][KIND] != "impl":
+            continue  # recursion is not a dependency (an impl naming its type is one)
         out.add((name, qual, i))
     facts.refs = out

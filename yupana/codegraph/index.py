@@ -27,6 +27,9 @@ from yupana.codegraph import store as stores
 
 TIER = "tree-sitter"
 DEFAULT_RATE = 1.2e6  # bytes/s parsed + extracted, until this process has measured its own
+# File system timestamps are coarse (a few ms): a file or directory changed within this long
+# of being looked at may change again with the same mtime, so it is recorded as "look again".
+RACY_NS = 100_000_000
 SPAWN_BACKOFF_S = 10.0
 _open: dict[tuple[str, str], "CrateIndex"] = {}
 
@@ -119,9 +122,9 @@ class CrateIndex:
                     known.setdefault(s[0], set()).add(s[1])
             for n in facts.maybe & names:
                 known.setdefault(n, set()).add("maybe")
-            for _, bound, _ in facts.uses:
+            for path, bound, _ in facts.uses:
                 if bound in names:
-                    known.setdefault(bound, set()).add("use")
+                    known.setdefault(bound, set()).add(stores.use_kind(path))
             for flag in stores.file_flags(facts):
                 if flag in names:
                     known.setdefault(flag, set()).add("flag")
@@ -183,6 +186,10 @@ class CrateIndex:
         self.complete = walked_all and not self.pending
         if not self.complete:
             dirs = {}  # an unfinished index is walked whole next time, so no file is missed
+        racy = time.time_ns() - RACY_NS
+        dirs = {d: (m if m < racy else -1) for d, m in dirs.items()}
+        parsed = [(rel, mtime if mtime < racy else -1, size, digest, facts) for rel, mtime, size, digest, facts in parsed]
+        touched = [(fid, mtime if mtime < racy else -1, size) for fid, mtime, size in touched]
         if not walked_all:
             self.notes.append(f"crate has more than {crates.MAX_FILES} .rs files; the index covers the first of them")
         if manifest_changed or parsed or touched or gone or dirs != known_dirs:

@@ -215,8 +215,8 @@ class Store:
         return out
 
     def names_known(self, names, crate_id: int) -> dict[str, set[str]]:
-        """``{name: {kinds}}`` for names a crate defines (symbol kinds), imports (``use``)
-        or a macro may define (``maybe``)."""
+        """``{name: {kinds}}`` for names a crate defines (symbol kinds), imports (``use`` from
+        itself, ``usex`` from elsewhere) or a macro may define (``maybe``)."""
         out: dict[str, set[str]] = {}
         names = list(names)
         for chunk in _chunks(names):
@@ -287,7 +287,7 @@ class Store:
         db.executemany("INSERT INTO refs(name, qual, file, sym) VALUES(?,?,?,?)",
                        [(n, q, fid, s) for n, q, s in facts.refs if s >= 0])
         names = [(n, "maybe", fid) for n in facts.maybe]
-        names += [(bound, "use", fid) for _, bound, _ in facts.uses if bound != "*"]
+        names += [(bound, use_kind(path), fid) for path, bound, _ in facts.uses if bound != "*"]
         names += [(flag, "flag", fid) for flag in file_flags(facts)]
         db.executemany("INSERT INTO names(name, kind, file) VALUES(?,?,?)", names)
         return fid
@@ -301,6 +301,12 @@ class Store:
         for table in ("syms", "refs", "names"):
             self.db.execute(f"DELETE FROM {table} WHERE file=?", (file_id,))
         self.db.execute("DELETE FROM files WHERE id=?", (file_id,))
+
+
+def use_kind(path: str) -> str:
+    """``use`` for an import from this crate (crate::, self::, super::), ``usex`` otherwise
+    (another crate's item, or a path the index cannot tell apart from one)."""
+    return "use" if path.split("::", 1)[0] in ("crate", "self", "super") else "usex"
 
 
 def file_flags(facts) -> list[str]:

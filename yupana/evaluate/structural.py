@@ -1,0 +1,182 @@
+"""Structural policies (Selector + Predicate) at the tree-sitter tier: one code path for the
+governed catalogue (cache ``policies`` entries) and local ``[[yupana.policy.rules]]``.
+
+A policy entry is ``{"iri", "rule": {name, language, query, match_type, pattern, gate,
+applies_to, message, class, verification_point, …}, "effect", …}`` (docs/cache-format.md);
+the hook wraps each local rule the same way. The rule semantics are the Rust original's
+(interop §1.1):
+
+* only PAG rules run here (``verification_point`` absent or ``"PAG"``);
+* language-gated by the file's extension; a rule for a language this build has no grammar
+  for simply never matches — it is not an error;
+* ``applies_to`` globs (the cache's precompiled ``_applies_to`` tokens when present) on the
+  session-relative path; empty means every path of the language;
+* the Selector's ``.scm`` query runs on the **introduced text only**; the gate keeps the
+  captures whose text it matches; then ``must-match`` (each kept capture must match),
+  ``must-not-match`` (none may) or ``must-exist`` (at least one must);
+* blocking is class first (:func:`yupana.evaluate.policy_blocks`); the hook applies the mode.
+
+A query, pattern, gate or glob that does not compile gives that policy an UNKNOWN finding
+carrying ``extra["error"]`` (naming the policy and what failed); the hook turns it into the
+loud fail-open ``projection-rules`` (governed) or ``rules`` (local). Other policies still run.
+tree-sitter is imported only when a rule applies to the file's language.
+"""
+
+from __future__ import annotations
+
+from yupana import globs
+from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blocks
+
+PLANE = "structural"
+TIER = "tree-sitter"
+MAX_SHOWN = 3
+MATCH_TYPES = ("must-match", "must-not-match", "must-exist")
+
+_regex: dict[str, object] = {}
+
+
+class RuleError(ValueError):
+    """A structural rule that cannot run as written (what failed is in the message)."""
+
+
+def _compile_regex(pattern: str, what: str) -> object:
+    found = _regex.get(pattern)
+    if found is not None:
+        return found
+    import re2
+
+    try:
+        compiled = re2.compile(pattern)
+    except Exception as exc:  # re2.error, TypeError: all mean "does not compile"
+        detail = exc.args[0] if exc.args else type(exc).__name__
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise RuleError(f"{what} /{pattern}/ does not compile as RE2 ({detail})") from None
+    _regex[pattern] = compiled
+    return compiled
+
+
+def _applies(policy: dict, rule: dict, rel: str) -> bool:
+    """appliesTo: empty = every path; raises RuleError for a glob that does not compile."""
+    if "_applies_to" in policy:
+        compiled = policy["_applies_to"]
+        if compiled is None:
+            raise RuleError(f"an appliesTo glob of {rule.get('applies_to')!r} does not compile")
+    else:
+        try:
+            compiled = [globs.compile_glob(g) for g in rule.get("applies_to") or ()]
+        except globs.GlobError as exc:
+            raise RuleError(f"appliesTo glob does not compile ({exc})") from None
+    return not compiled or globs.match_any(compiled, rel)
+
+
+def evaluate(policies: list[dict], edit, mode: str) -> list[Finding]:
+    """Findings for every structural policy that applies to ``edit`` (a payload FileEdit)."""
+    if mode == "off" or not policies:
+        return []
+    text = edit.introduced or ""
+    rel = edit.rel
+    from yupana.codegraph.parse import has_grammar, language_for_path
+
+    language = language_for_path(rel)
+    tree = None
+    out: list[Finding] = []
+    for policy in policies:
+        rule = policy.get("rule") or {}
+        name = str(rule.get("name") or policy.get("iri") or "unnamed-structural-rule")
+        vp = rule.get("verification_point")
+        if vp not in (None, "PAG") or rule.get("language") != language or not has_grammar(language):
+            continue
+        source = policy.get("iri") or "config"
+        try:
+            if not _applies(policy, rule, rel):
+                continue
+            if not text:
+                continue
+            query, match_type, pattern, gate = _compile_rule(rule)
+            if tree is None:
+                from yupana.codegraph import parse
+
+                tree = parse.parse(text.encode("utf-8"))
+            found = _judge(query, match_type, pattern, gate, tree)
+        except RuleError as exc:
+            why = f"structural rule `{name}`: {exc}"
+            out.append(Finding(name, PLANE, why, outcome=UNKNOWN, class_=rule.get("class"), verification_point=vp,
+                               source=source, rel=rel, extra={"error": why, "tier": TIER}))
+            continue
+        kept, bad = found
+        blocking = policy_blocks(rule.get("class"), policy.get("effect"))
+        extra = {"tier": TIER, "captures": kept, "violations": bad[:20]}
+        if not bad:
+            out.append(Finding(name, PLANE, "", outcome=SATISFIED, blocking=blocking, class_=rule.get("class"),
+                               verification_point=vp, source=source, rel=rel, extra=extra))
+            continue
+        out.append(Finding(name, PLANE, _message(name, rule, rel, bad), outcome=UNSATISFIED, blocking=blocking,
+                           class_=rule.get("class"), verification_point=vp, source=source, rel=rel, extra=extra))
+    return out
+
+
+def _compile_rule(rule: dict) -> tuple:
+    """(query, match type, pattern, gate or None), compiled; raises RuleError."""
+    from yupana.codegraph import parse
+
+    match_type = rule.get("match_type")
+    if match_type not in MATCH_TYPES:
+        raise RuleError(f"match type {match_type!r} is not one of {', '.join(MATCH_TYPES)}")
+    source = rule.get("query")
+    if not isinstance(source, str) or not source.strip():
+        raise RuleError("the selector query is empty")
+    try:
+        query = parse.query(source)
+    except parse.QueryError as exc:
+        raise RuleError(f"selector query {source!r} does not compile ({exc})") from None
+    pattern = _compile_regex(rule.get("pattern") or "", "pattern")
+    gate = rule.get("gate")
+    return query, match_type, pattern, (_compile_regex(gate, "gate") if gate else None)
+
+
+def _judge(query, match_type: str, pattern, gate, tree) -> tuple[int, list[dict]]:
+    """(captures kept after the gate, violations ``{text, line}``) of one rule on the introduced text."""
+    from yupana.codegraph import parse
+
+    nodes: dict[int, object] = {}
+    for found in parse.captures(query, tree.root_node).values():
+        for node in found:
+            nodes.setdefault(node.id, node)
+    ordered = sorted(nodes.values(), key=lambda n: (n.start_byte, n.end_byte))
+    kept = []
+    for node in ordered:
+        snippet = node.text.decode("utf-8", "replace")
+        if gate is None or gate.search(snippet):
+            kept.append((snippet, node.start_point[0] + 1))
+    if match_type == "must-exist":
+        if any(pattern.search(t) for t, _ in kept):
+            return len(kept), []
+        return len(kept), [{"text": "", "line": 0}]
+    want = match_type == "must-match"
+    bad = [{"text": t, "line": line} for t, line in kept if bool(pattern.search(t)) != want]
+    return len(kept), bad
+
+
+def _message(name: str, rule: dict, rel: str, bad: list[dict]) -> str:
+    match_type = rule.get("match_type")
+    pattern = rule.get("pattern")
+    query = rule.get("query")
+    gate = rule.get("gate")
+    scope = f"`{query}` captures" + (f" matching /{gate}/" if gate else "")
+    if match_type == "must-exist":
+        what = f"the introduced text has no {scope} matching /{pattern}/"
+    else:
+        verb = "does not match" if match_type == "must-match" else "matches"
+        shown = "; ".join(f"{_clip(b['text'])!r} (line {b['line']} of the introduced text) {verb} /{pattern}/"
+                          for b in bad[:MAX_SHOWN])
+        more = f"; and {len(bad) - MAX_SHOWN} more" if len(bad) > MAX_SHOWN else ""
+        what = f"{shown}{more}"
+    tail = f" {rule['message']}" if rule.get("message") else ""
+    return (f"edit to {rel} violates structural policy `{name}` ({match_type}, {scope}, tree-sitter tier): "
+            f"{what}.{tail}")
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
