@@ -355,3 +355,37 @@ def test_a_spool_that_cannot_be_written_is_said(yupana, env, root, tmp_path):
     assert out["spool"]["write_error"] and out["spool"]["exists"] is False
     code, text = human(yupana, root)
     assert "⚠ records cannot be written" in text and "hook invocations go unrecorded" in text
+
+
+def test_a_running_refresh_is_named(yupana, env, root):
+    import fcntl
+    import os
+
+    write_config(root, mode="advise")
+    project(yupana, root)
+    lock = env.cache_path.parent / "refresh.lock"
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {int(time.time())}\n".encode(), 0)
+        code, out = status(yupana, root)
+        assert out["rule_set"]["refresh"]["running"].startswith(f"pid {os.getpid()}, started ")
+        code, text = human(yupana, root)
+        assert f"a refresh is running now (pid {os.getpid()}" in text
+    finally:
+        os.close(fd)
+    code, out = status(yupana, root)
+    assert out["rule_set"]["refresh"]["running"] is None
+
+
+def test_config_override_replaces_discovery_and_is_the_source(yupana, env, root, tmp_path):
+    env.user_config('[yupana.policy]\nmode = "enforce"\n')
+    write_config(root, endpoint=None, mode="off")
+    other = tmp_path / "fleet.toml"
+    other.write_text('[yupana.policy]\nmode = "advise"\n')
+    code, out = status(yupana, root, "--config", str(other))
+    assert code == 0 and out["config"]["sources"] == [{"layer": "--config", "path": str(other)}]
+    assert out["policy_mode_provenance"]["source"] == "--config" and out["policy"]["mode"] == "advise"
+    done = yupana("status", "--config", str(tmp_path / "missing.toml"), cwd=root)
+    assert done.returncode == 1 and "no such config file" in done.stderr.decode()
