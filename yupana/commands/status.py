@@ -337,7 +337,8 @@ def probe(quipu: dict, key: str) -> dict:
 
     budget = float(quipu.get("request_timeout_secs") or 2.0)
     result: dict = {"checked": True, "ok": False, "error_kind": "deadline",
-                    "error": f"the store did not answer within {budget:g}s", "duration_ms": None, "budget_secs": budget}
+                    "error": f"no answer from {key} within {budget:g}s (status waits at most "
+                             "[yupana.quipu] request_timeout_secs)", "duration_ms": None, "budget_secs": budget}
     started = time.monotonic()
 
     def ask() -> None:
@@ -356,7 +357,11 @@ def probe(quipu: dict, key: str) -> dict:
                 endpoint.close()
             result.update(ok=True, error_kind=None, error=None)
         except EndpointError as exc:
-            result.update(error_kind=exc.kind, error=exc.message)
+            message = exc.message
+            if exc.kind == "deadline":  # the transport's text speaks of the refresh deadline; this is ours
+                message = (f"no answer from {key} within {budget:g}s (status waits at most "
+                           "[yupana.quipu] request_timeout_secs)")
+            result.update(error_kind=exc.kind, error=message)
         except Exception as exc:  # noqa: BLE001 - reported, never raised
             result.update(error_kind="internal", error=f"{type(exc).__name__}: {exc}")
         result["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
