@@ -28,6 +28,10 @@ from yupana.codegraph.parse import has_grammar, language_for_path
 
 TIER = "tree-sitter"
 _MODULE_QUALS = ("crate", "self", "super", "::")
+# A `.name(…)` call is followed only when at most this many types/traits of the crate define
+# a method `name`; past that the receiver could be any of them (and std's), and following
+# every one would turn the radius into the crate. Such calls are named in the result's notes.
+METHOD_FANOUT = 3
 
 
 class BlastResult:
@@ -148,6 +152,12 @@ def matches(qual: str | None, kind: str, container: str | None, trait: str | Non
     return qual is None or _module_qual(qual)
 
 
+def _member(target: tuple) -> bool:
+    """A method, or an associated fn/const/type: reachable only through its type or trait."""
+    _, kind, container, _ = target
+    return kind == "method" or (container is not None and kind in ("fn", "const", "static", "type"))
+
+
 def _module_qual(qual: str | None) -> bool:
     return qual is not None and (qual in _MODULE_QUALS or qual[:1].islower() or qual[:1] == "_")
 
@@ -166,6 +176,7 @@ def _walk(ci, rel: str, changes: list, max_hops: int, deadline_at: float,
     hop_of = {key: 0 for key in info}
     frontier = list(info)
     hop = 0
+    skipped: set[str] = set()
     while frontier and hop < max_hops:
         if time.monotonic() > deadline_at:
             return Unmeasured("deadline", f"the deadline ran out after {hop} of {max_hops} hops of the blast radius")
@@ -176,21 +187,34 @@ def _walk(ci, rel: str, changes: list, max_hops: int, deadline_at: float,
             if kind == "impl":  # an impl header: whoever names the type
                 kind, container, trait = "struct", None, None
             by_name.setdefault(name, []).append((key, kind, container, trait))
-        reached: set[tuple[int, int]] = set()
-        for name, qual, rfid, sidx in ci.refs_to(by_name):
+        methods = [n for n, targets in by_name.items() if any(t[1] == "method" for t in targets)]
+        crowded = {n for n, c in ci.method_owners(methods).items() if c > METHOD_FANOUT} if methods else set()
+        for n in sorted(crowded - skipped):
+            result.notes.append(f"`.{n}(…)` calls not followed: {METHOD_FANOUT}+ types define a method `{n}`")
+        skipped |= crowded
+        reached: dict[tuple[int, int], tuple] = {}
+        quals = {q for targets in by_name.values() for t in targets for q in (t[2], t[3]) if q}
+        dotted = {n for n, targets in by_name.items() if any(t[1] == "method" for t in targets)} - crowded
+        # Names only members of a type/trait are named through that type, trait or a method
+        # call: their bare and module-qualified references are not asked for.
+        members = {n for n, targets in by_name.items() if all(_member(t) for t in targets)}
+        rows = ci.referrers(by_name.keys() - members, quals, dotted)
+        if members:
+            rows += ci.referrers(members, quals, dotted, members_only=True)
+        for name, qual, rfid, sidx, rname, rkind, rcontainer, rtrait in rows:
             key = (rfid, sidx)
-            if key in hop_of or key in reached:
+            if key in hop_of or key in reached or (qual == "." and name in crowded):
                 continue
             for target, kind, container, trait in by_name[name]:
                 if key != target and matches(qual, kind, container, trait):
-                    reached.add(key)
+                    reached[key] = (rname, rkind, rcontainer, rtrait)
                     break
         if not reached:
             break
-        info.update(ci.symbol_rows(reached))
+        info.update(reached)
         for key in reached:
             hop_of[key] = hop
-        frontier = [k for k in reached if k in info]
+        frontier = list(reached)
         result.hops = hop
         if _over(hop_of, limit_symbols, limit_files):
             result.complete = bool(not frontier)

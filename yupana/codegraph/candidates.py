@@ -1,9 +1,9 @@
 """What introduced Rust text *names*: the references the verifier must resolve.
 
-From a parsed proposed buffer and the byte ranges the edit introduces, :func:`collect`
-returns the identifiers in reference position (with their role: a value or type, the head
-of a path, a segment of a ``crate::``/``self::``/``super::`` path, a macro name), the calls
-(for arity), the ``use`` trees and the ``mod`` declarations that intersect those ranges.
+The rules :mod:`yupana.codegraph.scan` applies to each node of a proposed buffer that meets
+the byte ranges the edit introduces: the identifiers in reference position (with their
+role: a value or type, the head of a path, a ``crate::``/``self::``/``super::`` path, a
+macro name), the calls (for arity), the ``use`` trees and the ``mod`` declarations.
 
 Bindings and definitions are never candidates (patterns, parameters, closure parameters,
 generics, item names, ``as`` aliases); neither are attributes, ``macro_rules!`` bodies,
@@ -14,22 +14,8 @@ token by token; any other macro's arguments are opaque and reported as unchecked
 
 from __future__ import annotations
 
-import bisect
-
-from yupana.codegraph import parse, resolve
+from yupana.codegraph import resolve
 from yupana.codegraph.extract import text
-
-QUERY = """
-(identifier) @id
-(type_identifier) @id
-(use_declaration) @use
-(mod_item) @mod
-(call_expression) @call
-(macro_invocation) @macro
-(attribute_item) @skip
-(inner_attribute_item) @skip
-(macro_definition) @skip
-"""
 
 # parent type -> fields where an identifier child binds or defines a name ("*": any child).
 _BINDS: dict[str, object] = {
@@ -81,66 +67,6 @@ def _field_is(parent, node, fields) -> bool:
         if child is not None and child.id == node.id:
             return True
     return False
-
-
-def collect(tree, ranges: list[tuple[int, int]], deletions: list[int] = ()) -> Candidates:
-    """Candidates of ``tree`` intersecting the introduced byte ``ranges``; at ``deletions``
-    (offsets in the buffer where the edit only removed text) only calls, for their arity."""
-    out = Candidates()
-    q = parse.query(QUERY)
-    seen: set[int] = set()
-    nodes: dict[str, list] = {"id": [], "use": [], "mod": [], "call": [], "macro": [], "skip": []}
-    for at in deletions:
-        for node in parse.captures(parse.query("(call_expression) @call"), tree.root_node,
-                                   max(at - 1, 0), at + 1).get("call", ()):
-            if node.id not in seen and node.start_byte < at < node.end_byte:
-                seen.add(node.id)
-                nodes["call"].append(node)
-    for start, end in ranges:
-        for name, found in parse.captures(q, tree.root_node, start, max(end, start + 1)).items():
-            for node in found:
-                if node.id not in seen:
-                    seen.add(node.id)
-                    nodes[name].append(node)
-    skip = _merge([(n.start_byte, n.end_byte) for n in nodes["skip"]])
-    covered = list(skip) + [(n.start_byte, n.end_byte) for n in nodes["use"]]
-    for inv in nodes["macro"]:
-        tt = _token_tree(inv)
-        if tt is None:
-            continue
-        covered.append((tt.start_byte, tt.end_byte))
-        if not _inside(skip, inv.start_byte):
-            _macro(inv, tt, ranges, out)
-    covered = _merge(covered)
-    for node in nodes["id"]:
-        if not _inside(covered, node.start_byte):
-            _identifier(node, out)
-    for node in nodes["call"]:
-        if not _inside(covered, node.start_byte):
-            out.calls.append(node)
-    out.uses = [n for n in nodes["use"] if not _inside(skip, n.start_byte)]
-    for node in nodes["mod"]:
-        if node.child_by_field_name("body") is None and not _inside(covered, node.start_byte):
-            out.mods.append(node)
-    return out
-
-
-def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted, disjoint union of byte ranges."""
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1]:
-            if b > out[-1][1]:
-                out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
-
-
-def _inside(merged: list[tuple[int, int]], pos: int) -> bool:
-    """Whether ``pos`` lies in one of the disjoint sorted ``merged`` ranges."""
-    i = bisect.bisect_right(merged, (pos, float("inf"))) - 1
-    return i >= 0 and merged[i][0] <= pos < merged[i][1]
 
 
 def _token_tree(inv):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.codegraph import extract, resolve
+from yupana.codegraph import extract, resolve, window
 from yupana.codegraph.extract import ARITY as A_ARITY
 from yupana.codegraph.extract import CONTAINER, KIND, LINE, NAME, text
 
@@ -269,10 +269,21 @@ class Checker:
             self._violation(result, ARITY, symbol, call.start_point[0] + 1,
                             f"`{symbol}` takes {expected} argument(s) but is called with {given} (defined at {where})")
 
+    def own_defs(self, name: str) -> list:
+        """This file's definitions named ``name`` as the buffer now has them: those parsed
+        (the windows, or the whole buffer) and the index's for the rest of the file."""
+        own = [s for s in self.facts.syms if s[NAME] == name]
+        spans = self.env.windows
+        if spans is not None:
+            for s in self.env.file_syms:  # (idx, name, kind, container, trait, parent, start, end, line, end_line, arity)
+                if s[1] == name and window.outside(spans, s[6], s[7]):
+                    own.append(list(s[1:]))
+        return own
+
     def _free_fn(self, name: str) -> tuple[str, int, str] | None:
         if name in self.locals or name in self.facts.maybe or name in self.facts.macro_idents:
             return None
-        own = [s for s in self.facts.syms if s[NAME] == name]
+        own = self.own_defs(name)
         if own:
             s = own[0]
             if len(own) == 1 and s[KIND] == "fn" and s[CONTAINER] is None and s[A_ARITY] >= 0:
@@ -337,7 +348,7 @@ class Checker:
         None when the crate's answer cannot be complete (no index, or a macro may define it)."""
         ci = self.env.ci
         own = [(0, i, s[NAME], s[KIND], s[CONTAINER], s[3], s[A_ARITY], self.env.rel or "", s[LINE])
-               for i, s in enumerate(self.facts.syms) if s[NAME] == name]
+               for i, s in enumerate(self.own_defs(name))]
         if ci is None or not ci.complete:
             return None
         if "maybe" in self.crate_kinds([name]).get(name, ()):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from yupana.codegraph import parse
 
 # Bump whenever what extract() records changes: stored facts of another version are re-derived.
-VERSION = 6
+VERSION = 7
 
 # Symbol tuple layout (also the store's column order).
 NAME, KIND, CONTAINER, TRAIT, PARENT, START, END, LINE, END_LINE, ARITY = range(10)
@@ -145,26 +145,19 @@ class FileFacts:
                 "flags": self.flags, "externs": self.externs}
 
 
-def extract(source: bytes, tree=None, *, refs: bool = True, reparse: bool = True) -> FileFacts:
-    """All facts of one Rust source file.
-
-    ``refs=False`` skips reference edges (the verifier needs names, not edges);
-    ``reparse=False`` keeps item-level macro bodies as *maybe* names instead of parsing them.
-    """
+def extract(source: bytes, tree=None) -> FileFacts:
+    """All facts of one Rust source file (what the index stores for it)."""
     if tree is None:
         tree = parse.parse(source)
     facts = FileFacts()
     if tree.root_node.has_error:
         facts.flags |= FLAG_PARSE_ERROR
-    _extract(tree.root_node, 0, 0, facts, 0 if reparse else _NO_REPARSE, refs)
+    _extract(tree.root_node, 0, 0, facts, 0)
     _attribute(facts)
     return facts
 
 
-_NO_REPARSE = 1 << 20  # a depth past which macro bodies are never parsed again
-
-
-def _extract(root, shift: int, line_base: int, facts: FileFacts, depth: int, want_refs: bool = True) -> None:
+def _extract(root, shift: int, line_base: int, facts: FileFacts, depth: int) -> None:
     """Collect from ``root``: a whole file, or a re-parsed macro body whose bytes start at
     ``shift`` and lines at ``line_base`` in the file."""
     defs = parse.captures(parse.query(DEFS), root)
@@ -210,8 +203,6 @@ def _extract(root, shift: int, line_base: int, facts: FileFacts, depth: int, wan
             def_ids.add(node.id)
             facts.locals.add(text(node))
     facts.bound |= facts.locals
-    if not want_refs:
-        return
     refs = parse.captures(parse.query(REFS), root)
     excluded = sorted(excluded + skipped)
     for node in refs.get("id", ()):
@@ -291,12 +282,7 @@ def _reparse(tt, facts: FileFacts, shift: int, line_base: int, depth: int) -> bo
 
 
 def _identifiers_outside(tt, groups: list) -> set[str]:
-    inner = [(g.start_byte, g.end_byte) for g in groups]
-    found = set()
-    for n in parse.captures(parse.query("(identifier) @i"), tt).get("i", ()):
-        if not any(a <= n.start_byte < b for a, b in inner):
-            found.add(text(n))
-    return found
+    return _identifiers(tt, groups)
 
 
 _STD_EXPR = frozenset("""println print eprintln eprint format format_args write writeln panic assert assert_eq
@@ -312,11 +298,18 @@ def _last_token_tree(node):
     return tt
 
 
-def _identifiers(node) -> set[str]:
-    """Every identifier under ``node`` (a token tree: macro arguments and bodies)."""
+def _identifiers(node, skip: list | None = None) -> set[str]:
+    """Every identifier under ``node`` (a token tree: macro arguments and bodies), except
+    under the ``skip`` nodes. A walk, not a query: token trees are small, queries are not free."""
     found = set()
-    for n in parse.captures(parse.query("(identifier) @i"), node).get("i", ()):
-        found.add(text(n))
+    skipped = {n.id for n in skip} if skip else ()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            found.add(text(n))
+        elif n.id not in skipped:
+            stack.extend(n.children)
     return found
 
 

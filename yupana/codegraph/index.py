@@ -91,6 +91,32 @@ class CrateIndex:
             rows += [(n, q, fid, s) for n, q, s in facts.refs if n in names and s >= 0]
         return rows
 
+    def referrers(self, names, quals=None, dotted=None, *, members_only: bool = False) -> list[tuple]:
+        """``(name, qual, file id, idx, referrer name, kind, container, trait)`` for references
+        to these names in the crate (``quals``/``dotted``/``members_only``: see Store.referrers)."""
+        names = set(names)
+        if not names:
+            return []
+        shadow = self._overlay_ids()
+        rows = [r for r in self.store.referrers(names, self.crate_id, quals, dotted, members_only)
+                if r[2] not in shadow]
+        for fid, facts in self.overlay.values():
+            for n, q, i in facts.refs:
+                if n in names and i >= 0:
+                    s = facts.syms[i]
+                    rows.append((n, q, fid, i, s[0], s[1], s[2], s[3]))
+        return rows
+
+    def method_owners(self, names) -> dict[str, int]:
+        """``{name: number of types/traits defining a method of that name}`` in the crate."""
+        names = set(names)
+        counts = self.store.method_owners(names, self.crate_id)
+        for _, facts in self.overlay.values():  # (approximate while a file is only in memory)
+            for s in facts.syms:
+                if s[1] == "method" and s[0] in names:
+                    counts[s[0]] = counts.get(s[0], 0) + 1
+        return counts
+
     def symbol_rows(self, keys) -> dict[tuple[int, int], tuple]:
         """``{(file id, idx): (name, kind, container, trait)}``."""
         keys = set(keys)
@@ -168,9 +194,10 @@ class CrateIndex:
             if time.monotonic() + size / rate > limit and not (at_least_one and n == 0):
                 self.pending = [s[0] for s in stale[n:]]
                 break
-            data = _read(os.path.join(c.dir, rel))
-            if data is None:
+            got = _read_stat(os.path.join(c.dir, rel))
+            if got is None:
                 continue
+            data, mtime, size = got
             digest = stores.content_hash(data)
             known = self.files.get(rel)
             if known is not None and known[3] == digest:
@@ -188,7 +215,6 @@ class CrateIndex:
             dirs = {}  # an unfinished index is walked whole next time, so no file is missed
         racy = time.time_ns() - RACY_NS
         dirs = {d: (m if m < racy else -1) for d, m in dirs.items()}
-        parsed = [(rel, mtime if mtime < racy else -1, size, digest, facts) for rel, mtime, size, digest, facts in parsed]
         touched = [(fid, mtime if mtime < racy else -1, size) for fid, mtime, size in touched]
         if not walked_all:
             self.notes.append(f"crate has more than {crates.MAX_FILES} .rs files; the index covers the first of them")
@@ -227,7 +253,7 @@ class CrateIndex:
         """One short transaction; on a busy or failing index keep the facts in memory."""
         c = self.crate
         st = self.store
-        st.set_busy(max(5, min(50, int((deadline_at - time.monotonic()) * 300))))
+        st.set_busy(max(5, min(200, int((deadline_at - time.monotonic()) * 1000 / 3))))
         try:
             st.begin()
         except stores.StoreError as exc:
@@ -240,10 +266,22 @@ class CrateIndex:
                 st.drop_file(fid)
             for fid, mtime, size in touched:
                 st.touch_file(fid, mtime, size)
+            racy = time.time_ns() - RACY_NS
+            late = []
             for rel, mtime, size, digest, facts in parsed:
-                fid = st.put_file(self.crate_id, rel, mtime, size, digest, facts)
-                self.files[rel] = (fid, mtime, size, digest)
+                try:
+                    now = os.stat(os.path.join(c.dir, rel))
+                except OSError:
+                    continue
+                if (now.st_mtime_ns, now.st_size) != (mtime, size):
+                    late.append((rel, mtime, size, digest, facts))  # changed since we read it: never
+                    continue  # write facts older than the file (another process may have newer ones)
+                recorded = mtime if mtime < racy else -1
+                fid = st.put_file(self.crate_id, rel, recorded, size, digest, facts)
+                self.files[rel] = (fid, recorded, size, digest)
             st.commit()
+            if late:
+                self._keep_in_memory(late, "files changed while being indexed")
         except (stores.StoreError, *st.errors) as exc:
             st.rollback()
             self._keep_in_memory(parsed, str(exc))
@@ -253,10 +291,16 @@ class CrateIndex:
                     del self.files[rel]
 
     def _keep_in_memory(self, parsed: list, why: str) -> None:
+        """Answer from these facts; rows another process wrote for the same files are shadowed."""
         self.notes.append(f"index not updated on disk ({why}); answering from memory")
+        try:
+            on_disk = self.store.files(self.crate_id) if self.crate_id else {}
+        except self.store.errors:
+            on_disk = {}
         fake = -1
         for rel, _, _, _, facts in parsed:
-            fid = self.files[rel][0] if rel in self.files else fake
+            row = on_disk.get(rel) or self.files.get(rel)
+            fid = row[0] if row else fake
             fake -= 1
             self.overlay[rel] = (fid, facts)
 
@@ -278,12 +322,25 @@ def _facts(data: bytes):
     return extract.extract(data, tree), tree
 
 
-def _read(path: str) -> bytes | None:
+def _read_stat(path: str) -> tuple[bytes, int, int] | None:
+    """The file's bytes and the (mtime_ns, size) of what was read (fstat after reading)."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        st = os.fstat(fd)
+        return b"".join(chunks), st.st_mtime_ns, st.st_size
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def open_crate(path: str, root: str, deadline_at: float, *, budget_share: float = 1.0) -> CrateIndex:

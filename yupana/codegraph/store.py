@@ -187,7 +187,7 @@ class Store:
         """``(file, idx, name, kind, container, trait, arity, rel, line)`` of a crate's symbols with these names."""
         out: list[tuple] = []
         for chunk in _chunks(list(names)):
-            q = ("SELECT s.file, s.idx, s.name, s.kind, s.container, s.trait, s.arity, f.rel, s.line FROM syms s"
+            q = ("SELECT s.file, s.idx, s.name, s.kind, s.container, s.trait, s.arity, f.rel, s.line FROM syms s INDEXED BY syms_name"
                  f" JOIN files f ON f.id=s.file WHERE f.crate=? AND s.name IN ({','.join('?' * len(chunk))})")
             out += self.db.execute(q, [crate_id, *chunk]).fetchall()
         return out
@@ -209,9 +209,44 @@ class Store:
         """``(name, qual, file, sym)`` of references by name within a crate."""
         out: list[tuple] = []
         for chunk in _chunks(list(names)):
-            q = ("SELECT r.name, r.qual, r.file, r.sym FROM refs r JOIN files f ON f.id=r.file"
+            q = ("SELECT r.name, r.qual, r.file, r.sym FROM refs r INDEXED BY refs_name JOIN files f ON f.id=r.file"
                  f" WHERE f.crate=? AND r.name IN ({','.join('?' * len(chunk))})")
             out += self.db.execute(q, [crate_id, *chunk]).fetchall()
+        return out
+
+    def referrers(self, names, crate_id: int, quals=None, dotted=None, members_only: bool = False) -> list[tuple]:
+        """``(name, qual, file, sym, referrer name, kind, container, trait)`` of references to
+        these names in a crate, with the referring symbol (one query per 500 names).
+
+        A prefilter in SQL (callers still match exactly): ``quals`` — qualifiers worth
+        returning besides none, ``!`` and module-like ones (lowercase, crate/self/super/::);
+        ``dotted`` — the names whose ``.name`` method calls are wanted; ``members_only`` —
+        only references qualified by one of ``quals`` or such method calls.
+        """
+        out: list[tuple] = []
+        extra, args = "", []
+        if quals is not None:
+            qs = sorted(quals)
+            ds = sorted(dotted or ())
+            loose = ("" if members_only else "r.qual IS NULL OR r.qual IN ('!', 'crate', 'self', 'super', '::')"
+                     " OR substr(r.qual, 1, 1) BETWEEN 'a' AND 'z' OR substr(r.qual, 1, 1) = '_' OR ")
+            extra = (f" AND ({loose}r.qual IN ({','.join('?' * len(qs)) or 'NULL'})"
+                     f" OR (r.qual = '.' AND r.name IN ({','.join('?' * len(ds)) or 'NULL'})))")
+            args = [*qs, *ds]
+        for chunk in _chunks(list(names)):
+            q = ("SELECT r.name, r.qual, r.file, r.sym, s.name, s.kind, s.container, s.trait FROM refs r INDEXED BY refs_name"
+                 " JOIN files f ON f.id=r.file JOIN syms s ON s.file=r.file AND s.idx=r.sym"
+                 f" WHERE f.crate=? AND r.name IN ({','.join('?' * len(chunk))}){extra}")
+            out += self.db.execute(q, [crate_id, *chunk, *args]).fetchall()
+        return out
+
+    def method_owners(self, names, crate_id: int) -> dict[str, int]:
+        """``{method name: how many distinct types or traits define a method of that name}``."""
+        out: dict[str, int] = {}
+        for chunk in _chunks(list(names)):
+            q = ("SELECT s.name, COUNT(DISTINCT s.container) FROM syms s INDEXED BY syms_name JOIN files f ON f.id=s.file"
+                 f" WHERE f.crate=? AND s.kind='method' AND s.name IN ({','.join('?' * len(chunk))}) GROUP BY s.name")
+            out.update(self.db.execute(q, [crate_id, *chunk]).fetchall())
         return out
 
     def names_known(self, names, crate_id: int) -> dict[str, set[str]]:
@@ -221,8 +256,9 @@ class Store:
         names = list(names)
         for chunk in _chunks(names):
             marks = ",".join("?" * len(chunk))
-            q = (f"SELECT s.name, s.kind FROM syms s JOIN files f ON f.id=s.file WHERE f.crate=? AND s.name IN ({marks})"
-                 f" UNION SELECT n.name, n.kind FROM names n JOIN files f ON f.id=n.file WHERE f.crate=? AND n.name IN ({marks})")
+            q = (f"SELECT s.name, s.kind FROM syms s INDEXED BY syms_name JOIN files f ON f.id=s.file"
+                 f" WHERE f.crate=? AND s.name IN ({marks}) UNION SELECT n.name, n.kind FROM names n INDEXED BY names_name"
+                 f" JOIN files f ON f.id=n.file WHERE f.crate=? AND n.name IN ({marks})")
             for name, kind in self.db.execute(q, [crate_id, *chunk, crate_id, *chunk]):
                 out.setdefault(name, set()).add(kind)
         return out

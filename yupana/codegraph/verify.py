@@ -27,8 +27,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana.codegraph import candidates as cands
-from yupana.codegraph import extract, parse, spans
+from yupana.codegraph import parse, scan, spans, window
 from yupana.codegraph.checks import ARITY, IDENT, IMPORT, Checker  # noqa: F401 - re-exported kinds
 
 TIER = "tree_sitter"
@@ -60,7 +59,7 @@ class VerifyResult:
 class Env:
     """Where names may come from besides the buffer: the crate, its index, the old file."""
 
-    __slots__ = ("path", "rel", "crate", "ci", "old_info", "created")
+    __slots__ = ("path", "rel", "crate", "ci", "old_info", "created", "windows", "file_syms")
 
     def __init__(self, path: str, crate, ci=None, rel: str | None = None, old_info: dict | None = None,
                  created: frozenset = frozenset()) -> None:
@@ -70,6 +69,8 @@ class Env:
         self.rel = rel  # crate-relative path of the file
         self.old_info = old_info or {}
         self.created = created  # absolute paths the same tool call creates
+        self.windows: list[tuple[int, int]] | None = None  # old-buffer spans parsed anew (None: all)
+        self.file_syms: list[tuple] = []  # the index's symbols of the old file (outside the windows)
 
 
 def verify_edit(edit, root: str, deadline_at: float, *, created=()) -> VerifyResult | None:
@@ -94,7 +95,7 @@ def verify_edit(edit, root: str, deadline_at: float, *, created=()) -> VerifyRes
         return VerifyResult()
     env = _env(edit.path, root, deadline_at)
     env.created = frozenset(os.path.abspath(p) for p in created)
-    tree = _incremental(env, old, new, changes)
+    tree = _windowed(env, old, new, changes) or _incremental(env, old, new, changes)
     if time.monotonic() > deadline_at:
         return None
     return verify_source(new, ranges, env, old, tree=tree, deadline_at=deadline_at, deletions=deletions)
@@ -127,6 +128,21 @@ def _env(path: str, root: str, deadline_at: float) -> Env:
     return Env(path, ci.crate, ci, rel, info)
 
 
+def _windowed(env: Env, old: bytes | None, new: bytes, changes: list):
+    """Parse only the items the edit touches, when the index knows the file's symbols."""
+    ci = env.ci
+    if ci is None or env.rel is None or old is None or len(new) < window.WINDOW_ABOVE or not ci.is_fresh(env.rel):
+        return None
+    syms = ci.symbols_of(env.rel)
+    spans_old = window.windows(syms, changes, len(old))
+    if not spans_old or sum(e - s for s, e in spans_old) > window.MAX_SHARE * len(old):
+        return None
+    env.windows = spans_old
+    env.file_syms = syms
+    return window.parse_windows(new, [(window.to_new(s, changes), window.to_new(e, changes, end=True))
+                                      for s, e in spans_old])
+
+
 def _incremental(env: Env, old: bytes | None, new: bytes, changes: list):
     """Re-use the tree of the old file when the index parsed it in this process."""
     ci = env.ci
@@ -157,8 +173,7 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
     ``deletions`` are offsets where text was only removed (calls there get their arity checked)."""
     if tree is None:
         tree = parse.parse(new)
-    facts = extract.extract(new, tree, refs=False, reparse=False)
-    found = cands.collect(tree, ranges, deletions)
+    facts, found = scan.scan(tree, ranges, deletions)
     ctx = Checker(env, facts, old)
     result = VerifyResult()
     ctx.check_refs(found.refs, result)
