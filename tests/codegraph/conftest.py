@@ -19,6 +19,7 @@ def isolated_index(tmp_path, monkeypatch):
     from yupana.codegraph import index
 
     monkeypatch.setenv("YUPANA_CODEGRAPH_DIR", str(tmp_path / "codegraph"))
+    monkeypatch.setenv("YUPANA_CODEGRAPH_WATCH", "0")  # no after-edit refreshers (test_index enables one)
     index.forget()
     yield tmp_path / "codegraph"
     index.forget()

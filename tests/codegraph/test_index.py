@@ -143,3 +143,28 @@ def test_concurrent_hook_processes_keep_the_index_consistent(heck, isolated_inde
     for n in range(4):  # what is on disk now is what the index holds
         assert [r[2] for r in ci.symbols_named([f"gen_{n}_14"])] == [f"gen_{n}_14"]
         assert ci.symbols_named([f"gen_{n}_3"]) == []
+
+
+def test_after_the_edit_lands_a_detached_refresher_indexes_it(heck, monkeypatch):
+    from tests.codegraph.conftest import file_edit
+    from yupana.codegraph import blast
+
+    monkeypatch.setenv("YUPANA_CODEGRAPH_WATCH", "1")
+    build(heck)
+    old = "fn capitalize(s: &str, f: &mut fmt::Formatter) -> fmt::Result {"
+    new = old + "\n    let _landed = 1;"
+    edit = file_edit(heck, "src/lib.rs", old, new)
+    assert isinstance(blast.measure(edit, str(heck), 5, time.monotonic() + 10), blast.BlastResult)
+    lib = heck / "src" / "lib.rs"
+    time.sleep(0.2)
+    lib.write_text(lib.read_text().replace(old, new))  # the tool applies the edit
+    digest = store.content_hash(lib.read_bytes())
+    st = store.Store(store.index_path(str(heck)))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        row = st.db.execute("SELECT hash FROM files WHERE rel='src/lib.rs'").fetchone()
+        if row and row[0] == digest:
+            break
+        time.sleep(0.1)
+    st.close()
+    assert row and row[0] == digest  # indexed without any hook having to parse it

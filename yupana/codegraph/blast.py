@@ -91,6 +91,8 @@ def measure(edit, root: str, max_hops: int, deadline_at: float, *,
     except store.StoreError as exc:
         return Unmeasured("unreadable", str(exc))
     rel = ci.rel_of(edit.path)
+    if rel is not None:
+        index.watch_edit(ci, edit.path)
     if rel is None or not ci.is_fresh(rel) or not ci.complete:
         started = index.spawn_builder(ci)
         left = len(ci.pending)

@@ -323,7 +323,7 @@ class Checker:
         if path.type not in ("identifier", "type_identifier", "generic_type") and head not in _CRATE_HEADS:
             return None  # `std::io::Error::new`: a type reached through another crate's path
         if qual == "Self":
-            qual = _enclosing_impl_type(call)
+            qual = _enclosing_impl_type(call) or self._window_self(call.start_byte)
         if (not qual or not qual[:1].isupper() or qual in self.locals or name in self.facts.maybe
                 or name in self.facts.macro_idents):
             return None
@@ -342,6 +342,13 @@ class Checker:
         r = found[0]
         expected = r[6] + (1 if r[3] == "method" else 0)
         return f"{qual}::{name}", expected, f"{r[7]}:{r[8]}"
+
+    def _window_self(self, pos: int) -> str | None:
+        """``Self`` of a call in a window cut out of an impl (the impl header was not parsed)."""
+        for s, e, self_type in self.env.self_types:
+            if s <= pos < e:
+                return self_type
+        return None
 
     def _crate_defs(self, name: str) -> list[tuple] | None:
         """Definitions named ``name``: the crate's (this file's as the buffer now has them).

@@ -59,7 +59,7 @@ class VerifyResult:
 class Env:
     """Where names may come from besides the buffer: the crate, its index, the old file."""
 
-    __slots__ = ("path", "rel", "crate", "ci", "old_info", "created", "windows", "file_syms")
+    __slots__ = ("path", "rel", "crate", "ci", "old_info", "created", "windows", "file_syms", "self_types")
 
     def __init__(self, path: str, crate, ci=None, rel: str | None = None, old_info: dict | None = None,
                  created: frozenset = frozenset()) -> None:
@@ -71,6 +71,7 @@ class Env:
         self.created = created  # absolute paths the same tool call creates
         self.windows: list[tuple[int, int]] | None = None  # old-buffer spans parsed anew (None: all)
         self.file_syms: list[tuple] = []  # the index's symbols of the old file (outside the windows)
+        self.self_types: list[tuple[int, int, str]] = []  # (new start, new end, impl type) of windows in an impl
 
 
 def verify_edit(edit, root: str, deadline_at: float, *, created=()) -> VerifyResult | None:
@@ -119,6 +120,8 @@ def _env(path: str, root: str, deadline_at: float) -> Env:
         repo = crates.repo_root(path, root)
         return Env(path, crates.find(path, repo))
     rel = ci.rel_of(path)
+    if rel is not None:
+        index.watch_edit(ci, path)
     if rel is not None and ci.is_fresh(rel):
         info = ci.info(rel)
     else:
@@ -135,12 +138,13 @@ def _windowed(env: Env, old: bytes | None, new: bytes, changes: list):
         return None
     syms = ci.symbols_of(env.rel)
     spans_old = window.windows(syms, changes, len(old))
-    if not spans_old or sum(e - s for s, e in spans_old) > window.MAX_SHARE * len(old):
+    if not spans_old or sum(e - s for s, e, _ in spans_old) > window.MAX_SHARE * len(old):
         return None
     env.windows = spans_old
     env.file_syms = syms
-    return window.parse_windows(new, [(window.to_new(s, changes), window.to_new(e, changes, end=True))
-                                      for s, e in spans_old])
+    spans_new = [(window.to_new(s, changes), window.to_new(e, changes, end=True), t) for s, e, t in spans_old]
+    env.self_types = [w for w in spans_new if w[2]]
+    return window.parse_windows(new, [(s, e) for s, e, _ in spans_new])
 
 
 def _incremental(env: Env, old: bytes | None, new: bytes, changes: list):
@@ -174,6 +178,11 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
     if tree is None:
         tree = parse.parse(new)
     facts, found = scan.scan(tree, ranges, deletions)
+    for sym in facts.syms:  # items of a window cut out of an impl belong to that impl
+        if sym[4] < 0 and sym[2] is None:  # PARENT, CONTAINER
+            for s, e, self_type in env.self_types:
+                if s <= sym[5] < e:
+                    sym[2] = self_type
     ctx = Checker(env, facts, old)
     result = VerifyResult()
     ctx.check_refs(found.refs, result)

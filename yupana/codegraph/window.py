@@ -13,36 +13,40 @@ from __future__ import annotations
 
 from yupana.codegraph import parse
 
-WINDOW_ABOVE = 8 * 1024  # smaller buffers are simply parsed whole
+WINDOW_ABOVE = 2048  # smaller buffers are simply parsed whole
 MAX_SHARE = 0.6  # windows covering more than this share of the file: parse it whole
 
 # symbols_of() tuple: (idx, name, kind, container, trait, parent, start, end, line, end_line, arity)
 _KIND, _PARENT, _START, _END = 2, 5, 6, 7
 
 
-def windows(syms: list[tuple], changes: list[tuple], size: int) -> list[tuple[int, int]]:
-    """Merged ``(start, end)`` windows on the old buffer covering every change."""
+def windows(syms: list[tuple], changes: list[tuple], size: int) -> list[tuple[int, int, str | None]]:
+    """Merged ``(start, end, Self type)`` windows on the old buffer covering every change;
+    the Self type is the impl's when the window is an item inside one (else None)."""
     top = sorted((s[_START], s[_END]) for s in syms if s[_PARENT] < 0)
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, str | None]] = []
     for os_, oe, _, _ in changes:
         best = None
         for s in syms:
             if s[_KIND] == "variant" or not (s[_START] <= os_ and oe <= s[_END]):
                 continue
             if best is None or s[_END] - s[_START] < best[1] - best[0]:
-                best = (s[_START], s[_END])
+                parent = syms[s[_PARENT]] if s[_PARENT] >= 0 else None
+                self_type = parent[1] if parent is not None and parent[_KIND] == "impl" else None
+                best = (s[_START], s[_END], self_type)
         if best is None:  # between top-level items: the whole gap
             lo = max((e for _, e in top if e <= os_), default=0)
             hi = min((s for s, _ in top if s >= oe), default=size)
-            best = (lo, hi)
+            best = (lo, hi, None)
         out.append(best)
     out.sort()
-    merged: list[tuple[int, int]] = []
-    for s, e in out:
+    merged: list[tuple[int, int, str | None]] = []
+    for s, e, t in out:
         if merged and s <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
+            prev = merged[-1]
+            merged[-1] = (prev[0], max(e, prev[1]), prev[2] if prev[2] == t else None)
         else:
-            merged.append((s, e))
+            merged.append((s, e, t))
     return merged
 
 
@@ -73,9 +77,9 @@ def _point(data: bytes, offset: int) -> tuple[int, int]:
     return row, offset - (data.rfind(b"\n", 0, offset) + 1)
 
 
-def outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+def outside(spans: list[tuple], start: int, end: int) -> bool:
     """Whether ``[start, end)`` lies wholly outside every span."""
-    for s, e in spans:
+    for s, e, *_ in spans:
         if start < e and s < end:
             return False
     return True

@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         return _fail(f"{args.buffer}: cannot read the proposed buffer ({exc})")
     root = os.path.abspath(args.root) if args.root else os.getcwd()
+    os.environ["YUPANA_CODEGRAPH_WATCH"] = "0"  # no edit lands after a command-line verdict
     deadline_at = time.monotonic() + args.deadline_ms / 1000.0
     _build(path, root)
     raw = json.dumps({"cwd": root, "tool_name": "Write", "tool_input": {"file_path": path, "content": buffer}})
