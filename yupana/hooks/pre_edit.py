@@ -140,7 +140,7 @@ class Guard(GuardContext):
         gov = self.gov()
         if gov is None:
             return
-        from yupana.evaluate import grounded, text_rules
+        from yupana.evaluate import text_rules
 
         cache = gov.cache
         top = self.top(edit)
@@ -152,7 +152,11 @@ class Guard(GuardContext):
             self.budget("text rules")  # the deadline ran out inside the plane: say so, once
         policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
         shape = self.structural(policies, edit, "projection-rules") if policies else []
-        ground = grounded.evaluate(cache.get("grounded_rules") or [], cache.get("grounding"), edit.introduced, edit.rel)
+        ground = []
+        if cache.get("grounded_rules"):
+            from yupana.evaluate import grounded
+
+            ground = grounded.evaluate(cache["grounded_rules"], cache.get("grounding"), edit.introduced, edit.rel)
         text = self.split_errors(text, "projection-rules", "governed text rule")
         shape = self.split_errors(shape, "projection-rules", "governed structural policy")
         found = text + shape + ground
