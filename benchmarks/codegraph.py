@@ -169,6 +169,7 @@ def main() -> int:
     os.environ["YUPANA_CODEGRAPH_DIR"] = os.path.join(work, "index")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # hooks run with .pyc
     env["PYTHONPATH"] = REPO
+    env["YUPANA_CODEGRAPH_WATCH"] = "0"  # no edit lands here: no after-edit refreshers left waiting
     try:
         for name in args.crates.split(","):
             src = os.path.join(REGISTRY, name)

@@ -9,7 +9,9 @@ crate-private helpers of lib.rs (``transform``, ``lowercase``, ``uppercase``, ``
   lower_camel.rs, already reached) — hop 2; nothing calls ``.fmt`` directly — the walk ends.
 * ``AsSnakeCase`` (snake.rs) is named by its ``Display`` impl header and constructed in
   ``impl ToSnakeCase for str { fn to_snake_case }`` — hop 1; ``to_snake_case`` is called by
-  the blanket ``to_snek_case`` — hop 2.
+  the blanket ``to_snek_case`` and by the body of snake.rs's test macro ``t!``
+  (``$s1.to_snake_case()``) — hop 2; the ``t!(…)`` invocations sit in snake.rs's
+  ``mod tests`` — hop 3. Every other module defines its own ``t!``: theirs are not reached.
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def test_type_edit_reaches_its_impl_and_constructors(heck):
                      "pub struct AsSnakeCase<T: AsRef<str>>(pub T, usize);")
     result = _measure(heck, edit)
     got = sorted((name, kind, hop) for _rel, name, kind, hop in result.impacted)
-    assert got == [("AsSnakeCase", "impl", 1), ("AsSnakeCase", "struct", 0),
-                   ("T::to_snek_case", "method", 2), ("str::to_snake_case", "method", 1)]
+    assert got == [("AsSnakeCase", "impl", 1), ("AsSnakeCase", "struct", 0), ("T::to_snek_case", "method", 2),
+                   ("str::to_snake_case", "method", 1), ("t", "macro", 2), ("tests", "mod", 3)]
     assert result.impacted_files == ["src/snake.rs"]
 
 

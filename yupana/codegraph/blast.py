@@ -9,7 +9,7 @@
    kind — a method by ``Type::m`` / ``Self::m`` / ``Trait::m`` / any ``.m`` call; an
    associated function or const by its type or trait; a free item by a bare name or a
    module-qualified path (lowercase segment, ``crate``, ``self``, ``super``); a macro by
-   ``m!``. Name matching over-approximates (two types' ``len`` methods are one name) and
+   ``m!`` (the macro of the referring file itself when it defines one). Name matching over-approximates (two types' ``len`` methods are one name) and
    cannot see references from other crates of a workspace, or through macros whose
    bodies are not items; the result is tagged tree-sitter tier and says so.
 
@@ -195,6 +195,12 @@ def _walk(ci, rel: str, changes: list, max_hops: int, deadline_at: float,
             result.notes.append(f"`.{n}(…)` calls not followed: {METHOD_FANOUT}+ types define a method `{n}`")
         skipped |= crowded
         reached: dict[tuple[int, int], tuple] = {}
+        # `m!` means the macro_rules `m` of its own file when that file defines one.
+        macros = [n for n, targets in by_name.items() if any(t[1] == "macro" for t in targets)]
+        definers: dict[str, set[int]] = {}
+        for row in ci.symbols_named(macros) if macros else ():
+            if row[3] == "macro":
+                definers.setdefault(row[2], set()).add(row[0])
         quals = {q for targets in by_name.values() for t in targets for q in (t[2], t[3]) if q}
         dotted = {n for n, targets in by_name.items() if any(t[1] == "method" for t in targets)} - crowded
         # Names only members of a type/trait are named through that type, trait or a method
@@ -208,6 +214,8 @@ def _walk(ci, rel: str, changes: list, max_hops: int, deadline_at: float,
             if key in hop_of or key in reached or (qual == "." and name in crowded):
                 continue
             for target, kind, container, trait in by_name[name]:
+                if kind == "macro" and rfid != target[0] and rfid in definers.get(name, ()):
+                    continue
                 if key != target and matches(qual, kind, container, trait):
                     reached[key] = (rname, rkind, rcontainer, rtrait)
                     break

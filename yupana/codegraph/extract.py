@@ -2,13 +2,9 @@
 
 Everything here is syntactic. A reference is a *name* (plus the path segment or receiver
 that qualifies it), never a resolved target: resolution by name is done by the callers and
-is an approximation they label as such. Extraction runs three compiled queries in C and
-touches only the captured nodes from Python, so a file costs about what parsing it costs.
-
-Item-level macro invocations whose body parses as Rust items (``cfg_rt! { mod x; fn y() {} }``,
-common in real crates) are parsed again on their own and their items indexed as if written
-in place; a body that does not parse as items contributes its identifiers as *maybe* names
-(something a macro may define), as do ``macro_rules!`` bodies.
+is an approximation they label as such. The walk itself is :func:`yupana.codegraph.scan.walk`
+(one walk for the index and the verifier); this module holds the facts and the helpers that
+read items, ``use`` trees, ``mod`` attributes and types.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from __future__ import annotations
 from yupana.codegraph import parse
 
 # Bump whenever what extract() records changes: stored facts of another version are re-derived.
-VERSION = 7
+VERSION = 8
 
 # Symbol tuple layout (also the store's column order).
 NAME, KIND, CONTAINER, TRAIT, PARENT, START, END, LINE, END_LINE, ARITY = range(10)
@@ -24,63 +20,6 @@ NAME, KIND, CONTAINER, TRAIT, PARENT, START, END, LINE, END_LINE, ARITY = range(
 FLAG_INCLUDE = 1  # include!(…): code this index cannot see
 FLAG_MACRO_USE = 2  # #[macro_use] extern crate: macros this index cannot list
 FLAG_PARSE_ERROR = 4  # the file does not parse cleanly
-
-DEFS = """
-(function_item name: (identifier) @fn)
-(function_signature_item name: (identifier) @fn)
-(struct_item name: (type_identifier) @struct)
-(enum_item name: (type_identifier) @enum)
-(union_item name: (type_identifier) @union)
-(trait_item name: (type_identifier) @trait)
-(type_item name: (type_identifier) @type)
-(associated_type name: (type_identifier) @type)
-(const_item name: (identifier) @const)
-(static_item name: (identifier) @static)
-(mod_item name: (identifier) @mod)
-(macro_definition name: (identifier) @macro)
-(enum_variant name: (identifier) @variant)
-(impl_item) @impl
-(macro_invocation) @invocation
-(use_declaration) @use
-(extern_crate_declaration) @extern
-(attribute_item) @attr
-(inner_attribute_item) @attr
-"""
-
-BINDINGS = """
-(let_declaration pattern: (identifier) @b)
-(parameter pattern: (identifier) @b)
-(closure_parameters (identifier) @b)
-(for_expression pattern: (identifier) @b)
-(let_condition pattern: (identifier) @b)
-(match_pattern (identifier) @b)
-(tuple_pattern (identifier) @b)
-(tuple_struct_pattern (identifier) @tsp)
-(slice_pattern (identifier) @b)
-(ref_pattern (identifier) @b)
-(mut_pattern (identifier) @b)
-(captured_pattern (identifier) @b)
-(or_pattern (identifier) @b)
-(reference_pattern (identifier) @b)
-(field_pattern pattern: (identifier) @b)
-(field_pattern name: (shorthand_field_identifier) @b)
-(const_parameter name: (identifier) @b)
-(type_parameter name: (type_identifier) @b)
-(use_as_clause alias: (identifier) @b)
-(extern_crate_declaration name: (identifier) @b)
-(extern_crate_declaration alias: (identifier) @b)
-"""
-
-REFS = """
-(identifier) @id
-(type_identifier) @id
-(field_expression field: (field_identifier) @field)
-"""
-
-ITEM_KINDS = {"fn", "struct", "enum", "union", "trait", "type", "const", "static", "mod", "macro"}
-_SKIP_REF_PARENTS = {"lifetime", "type_binding", "label", "visibility_modifier", "attribute", "meta_item"}
-_ITEM_PARENTS = ("source_file", "declaration_list")
-
 
 def text(node) -> str:
     """The node's text, with a raw identifier's ``r#`` dropped."""
@@ -147,155 +86,22 @@ class FileFacts:
 
 def extract(source: bytes, tree=None) -> FileFacts:
     """All facts of one Rust source file (what the index stores for it)."""
+    from yupana.codegraph import scan
+
     if tree is None:
         tree = parse.parse(source)
     facts = FileFacts()
     if tree.root_node.has_error:
         facts.flags |= FLAG_PARSE_ERROR
-    _extract(tree.root_node, 0, 0, facts, 0)
+    scan.walk(tree.root_node, facts)
+    facts.bound |= facts.locals
     _attribute(facts)
     return facts
-
-
-def _extract(root, shift: int, line_base: int, facts: FileFacts, depth: int) -> None:
-    """Collect from ``root``: a whole file, or a re-parsed macro body whose bytes start at
-    ``shift`` and lines at ``line_base`` in the file."""
-    defs = parse.captures(parse.query(DEFS), root)
-    excluded: list[tuple[int, int]] = []  # token trees re-parsed as items
-    for node in defs.get("invocation", ()):
-        _invocation(node, facts, excluded, shift, line_base, depth)
-    skipped = sorted((n.start_byte, n.end_byte) for n in defs.get("attr", ()))
-    excluded.sort()
-
-    def inside_excluded(pos: int) -> bool:
-        for a, b in excluded:
-            if a <= pos < b:
-                return True
-            if a > pos:
-                break
-        return False
-
-    def_ids = set()
-    for kind, nodes in defs.items():
-        if kind in ("invocation", "use", "extern", "attr"):
-            continue
-        for node in nodes:
-            if excluded and inside_excluded(node.start_byte):
-                continue
-            item = node if kind == "impl" else node.parent
-            if kind != "impl":
-                def_ids.add(node.id)
-            _symbol(item, kind, node, facts, line_base, shift)
-    for node in defs.get("use", ()):
-        if not (excluded and inside_excluded(node.start_byte)):
-            _use(node, facts, line_base)
-    for node in defs.get("extern", ()):
-        if not (excluded and inside_excluded(node.start_byte)):
-            _extern(node, facts)
-    bind = parse.captures(parse.query(BINDINGS), root)
-    for node in bind.get("b", ()):
-        def_ids.add(node.id)
-        facts.locals.add(text(node))
-    for node in bind.get("tsp", ()):
-        parent = node.parent
-        type_node = parent.child_by_field_name("type")
-        if type_node is None or type_node.id != node.id:
-            def_ids.add(node.id)
-            facts.locals.add(text(node))
-    facts.bound |= facts.locals
-    refs = parse.captures(parse.query(REFS), root)
-    excluded = sorted(excluded + skipped)
-    for node in refs.get("id", ()):
-        if node.id in def_ids or (excluded and inside_excluded(node.start_byte)):
-            continue
-        parent = node.parent
-        ptype = parent.type if parent is not None else ""
-        if ptype in _SKIP_REF_PARENTS:
-            continue
-        qual = None
-        if ptype in ("scoped_identifier", "scoped_type_identifier"):
-            name_node = parent.child_by_field_name("name")
-            if name_node is not None and name_node.id == node.id:
-                qual = qualifier(parent.child_by_field_name("path"))
-        elif ptype == "macro_invocation":
-            qual = "!"
-        elif ptype == "use_as_clause":
-            alias = parent.child_by_field_name("alias")
-            if alias is not None and alias.id == node.id:
-                continue
-        facts.refs.add((text(node), qual, node.start_byte + shift))
-    for node in refs.get("field", ()):
-        if not (excluded and inside_excluded(node.start_byte)):
-            facts.refs.add((text(node), ".", node.start_byte + shift))
-
-
-def _invocation(node, facts: FileFacts, excluded: list, shift: int, line_base: int, depth: int) -> None:
-    """An item-level macro invocation: re-parse its body as items, or keep its names as maybe."""
-    macro = node.child_by_field_name("macro")
-    name = text(macro) if macro is not None else ""
-    if name == "include" or name.endswith("::include"):
-        facts.flags |= FLAG_INCLUDE
-    parent = node.parent
-    if parent is None or parent.type not in _ITEM_PARENTS:
-        if name not in _STD_EXPR and not name.endswith(_STD_SUFFIXES):
-            tt = _last_token_tree(node)
-            if tt is not None:  # a statement macro may bind names (pin!, task_local!, select!…)
-                names = _identifiers(tt)
-                facts.bound |= names
-                facts.macro_idents |= names
-        return
-    tt = None
-    for child in node.named_children:
-        if child.type == "token_tree":
-            tt = child
-    if tt is None or tt.end_byte - tt.start_byte < 3:
-        return
-    if depth > 4:
-        facts.maybe.update(_identifiers(tt))
-        return
-    if _reparse(tt, facts, shift, line_base, depth):
-        excluded.append((tt.start_byte, tt.end_byte))
-        return
-    # Not items as a whole (`cfg_if! { if #[cfg(x)] { … } else { … } }`): try each braced
-    # group inside as items; whatever still does not parse is kept as maybe names.
-    groups = [c for c in tt.named_children if c.type == "token_tree" and c.text[:1] == b"{"]
-    if not groups:
-        facts.maybe.update(_identifiers(tt))
-        return
-    for group in groups:
-        if _reparse(group, facts, shift, line_base, depth):
-            excluded.append((group.start_byte, group.end_byte))
-        else:
-            facts.maybe.update(_identifiers(group))
-    facts.maybe.update(_identifiers_outside(tt, groups))
-
-
-def _reparse(tt, facts: FileFacts, shift: int, line_base: int, depth: int) -> bool:
-    """Parse a token tree's inside as items and extract from it (its references included);
-    False when it is not items."""
-    sub = parse.parse(tt.text[1:-1])
-    root = sub.root_node
-    if root.has_error or not root.named_child_count:
-        return False
-    _extract(root, shift + tt.start_byte + 1, line_base + tt.start_point[0], facts, depth + 1)
-    return True
-
-
-def _identifiers_outside(tt, groups: list) -> set[str]:
-    return _identifiers(tt, groups)
 
 
 _STD_EXPR = frozenset("""println print eprintln eprint format format_args write writeln panic assert assert_eq
 assert_ne debug_assert debug_assert_eq debug_assert_ne vec dbg todo unimplemented unreachable matches""".split())
 _STD_SUFFIXES = tuple("::" + m for m in _STD_EXPR)
-
-
-def _last_token_tree(node):
-    tt = None
-    for child in node.named_children:
-        if child.type == "token_tree":
-            tt = child
-    return tt
 
 
 def _identifiers(node, skip: list | None = None) -> set[str]:

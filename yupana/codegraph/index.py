@@ -435,7 +435,7 @@ def _watch(repo: str, crate_dir: str, path: str, lock_path: str, stat: str) -> N
                 now = (-1, -1)
             if now != before:
                 break
-            time.sleep(0.02)
+            time.sleep(0.05)
         else:
             return
         time.sleep(0.01)  # let a multi-file tool call finish its writes
