@@ -71,5 +71,10 @@ def project_config_file(root: str) -> str:
 
 
 def source_root() -> str:
-    """The directory that holds queries/, shapes/ and fixtures/ (the project checkout)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The directory that holds queries/, shapes/ and fixtures/: the project checkout, or the
+    copy a wheel carries in ``yupana/_data`` (see setup.py)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    checkout = os.path.dirname(package)
+    if os.path.isdir(os.path.join(checkout, "queries")):
+        return checkout
+    return os.path.join(package, "_data")

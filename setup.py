@@ -1,0 +1,26 @@
+"""Packaging glue: a wheel carries queries/, shapes/ and fixtures/catalogue/ inside the package.
+
+The checkout keeps them at the top level (the design card's layout); an installed wheel has
+them under ``yupana/_data/`` and ``yupana.paths.source_root()`` finds either.
+"""
+
+import os
+import shutil
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+DATA_DIRS = ("queries", "shapes", os.path.join("fixtures", "catalogue"))
+
+
+class BuildPyWithData(build_py):
+    def run(self) -> None:
+        super().run()
+        here = os.path.dirname(os.path.abspath(__file__))
+        for rel in DATA_DIRS:
+            target = os.path.join(self.build_lib, "yupana", "_data", rel)
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(os.path.join(here, rel), target)
+
+
+setup(cmdclass={"build_py": BuildPyWithData})
