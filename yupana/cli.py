@@ -147,6 +147,9 @@ def _run_command(argv: list[str]) -> int:
     hook = sub.add_parser("hook", help="run a hook", description="Run a hook; reads the payload on stdin.")
     hook.add_argument("event", choices=sorted(HOOKS))
     args = parser.parse_args(argv)
+    from yupana import bytecode
+
+    bytecode.ensure_compiled()
     if not getattr(args, "_run", None):
         parser.print_help()
         return 0 if not argv else 1
