@@ -7,7 +7,7 @@ Crates come from Debian's packaged sources (``apt-get install librust-mio-dev
 librust-sequoia-openpgp-dev`` → /usr/share/cargo/registry/); each is copied to a temporary
 repository so files can be edited, and indexed into a temporary ``YUPANA_CODEGRAPH_DIR``.
 
-* cold index — ``index.build`` of the whole crate: MB/s and lines/s of Rust source.
+* cold index — ``background.build`` of the whole crate: MB/s and lines/s of Rust source.
 * warm pre-edit analysis — ``--edits`` deterministic edits, each inserting a statement at
   the top of a real function body (an Edit whose ``old_string`` is the function's opening
   line); every edit runs in a fresh interpreter, like a hook: ``verify.verify_edit`` then
@@ -186,7 +186,7 @@ def main() -> int:
     parser.add_argument("--deadline-ms", type=int, default=100)
     parser.add_argument("--no-fp", action="store_true", help="skip the false-positive sweep")
     args = parser.parse_args()
-    from yupana.codegraph import index
+    from yupana.codegraph import background, index
 
     work = tempfile.mkdtemp(prefix="yupana-codegraph-bench-")
     os.environ["YUPANA_CODEGRAPH_DIR"] = os.path.join(work, "index")
@@ -206,7 +206,7 @@ def main() -> int:
             size = sum(os.path.getsize(f) for f in files)
             lines = sum(open(f, "rb").read().count(b"\n") for f in files)
             t = time.perf_counter()
-            ci = index.build(root, root)
+            ci = background.build(root, root)
             cold = time.perf_counter() - t
             print(f"\n{name}: {len(files)} files, {lines} lines, {size / 1e6:.2f} MB")
             print(f"  cold index: {cold:.2f} s = {size / 1e6 / cold:.2f} MB/s, {lines / cold:.0f} lines/s")
@@ -226,7 +226,7 @@ def main() -> int:
                 for why in r["reasons"]:
                     print(f"    unmeasured: {why}")
                 if stale:  # leave the copies as they are now and re-index them for the FP sweep
-                    index.build(root, root)
+                    background.build(root, root)
             if not args.no_fp:
                 t = time.perf_counter()
                 restored = debian_removed_deps(src)

@@ -57,8 +57,8 @@ def file_edit(root: Path, rel: str, old: str | None = None, new: str | None = No
 
 
 def build(root: Path, crate_dir: Path | None = None):
-    from yupana.codegraph import index
+    from yupana.codegraph import background, index
 
-    ci = index.build(str(root), str(crate_dir or root))
+    ci = background.build(str(root), str(crate_dir or root))
     index.forget()
     return ci

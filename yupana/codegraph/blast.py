@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana.codegraph import index, spans, store
+from yupana.codegraph import background, index, spans, store
 from yupana.codegraph.parse import has_grammar, language_for_path
 
 TIER = "tree-sitter"
@@ -92,9 +92,9 @@ def measure(edit, root: str, max_hops: int, deadline_at: float, *,
         return Unmeasured("unreadable", str(exc))
     rel = ci.rel_of(edit.path)
     if rel is not None:
-        index.watch_edit(ci, edit.path)
+        background.watch_edit(ci, edit.path)
     if rel is None or not ci.is_fresh(rel) or not ci.complete:
-        started = index.spawn_builder(ci)
+        started = background.spawn_builder(ci)
         left = len(ci.pending)
         return Unmeasured("deadline", f"the symbol index of crate {ci.crate.name or ci.crate.dir} is not up to date "
                           f"({left} file(s) not indexed within the deadline)"

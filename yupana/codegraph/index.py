@@ -10,16 +10,14 @@ the parsed facts stay in memory (an *overlay*) and answers use them all the same
 
 When the crate cannot be brought up to date in time (first use of a repository, a branch
 switch) the index says so (:attr:`CrateIndex.complete` is False, :attr:`pending` counts the
-files it could not look at) and :func:`spawn_builder` starts one detached
-``python -m yupana.codegraph.index build`` (single-flight through an flock, at most one
-attempt per ``SPAWN_BACKOFF_S``), so the next edit finds a warm index. Facts are all tagged
-tree-sitter tier; nothing here resolves a name to a definition.
+files it could not look at); :mod:`yupana.codegraph.background` then builds it detached, so
+the next edit finds a warm index. Facts are all tagged tree-sitter tier; nothing here
+resolves a name to a definition.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from yupana.codegraph import crate as crates
@@ -30,7 +28,6 @@ DEFAULT_RATE = 1.2e6  # bytes/s parsed + extracted, until this process has measu
 # File system timestamps are coarse (a few ms): a file or directory changed within this long
 # of being looked at may change again with the same mtime, so it is recorded as "look again".
 RACY_NS = 100_000_000
-SPAWN_BACKOFF_S = 10.0
 _open: dict[tuple[str, str], "CrateIndex"] = {}
 
 
@@ -372,146 +369,3 @@ def forget() -> None:
     _open.clear()
 
 
-WATCH_S = 8.0  # how long a refresher waits for the edit it was started for to land
-_watched: set[str] = set()
-
-
-def watch_edit(ci: CrateIndex, path: str) -> bool:
-    """After a pre-edit analysis, start one detached refresher that waits (up to ``WATCH_S``)
-    for ``path`` to change — the edit landing — and then brings the crate's index up to date,
-    so the next edit of that file finds it indexed instead of re-parsing it under the
-    deadline. At most one waiter per file (an flock it holds while waiting); none when
-    ``$YUPANA_CODEGRAPH_WATCH`` is ``0``."""
-    if os.environ.get("YUPANA_CODEGRAPH_WATCH", "1") == "0" or path in _watched:
-        return False
-    _watched.add(path)
-    import fcntl
-
-    lock_path = os.path.join(os.path.dirname(ci.store.path), f"watch-{stores.content_hash(path.encode())[:16]}.lock")
-    try:
-        with open(lock_path, "wb") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free now: nobody is waiting for this file
-    except OSError:
-        return False
-    try:
-        st = os.stat(path)
-        mtime, size = st.st_mtime_ns, st.st_size
-    except OSError:
-        mtime, size = -1, -1
-    argv = [sys.executable, "-m", "yupana.codegraph.index", "watch", "--repo", ci.repo, "--crate", ci.crate.dir,
-            "--file", path, "--lock", lock_path, "--stat", f"{mtime}:{size}"]
-    return _spawn(argv)
-
-
-def _spawn(argv: list[str]) -> bool:
-    try:
-        devnull = os.devnull
-        actions = [(os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
-                   (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0)]
-        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
-        return True
-    except OSError:
-        return False
-
-
-def _watch(repo: str, crate_dir: str, path: str, lock_path: str, stat: str) -> None:
-    """The detached refresher: wait for ``path`` to differ from ``stat``, then refresh."""
-    import fcntl
-
-    lock = open(lock_path, "wb")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return
-    try:
-        before = tuple(int(x) for x in stat.split(":"))
-        until = time.monotonic() + WATCH_S
-        while time.monotonic() < until:
-            try:
-                st = os.stat(path)
-                now = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                now = (-1, -1)
-            if now != before:
-                break
-            time.sleep(0.05)
-        else:
-            return
-        time.sleep(0.01)  # let a multi-file tool call finish its writes
-        c = crates.find(path, repo)
-        st_ = stores.Store(stores.index_path(repo), busy_ms=2000)
-        try:
-            CrateIndex(repo, c, st_).refresh(time.monotonic() + 30, os.path.relpath(path, c.dir))
-        finally:
-            st_.close()
-    finally:
-        lock.close()
-
-
-def spawn_builder(ci: CrateIndex) -> bool:
-    """Start one detached background build of ``ci``'s crate (False when backed off or busy)."""
-    index_dir = os.path.dirname(ci.store.path)
-    stamp = os.path.join(index_dir, "build.stamp")
-    try:
-        if time.time() - os.stat(stamp).st_mtime < SPAWN_BACKOFF_S:
-            return False
-    except OSError:
-        pass
-    try:
-        with open(stamp, "wb"):
-            pass
-    except OSError:
-        return False
-    return _spawn([sys.executable, "-m", "yupana.codegraph.index", "build", "--repo", ci.repo, "--crate", ci.crate.dir])
-
-
-def build(repo: str, crate_dir: str, *, batch_s: float = 0.25, progress=None) -> CrateIndex | None:
-    """Index a whole crate (cold path): single-flight through ``build.lock`` beside the index;
-    None when another builder holds it. Commits every ``batch_s`` of parsing so hooks never
-    wait long for the write lock."""
-    import fcntl
-
-    c = crates.find(os.path.join(crate_dir, "Cargo.toml"), repo)
-    st = stores.Store(stores.index_path(repo), busy_ms=5000)
-    lock = open(os.path.join(os.path.dirname(st.path), "build.lock"), "wb")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        lock.close()
-        st.close()
-        return None
-    try:
-        while True:
-            ci = CrateIndex(repo, c, st)
-            ci.refresh(time.monotonic() + batch_s, at_least_one=True)
-            if progress is not None:
-                progress(len(ci.files), len(ci.pending))
-            if not ci.pending:
-                return ci
-    finally:
-        lock.close()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m yupana.codegraph.index build --repo R --crate C`` (the detached builder) or
-    ``… watch --repo R --crate C --file F --lock L --stat MTIME:SIZE`` (the after-edit refresher)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="yupana.codegraph.index", description=main.__doc__)
-    parser.add_argument("action", choices=["build", "watch"])
-    parser.add_argument("--repo", required=True)
-    parser.add_argument("--crate", required=True)
-    parser.add_argument("--file")
-    parser.add_argument("--lock")
-    parser.add_argument("--stat", default="-1:-1")
-    args = parser.parse_args(argv)
-    if args.action == "watch":
-        _watch(os.path.abspath(args.repo), os.path.abspath(args.crate), args.file, args.lock, args.stat)
-    else:
-        build(os.path.abspath(args.repo), os.path.abspath(args.crate))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

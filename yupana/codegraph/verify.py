@@ -112,7 +112,7 @@ def _read(path: str) -> bytes | None:
 
 def _env(path: str, root: str, deadline_at: float) -> Env:
     from yupana.codegraph import crate as crates
-    from yupana.codegraph import index, store
+    from yupana.codegraph import background, index, store
 
     try:
         ci = index.open_crate(path, root, deadline_at, budget_share=0.5)
@@ -121,13 +121,13 @@ def _env(path: str, root: str, deadline_at: float) -> Env:
         return Env(path, crates.find(path, repo))
     rel = ci.rel_of(path)
     if rel is not None:
-        index.watch_edit(ci, path)
+        background.watch_edit(ci, path)
     if rel is not None and ci.is_fresh(rel):
         info = ci.info(rel)
     else:
         info = {}
     if not ci.complete:
-        index.spawn_builder(ci)
+        background.spawn_builder(ci)
     return Env(path, ci.crate, ci, rel, info)
 
 

@@ -65,15 +65,15 @@ def run(args: argparse.Namespace) -> int:
 def _build(path: str, root: str) -> None:
     """Index the crate of ``path`` whole before verifying (waits for a running builder)."""
     from yupana.codegraph import crate as crates
-    from yupana.codegraph import index, store
+    from yupana.codegraph import background, store
 
     try:
         repo = crates.repo_root(path, root)
         c = crates.find(path, repo)
-        if index.build(repo, c.dir) is None:  # another builder holds the lock: wait for it briefly
+        if background.build(repo, c.dir) is None:  # another builder holds the lock: wait for it briefly
             for _ in range(100):
                 time.sleep(0.1)
-                if index.build(repo, c.dir) is not None:
+                if background.build(repo, c.dir) is not None:
                     break
     except (store.StoreError, OSError) as exc:
         print(f"yupana verify: symbol index unavailable ({exc}); names in other files are unchecked",
