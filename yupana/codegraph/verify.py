@@ -37,13 +37,14 @@ MAX_UNCHECKED = 50
 class VerifyResult:
     """The verdict. ``ok`` is True when there is no violation (``unchecked`` may still list gaps)."""
 
-    __slots__ = ("violations", "unchecked", "tier", "notes")
+    __slots__ = ("violations", "unchecked", "tier", "notes", "complete")
 
     def __init__(self) -> None:
         self.violations: list[dict] = []  # {kind, symbol, line, message}
         self.unchecked: list[dict] = []  # {symbol, line, reason}
         self.tier = TIER
         self.notes: list[str] = []
+        self.complete = True  # False: the crate index was not up to date, or the deadline cut a rule
 
     @property
     def ok(self) -> bool:
@@ -75,7 +76,8 @@ class Env:
 
 
 def verify_edit(edit, root: str, deadline_at: float, *, created=()) -> VerifyResult | None:
-    """Verify the buffer ``edit`` would produce; None = no opinion (not Rust, no buffer, deadline).
+    """Verify the buffer ``edit`` would produce; None = no opinion (not Rust, no buffer, the
+    deadline, or a crate index not yet up to date with nothing found).
 
     ``created``: absolute paths the same tool call creates (a patch adding ``x.rs`` next to
     the ``mod x;`` it declares).
@@ -99,7 +101,12 @@ def verify_edit(edit, root: str, deadline_at: float, *, created=()) -> VerifyRes
     tree = _windowed(env, old, new, changes) or _incremental(env, old, new, changes)
     if time.monotonic() > deadline_at:
         return None
-    return verify_source(new, ranges, env, old, tree=tree, deadline_at=deadline_at, deletions=deletions)
+    result = verify_source(new, ranges, env, old, tree=tree, deadline_at=deadline_at, deletions=deletions)
+    if env.ci is None or not env.ci.complete:
+        result.complete = False
+        result.notes.append("the crate's symbol index is not up to date: names from other files were not checked")
+    # What was found is certain; an incomplete search that found nothing is no opinion (UNKNOWN).
+    return result if result.violations or result.complete else None
 
 
 def _read(path: str) -> bytes | None:
@@ -191,6 +198,7 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
     if deadline_at is None or time.monotonic() < deadline_at:
         ctx.check_calls(found.calls, result)
     else:
+        result.complete = False
         result.notes.append("arity not checked: deadline")
     for name, line in found.opaque:
         ctx.unchecked(result, name, line, "macro arguments are not read at the tree-sitter tier")
