@@ -21,7 +21,7 @@ def parses(monkeypatch):
 
     def counting(data: bytes):
         seen.append(len(data))
-        return real(data)
+        return real(data)  # (facts, tree, seconds)
 
     monkeypatch.setattr(index, "_facts", counting)
     return seen

@@ -202,9 +202,8 @@ class CrateIndex:
             if known is not None and known[3] == digest:
                 touched.append((known[0], mtime, size))
                 continue
-            t0 = time.monotonic()
-            facts, tree = _facts(data)
-            _learn_rate(len(data), time.monotonic() - t0)
+            facts, tree, secs = _facts(data)
+            _learn_rate(len(data), secs)
             parsed.append((rel, mtime, size, digest, facts))
             if rel == first:
                 self.sources[rel] = (data, tree)
@@ -315,10 +314,14 @@ def _learn_rate(size: int, secs: float) -> None:
 
 
 def _facts(data: bytes):
+    """(facts, tree, seconds spent parsing and walking — loading tree-sitter excluded)."""
     from yupana.codegraph import extract, parse
 
+    parse.parser()
+    t0 = time.monotonic()
     tree = parse.parse(data)
-    return extract.extract(data, tree), tree
+    facts = extract.extract(data, tree)
+    return facts, tree, time.monotonic() - t0
 
 
 def _read_stat(path: str) -> tuple[bytes, int, int] | None:

@@ -109,6 +109,9 @@ class Store:
             self.db = mod.connect(path, timeout=busy_ms / 1000.0, isolation_level=None, check_same_thread=False)
             self.db.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
             self._ensure_schema()
+            # Per connection: commits append to the WAL without an fsync each (durable at
+            # checkpoints). A crash may lose the last commits: they are derived data.
+            self.db.execute("PRAGMA synchronous=NORMAL")
         except (OSError, *self.errors) as exc:
             raise StoreError(f"codegraph index {path} cannot be opened ({exc})") from None
 
@@ -135,7 +138,6 @@ class Store:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        self.db.execute("PRAGMA synchronous=NORMAL")
 
     def set_busy(self, ms: int) -> None:
         """How long a write may wait for another writer."""
