@@ -132,3 +132,34 @@ def test_edited_file_changed_on_disk_is_reindexed_before_measuring(heck):
     names = {name for _rel, name, _kind, _hop in result.impacted}
     assert "capitalize" not in names and "AsTitleCase::fmt" not in names
     assert result.symbols == 4
+
+
+def test_a_few_other_files_behind_still_measure_and_say_so(heck, monkeypatch):
+    from yupana.codegraph import index
+
+    build(heck)
+    kebab = heck / "src" / "kebab.rs"
+    kebab.write_text(kebab.read_text() + "\n// a later edit\n")
+    real = index.CrateIndex.refresh
+
+    def slow_others(self, deadline_at, first=None, **kw):  # only the edited file fits in time
+        index._rate["bps"] = 1.0
+        try:
+            return real(self, deadline_at, first, **kw)
+        finally:
+            index._rate.pop("bps", None)
+
+    monkeypatch.setattr(index.CrateIndex, "refresh", slow_others)
+    lib = heck / "src" / "lib.rs"
+    lib.write_text(lib.read_text() + "\n// this file changed too\n")
+    result = _measure(heck, file_edit(heck, "src/lib.rs", LOWERCASE_OLD, LOWERCASE_NEW))
+    assert isinstance(result, blast.Unmeasured)  # the edited file itself could not be re-read in time
+    monkeypatch.setattr(index.CrateIndex, "refresh", real)
+    index.forget()
+    index.open_crate(str(lib), str(heck), time.monotonic() + 10)  # lib.rs indexed again; kebab.rs too
+    index.forget()
+    kebab.write_text(kebab.read_text() + "\n// and again\n")
+    monkeypatch.setattr(index.CrateIndex, "refresh", slow_others)
+    result = _measure(heck, file_edit(heck, "src/lib.rs", LOWERCASE_OLD, LOWERCASE_NEW))
+    assert isinstance(result, blast.BlastResult) and result.symbols == 7
+    assert any("src/kebab.rs" in n for n in result.notes)

@@ -91,15 +91,20 @@ def measure(edit, root: str, max_hops: int, deadline_at: float, *,
     except store.StoreError as exc:
         return Unmeasured("unreadable", str(exc))
     rel = ci.rel_of(edit.path)
-    if rel is not None:
-        background.watch_edit(ci, edit.path)
-    if rel is None or not ci.is_fresh(rel) or not ci.complete:
-        started = background.spawn_builder(ci)
+    if rel is None:
+        return Unmeasured("unreadable", f"{edit.rel} is not inside the crate at {ci.crate.dir}")
+    background.watch_edit(ci, edit.path)
+    started = background.spawn_builder(ci) if not ci.complete else False
+    if not ci.is_fresh(rel) or not ci.nearly_complete():
         left = len(ci.pending)
         return Unmeasured("deadline", f"the symbol index of crate {ci.crate.name or ci.crate.dir} is not up to date "
                           f"({left} file(s) not indexed within the deadline)"
                           + ("; a background build was started" if started else "; a background build is under way"))
-    return _walk(ci, rel, found, max_hops, deadline_at, limit_symbols, limit_files)
+    result = _walk(ci, rel, found, max_hops, deadline_at, limit_symbols, limit_files)
+    if isinstance(result, BlastResult) and ci.pending:
+        shown = ", ".join(ci.pending[:3]) + (" …" if len(ci.pending) > 3 else "")
+        result.notes.append(f"{len(ci.pending)} file(s) changed since indexed were counted as they were ({shown})")
+    return result
 
 
 def _buffers(edit):
