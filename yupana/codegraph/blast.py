@@ -68,7 +68,7 @@ class Unmeasured:
         return f"Unmeasured({self.kind!r}, {self.reason!r})"
 
 
-def measure(edit, root: str, max_hops: int, deadline_at: float, *,
+def measure(edit: "FileEdit", root: str, max_hops: int, deadline_at: float, *,
             limit_symbols: int | None = None, limit_files: int | None = None) -> BlastResult | Unmeasured:
     """Blast radius of ``edit`` (a payload ``FileEdit``) within ``deadline_at`` (time.monotonic()).
 
@@ -107,7 +107,7 @@ def measure(edit, root: str, max_hops: int, deadline_at: float, *,
     return result
 
 
-def _buffers(edit):
+def _buffers(edit: "FileEdit") -> tuple | Unmeasured:
     """``(old bytes or None for a new file, new bytes, replacements, replace_all)`` or Unmeasured."""
     try:
         with open(edit.path, "rb") as fh:
@@ -169,7 +169,7 @@ def _module_qual(qual: str | None) -> bool:
     return qual is not None and (qual in _MODULE_QUALS or qual[:1].islower() or qual[:1] == "_")
 
 
-def _walk(ci, rel: str, changes: list, max_hops: int, deadline_at: float,
+def _walk(ci: index.CrateIndex, rel: str, changes: list, max_hops: int, deadline_at: float,
           limit_symbols: int | None, limit_files: int | None) -> BlastResult | Unmeasured:
     result = BlastResult()
     syms = ci.symbols_of(rel)

@@ -42,7 +42,7 @@ class Checker:
 
     # ── lookups ─────────────────────────────────────────────────────────────────────
 
-    def crate_kinds(self, names) -> dict[str, set[str]]:
+    def crate_kinds(self, names: "Iterable[str]") -> dict[str, set[str]]:
         """``{name: kinds}`` the crate's index knows (cached per checker)."""
         ci = self.env.ci
         ask = {n for n in names if n not in self._asked}
@@ -53,6 +53,7 @@ class Checker:
         return {n: self._known[n] for n in names if n in self._known}
 
     def crate_flag(self, flag: str) -> bool:
+        """Whether some file of the crate carries this marker (``#include``, ``#glob``…)."""
         self.crate_kinds([flag])
         return flag in self._known
 
@@ -86,13 +87,14 @@ class Checker:
             return "no Cargo.toml: this crate's dependencies are unknown"
         return None
 
-    def unchecked(self, result, symbol: str, line: int, reason: str) -> None:
+    def unchecked(self, result: "VerifyResult", symbol: str, line: int, reason: str) -> None:
+        """Record (once per symbol and reason) something that could not be decided."""
         key = (symbol, reason)
         if key not in self._seen_unchecked:
             self._seen_unchecked.add(key)
             result.unchecked.append({"symbol": symbol, "line": line, "reason": reason})
 
-    def _violation(self, result, kind: str, symbol: str, line: int, message: str) -> None:
+    def _violation(self, result: "VerifyResult", kind: str, symbol: str, line: int, message: str) -> None:
         for v in result.violations:
             if v["kind"] == kind and v["symbol"] == symbol and v["line"] == line:
                 return
@@ -100,7 +102,8 @@ class Checker:
 
     # ── identifiers ─────────────────────────────────────────────────────────────────
 
-    def check_refs(self, refs: list, result) -> None:
+    def check_refs(self, refs: list, result: "VerifyResult") -> None:
+        """Names the edit uses: bound here, known, in the crate — else unchecked or a violation."""
         pending: dict[tuple[str, str], object] = {}
         for r in refs:
             name = r.name
@@ -136,7 +139,7 @@ class Checker:
                     message = f"`{name}` is defined elsewhere in this crate but not imported into this file"
                 self._violation(result, IDENT, r.path or name, r.line, message)
 
-    def _crate_ref(self, r, result) -> None:
+    def _crate_ref(self, r: "Ref", result: "VerifyResult") -> None:
         missing = self._crate_path_missing(segments(r.path))
         if missing is None:
             return
@@ -168,7 +171,8 @@ class Checker:
 
     # ── use trees ───────────────────────────────────────────────────────────────────
 
-    def check_uses(self, nodes: list, result) -> None:
+    def check_uses(self, nodes: list, result: "VerifyResult") -> None:
+        """``use`` trees the edit introduces."""
         for node in nodes:
             arg = node.child_by_field_name("argument")
             if arg is None:
@@ -177,7 +181,7 @@ class Checker:
             for path, _bound in extract.use_paths(arg, ""):
                 self._use(path, line, result)
 
-    def _use(self, path: str, line: int, result) -> None:
+    def _use(self, path: str, line: int, result: "VerifyResult") -> None:
         segs = path.split("::")
         head = segs[0]
         if head == "" and self.env.crate.edition == "2015":
@@ -218,7 +222,8 @@ class Checker:
 
     # ── mod declarations ────────────────────────────────────────────────────────────
 
-    def check_mods(self, nodes: list, result) -> None:
+    def check_mods(self, nodes: list, result: "VerifyResult") -> None:
+        """``mod x;`` declarations the edit introduces: the file must exist."""
         env = self.env
         for node in nodes:
             name_node = node.child_by_field_name("name")
@@ -248,7 +253,8 @@ class Checker:
 
     # ── call arity ──────────────────────────────────────────────────────────────────
 
-    def check_calls(self, nodes: list, result) -> None:
+    def check_calls(self, nodes: list, result: "VerifyResult") -> None:
+        """Calls the edit introduces or changes: arity against a definition known exactly once."""
         for call in nodes:
             fn = call.child_by_field_name("function")
             if fn is not None and fn.type == "generic_function":
@@ -304,7 +310,7 @@ class Checker:
             return None
         return real, rows[0][6], f"{rows[0][7]}:{rows[0][8]}"
 
-    def _assoc_fn(self, fn, call) -> tuple[str, int, str] | None:
+    def _assoc_fn(self, fn: "Node", call: "Node") -> tuple[str, int, str] | None:
         path = fn.child_by_field_name("path")
         name_node = fn.child_by_field_name("name")
         if path is None or name_node is None:
@@ -363,7 +369,7 @@ class Checker:
         rows = [r for r in ci.symbols_named([name]) if r[7] != self.env.rel]
         return rows + own
 
-    def _call_in_old(self, call) -> bool:
+    def _call_in_old(self, call: "Node") -> bool:
         if not self.old:
             return False
         if self._old_flat is None:
@@ -384,13 +390,13 @@ def segments(path: str) -> list[str]:
     return [s for s in "".join(out).split("::") if s]
 
 
-def _head_text(path) -> str:
+def _head_text(path: "Node | None") -> str:
     while path is not None and path.type in ("scoped_identifier", "scoped_type_identifier"):
         path = path.child_by_field_name("path")
     return text(path) if path is not None else ""
 
 
-def _enclosing_impl_type(node) -> str | None:
+def _enclosing_impl_type(node: "Node | None") -> str | None:
     while node is not None:
         if node.type == "impl_item":
             return extract.type_name(node.child_by_field_name("type"))
@@ -408,6 +414,6 @@ def _ident_message(name: str, role: str, path: str) -> str:
     return f"`{name}` is not defined in this file, this crate or its dependencies"
 
 
-def _shown(path: str, env) -> str:
+def _shown(path: str, env: "Env") -> str:
     d = env.crate.dir
     return path[len(d) + 1:] if path.startswith(d + os.sep) else path

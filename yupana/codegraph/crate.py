@@ -69,6 +69,7 @@ def find(path: str, repo: str) -> Crate:
 
 
 def manifest_sig(crate_dir: str) -> str | None:
+    """Cargo.toml's (mtime_ns, size) as text, None when there is none."""
     try:
         st = os.stat(os.path.join(crate_dir, "Cargo.toml"))
     except OSError:

@@ -21,13 +21,13 @@ FLAG_INCLUDE = 1  # include!(…): code this index cannot see
 FLAG_MACRO_USE = 2  # #[macro_use] extern crate: macros this index cannot list
 FLAG_PARSE_ERROR = 4  # the file does not parse cleanly
 
-def text(node) -> str:
+def text(node: "Node") -> str:
     """The node's text, with a raw identifier's ``r#`` dropped."""
     t = node.text.decode("utf-8", "replace")
     return t[2:] if t.startswith("r#") else t
 
 
-def type_name(node) -> str | None:
+def type_name(node: "Node | None") -> str | None:
     """The base name of a type node (``Foo`` of ``a::Foo<T>``, ``&Foo``, ``Foo<T>``)."""
     while node is not None:
         kind = node.type
@@ -42,7 +42,7 @@ def type_name(node) -> str | None:
     return None
 
 
-def qualifier(path) -> str:
+def qualifier(path: "Node | None") -> str:
     """The last segment of a path that qualifies a name (``B`` of ``a::B::c``; ``::`` for ``::c``)."""
     if path is None:
         return "::"
@@ -84,7 +84,7 @@ class FileFacts:
                 "flags": self.flags, "externs": self.externs}
 
 
-def extract(source: bytes, tree=None) -> FileFacts:
+def extract(source: bytes, tree: "Tree | None" = None) -> FileFacts:
     """All facts of one Rust source file (what the index stores for it)."""
     from yupana.codegraph import scan
 
@@ -183,7 +183,7 @@ def _is_doc(comment) -> bool:
     return head in (b"///", b"//!", b"/**", b"/*!")
 
 
-def path_attrs(item) -> tuple[list[str], bool]:
+def path_attrs(item: "Node") -> tuple[list[str], bool]:
     """``#[path = "…"]`` and ``#[cfg_attr(…, path = "…")]`` values above a ``mod`` declaration,
     and whether one of them is unconditional (then the default file is never used)."""
     found: list[str] = []
@@ -206,13 +206,13 @@ def path_attrs(item) -> tuple[list[str], bool]:
     return found, always
 
 
-def path_attr(item) -> str | None:
+def path_attr(item: "Node") -> str | None:
     """The unconditional ``#[path = "…"]`` above a ``mod`` declaration, if any."""
     found, always = path_attrs(item)
     return found[0] if found and always else None
 
 
-def inline_parents(item) -> str:
+def inline_parents(item: "Node") -> str:
     """``a/b`` when a ``mod`` declaration sits inside ``mod a { mod b { … } }``."""
     names = []
     node = item.parent
@@ -235,7 +235,7 @@ def _use(node, facts: FileFacts, line_base: int) -> None:
                 facts.bound.add(bound)
 
 
-def use_paths(node, prefix: str) -> list[tuple[str, str]]:
+def use_paths(node: "Node", prefix: str) -> list[tuple[str, str]]:
     """Expand a use tree into ``(path, bound name)``; globs give ``(path, "*")``."""
     kind = node.type
     join = (lambda p: prefix + "::" + p) if prefix else (lambda p: p)

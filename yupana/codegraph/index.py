@@ -65,12 +65,14 @@ class CrateIndex:
         return path[len(d) + 1:] if path.startswith(d + os.sep) else None
 
     def file_id(self, rel: str) -> int | None:
+        """The store's id of a file (negative: only in memory), None when not indexed."""
         if rel in self.overlay:
             return self.overlay[rel][0]
         row = self.files.get(rel)
         return row[0] if row else None
 
     def is_fresh(self, rel: str) -> bool:
+        """Whether the file is indexed at its current content."""
         return (rel in self.files or rel in self.overlay) and rel not in self.pending
 
     def symbols_of(self, rel: str) -> list[tuple]:
@@ -81,6 +83,7 @@ class CrateIndex:
         return self.store.symbols_of(fid) if fid is not None else []
 
     def info(self, rel: str) -> dict:
+        """The file's per-file record (bound names, uses, mods, flags, externs)."""
         if rel in self.overlay:
             return self.overlay[rel][1].info()
         fid = self.file_id(rel)
@@ -89,7 +92,7 @@ class CrateIndex:
     def _overlay_ids(self) -> set[int]:
         return {fid for fid, _ in self.overlay.values()}
 
-    def refs_to(self, names) -> list[tuple]:
+    def refs_to(self, names: "Iterable[str]") -> list[tuple]:
         """``(name, qual, file id, symbol idx)`` of every reference to these names in the crate."""
         names = set(names)
         shadow = self._overlay_ids()
@@ -98,7 +101,8 @@ class CrateIndex:
             rows += [(n, q, fid, s) for n, q, s in facts.refs if n in names and s >= 0]
         return rows
 
-    def referrers(self, names, quals=None, dotted=None, *, members_only: bool = False) -> list[tuple]:
+    def referrers(self, names: "Iterable[str]", quals: "set[str] | None" = None, dotted: "set[str] | None" = None,
+                  *, members_only: bool = False) -> list[tuple]:
         """``(name, qual, file id, idx, referrer name, kind, container, trait)`` for references
         to these names in the crate (``quals``/``dotted``/``members_only``: see Store.referrers)."""
         names = set(names)
@@ -114,7 +118,7 @@ class CrateIndex:
                     rows.append((n, q, fid, i, s[0], s[1], s[2], s[3]))
         return rows
 
-    def method_owners(self, names) -> dict[str, int]:
+    def method_owners(self, names: "Iterable[str]") -> dict[str, int]:
         """``{name: number of types/traits defining a method of that name}`` in the crate."""
         names = set(names)
         counts = self.store.method_owners(names, self.crate_id)
@@ -124,7 +128,7 @@ class CrateIndex:
                     counts[s[0]] = counts.get(s[0], 0) + 1
         return counts
 
-    def symbol_rows(self, keys) -> dict[tuple[int, int], tuple]:
+    def symbol_rows(self, keys: "Iterable[tuple[int, int]]") -> dict[tuple[int, int], tuple]:
         """``{(file id, idx): (name, kind, container, trait)}``."""
         keys = set(keys)
         shadow = self._overlay_ids()
@@ -136,7 +140,7 @@ class CrateIndex:
                     out[k] = (s[0], s[1], s[2], s[3])
         return out
 
-    def symbols_named(self, names) -> list[tuple]:
+    def symbols_named(self, names: "Iterable[str]") -> list[tuple]:
         """``(file id, idx, name, kind, container, trait, arity, rel, line)`` across the crate."""
         names = set(names)
         shadow = self._overlay_ids()
@@ -145,7 +149,7 @@ class CrateIndex:
             rows += [(fid, i, s[0], s[1], s[2], s[3], s[9], rel, s[7]) for i, s in enumerate(facts.syms) if s[0] in names]
         return rows
 
-    def names_known(self, names) -> dict[str, set[str]]:
+    def names_known(self, names: "Iterable[str]") -> dict[str, set[str]]:
         """``{name: kinds}`` the crate defines, imports or may define through a macro."""
         names = set(names)
         known = self.store.names_known(names, self.crate_id) if names else {}
@@ -163,7 +167,8 @@ class CrateIndex:
                     known.setdefault(flag, set()).add("flag")
         return known
 
-    def rel_paths(self, ids) -> dict[int, str]:
+    def rel_paths(self, ids: "Iterable[int]") -> dict[int, str]:
+        """``{file id: crate-relative path}``."""
         out = {fid: rel for rel, (fid, _) in self.overlay.items()}
         out.update(self.store.file_rels(i for i in ids if i not in out))
         return out
@@ -327,7 +332,7 @@ def _learn_rate(size: int, secs: float) -> None:
         _rate["bps"] = seen if old is None else (old + seen) / 2
 
 
-def _facts(data: bytes):
+def _facts(data: bytes) -> tuple:
     """(facts, tree, seconds spent parsing and walking — loading tree-sitter excluded)."""
     from yupana.codegraph import extract, parse
 

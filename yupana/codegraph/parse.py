@@ -49,7 +49,7 @@ def has_grammar(language: str | None) -> bool:
     return language in GRAMMARS
 
 
-def _binding(name: str):
+def _binding(name: str) -> "ModuleType":
     """Load the compiled extension ``name`` (``pkg._binding``) without its package __init__."""
     mod = sys.modules.get(name)
     if mod is not None:
@@ -74,7 +74,7 @@ def _binding(name: str):
         return importlib.import_module(name)
 
 
-def api():
+def api() -> "ModuleType":
     """The tree-sitter binding module (Language, Parser, Query, QueryCursor, Point…)."""
     ts = _state.get("ts")
     if ts is None:
@@ -82,7 +82,7 @@ def api():
     return ts
 
 
-def language(name: str = "rust"):
+def language(name: str = "rust") -> "Language":
     """The tree-sitter Language for ``name``; ValueError when this build has no grammar for it."""
     if name != "rust":
         raise ValueError(f"no tree-sitter grammar for {name!r} in this build (only {', '.join(GRAMMARS)})")
@@ -93,7 +93,7 @@ def language(name: str = "rust"):
     return lang
 
 
-def parser():
+def parser() -> "Parser":
     """A shared Parser for Rust (callers must not change its included ranges permanently)."""
     p = _state.get("parser")
     if p is None:
@@ -101,7 +101,7 @@ def parser():
     return p
 
 
-def parse(source: bytes, old_tree=None):
+def parse(source: bytes, old_tree: "Tree | None" = None) -> "Tree":
     """Parse ``source`` (bytes); ``old_tree`` (already ``edit``-ed) makes it incremental."""
     p = parser()
     return p.parse(source, old_tree) if old_tree is not None else p.parse(source)
@@ -111,7 +111,7 @@ class QueryError(ValueError):
     """A ``.scm`` query that does not compile; the message says where and why."""
 
 
-def query(source: str):
+def query(source: str) -> "Query":
     """Compile (once per process) a tree-sitter query over the Rust grammar."""
     cache = _state.setdefault("queries", {})
     q = cache.get(source)
@@ -125,7 +125,7 @@ def query(source: str):
     return q
 
 
-def captures(q, node, start_byte: int | None = None, end_byte: int | None = None) -> dict:
+def captures(q: "Query", node: "Node", start_byte: int | None = None, end_byte: int | None = None) -> dict:
     """``{capture name: [nodes]}`` of query ``q`` under ``node`` (optionally a byte range)."""
     cursor = api().QueryCursor(q)
     if start_byte is not None:
@@ -133,7 +133,7 @@ def captures(q, node, start_byte: int | None = None, end_byte: int | None = None
     return cursor.captures(node)
 
 
-def matches(q, node, start_byte: int | None = None, end_byte: int | None = None) -> list:
+def matches(q: "Query", node: "Node", start_byte: int | None = None, end_byte: int | None = None) -> list:
     """``[(pattern index, {capture name: [nodes]})]`` of query ``q`` under ``node``."""
     cursor = api().QueryCursor(q)
     if start_byte is not None:

@@ -51,7 +51,8 @@ class _Mode:
         self.deletions = deletions
 
 
-def walk(root, facts, shift: int = 0, line_base: int = 0, depth: int = 0, mode: _Mode | None = None) -> None:
+def walk(root: "Node", facts: extract.FileFacts, shift: int = 0, line_base: int = 0, depth: int = 0,
+         mode: _Mode | None = None) -> None:
     """Index mode (default): collect ``root``'s facts into ``facts``; ``shift``/``line_base``
     place a re-parsed macro body in its file."""
     mode = mode or _Mode(refs=True, reparse=True)
@@ -93,7 +94,7 @@ def walk(root, facts, shift: int = 0, line_base: int = 0, depth: int = 0, mode: 
         stack.extend(node.children)
 
 
-def scan(tree, ranges: list[tuple[int, int]], deletions: list[int] = ()) -> tuple:
+def scan(tree: "Tree", ranges: list[tuple[int, int]], deletions: list[int] = ()) -> tuple:
     """Verify mode: ``(FileFacts, Candidates)`` of ``tree``; candidates only where they
     meet ``ranges`` (calls also at ``deletions``); macro bodies are not parsed again."""
     facts = extract.FileFacts()

@@ -54,7 +54,7 @@ class StoreError(Exception):
     """The index cannot be opened or written (locked past the budget, corrupt, no state dir)."""
 
 
-def _sqlite():
+def _sqlite() -> "ModuleType":
     try:
         import _sqlite3 as mod  # the C module alone: no datetime, no dbapi2 adapters
 
@@ -144,6 +144,7 @@ class Store:
         self.db.execute(f"PRAGMA busy_timeout={max(1, int(ms))}")
 
     def close(self) -> None:
+        """Close the connection (errors ignored)."""
         try:
             self.db.close()
         except self.errors:
@@ -167,10 +168,12 @@ class Store:
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in cur}
 
     def file_info(self, file_id: int) -> dict:
+        """The per-file record (bound names, uses, mods, flags) the verifier reads."""
         row = self.db.execute("SELECT info FROM files WHERE id=?", (file_id,)).fetchone()
         return marshal.loads(row[0]) if row and row[0] else {}
 
-    def file_rels(self, ids) -> dict[int, str]:
+    def file_rels(self, ids: "Iterable[int]") -> dict[int, str]:
+        """``{file id: path}``."""
         ids = list(ids)
         out: dict[int, str] = {}
         for chunk in _chunks(ids):
@@ -185,7 +188,7 @@ class Store:
         return self.db.execute("SELECT idx, name, kind, container, trait, parent, start, end, line, end_line, arity"
                                " FROM syms WHERE file=? ORDER BY idx", (file_id,)).fetchall()
 
-    def symbols_named(self, names, crate_id: int) -> list[tuple]:
+    def symbols_named(self, names: "Iterable[str]", crate_id: int) -> list[tuple]:
         """``(file, idx, name, kind, container, trait, arity, rel, line)`` of a crate's symbols with these names."""
         out: list[tuple] = []
         for chunk in _chunks(list(names)):
@@ -194,7 +197,7 @@ class Store:
             out += self.db.execute(q, [crate_id, *chunk]).fetchall()
         return out
 
-    def symbol_rows(self, keys) -> dict[tuple[int, int], tuple]:
+    def symbol_rows(self, keys: "Iterable[tuple[int, int]]") -> dict[tuple[int, int], tuple]:
         """``{(file, idx): (name, kind, container, trait)}`` for (file, idx) keys."""
         out: dict[tuple[int, int], tuple] = {}
         by_file: dict[int, list[int]] = {}
@@ -207,7 +210,7 @@ class Store:
                     out[(f, row[0])] = row[1:]
         return out
 
-    def refs_to(self, names, crate_id: int) -> list[tuple]:
+    def refs_to(self, names: "Iterable[str]", crate_id: int) -> list[tuple]:
         """``(name, qual, file, sym)`` of references by name within a crate."""
         out: list[tuple] = []
         for chunk in _chunks(list(names)):
@@ -216,7 +219,8 @@ class Store:
             out += self.db.execute(q, [crate_id, *chunk]).fetchall()
         return out
 
-    def referrers(self, names, crate_id: int, quals=None, dotted=None, members_only: bool = False) -> list[tuple]:
+    def referrers(self, names: "Iterable[str]", crate_id: int, quals: "set[str] | None" = None,
+                  dotted: "set[str] | None" = None, members_only: bool = False) -> list[tuple]:
         """``(name, qual, file, sym, referrer name, kind, container, trait)`` of references to
         these names in a crate, with the referring symbol (one query per 500 names).
 
@@ -242,7 +246,7 @@ class Store:
             out += self.db.execute(q, [crate_id, *chunk, *args]).fetchall()
         return out
 
-    def method_owners(self, names, crate_id: int) -> dict[str, int]:
+    def method_owners(self, names: "Iterable[str]", crate_id: int) -> dict[str, int]:
         """``{method name: how many distinct types or traits define a method of that name}``."""
         out: dict[str, int] = {}
         for chunk in _chunks(list(names)):
@@ -251,7 +255,7 @@ class Store:
             out.update(self.db.execute(q, [crate_id, *chunk]).fetchall())
         return out
 
-    def names_known(self, names, crate_id: int) -> dict[str, set[str]]:
+    def names_known(self, names: "Iterable[str]", crate_id: int) -> dict[str, set[str]]:
         """``{name: {kinds}}`` for names a crate defines (symbol kinds), imports (``use`` from
         itself, ``usex`` from elsewhere) or a macro may define (``maybe``)."""
         out: dict[str, set[str]] = {}
@@ -283,6 +287,7 @@ class Store:
             raise StoreError(f"codegraph index is busy ({exc})") from None
 
     def commit(self) -> None:
+        """Commit the write transaction (StoreError when it fails; rolled back then)."""
         try:
             self.db.execute("COMMIT")
         except self.errors as exc:
@@ -290,6 +295,7 @@ class Store:
             raise StoreError(f"codegraph index write failed ({exc})") from None
 
     def rollback(self) -> None:
+        """Abandon the write transaction, if any."""
         try:
             self.db.execute("ROLLBACK")
         except self.errors:
@@ -305,7 +311,7 @@ class Store:
             (rel_dir, name, marshal.dumps(deps), manifest, marshal.dumps(dirs), int(complete)))
         return self.db.execute("SELECT id FROM crates WHERE dir=?", (rel_dir,)).fetchone()[0]
 
-    def put_file(self, crate_id: int, rel: str, mtime_ns: int, size: int, digest: str, facts) -> int:
+    def put_file(self, crate_id: int, rel: str, mtime_ns: int, size: int, digest: str, facts: "FileFacts") -> int:
         """Inside a transaction: replace everything known about one file; returns its id."""
         db = self.db
         row = db.execute("SELECT id FROM files WHERE crate=? AND rel=?", (crate_id, rel)).fetchone()
@@ -347,7 +353,7 @@ def use_kind(path: str) -> str:
     return "use" if path.split("::", 1)[0] in ("crate", "self", "super") else "usex"
 
 
-def file_flags(facts) -> list[str]:
+def file_flags(facts: "FileFacts") -> list[str]:
     """Crate-wide markers a file contributes (looked up like names: ``#include`` …)."""
     from yupana.codegraph import extract
 
@@ -363,6 +369,6 @@ def file_flags(facts) -> list[str]:
     return out
 
 
-def _chunks(items: list, size: int = 500):
+def _chunks(items: list, size: int = 500) -> "Iterator[list]":
     for i in range(0, len(items), size):
         yield items[i:i + size]

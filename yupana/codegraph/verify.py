@@ -48,9 +48,11 @@ class VerifyResult:
 
     @property
     def ok(self) -> bool:
+        """No violation (``unchecked`` may still list what could not be decided)."""
         return not self.violations
 
     def as_json(self) -> dict:
+        """``{ok, tier, violations, unchecked}``, the ``yupana verify --json`` shape."""
         return {"ok": self.ok, "tier": self.tier, "violations": self.violations, "unchecked": self.unchecked}
 
     def __repr__(self) -> str:
@@ -75,7 +77,7 @@ class Env:
         self.self_types: list[tuple[int, int, str]] = []  # (new start, new end, impl type) of windows in an impl
 
 
-def verify_edit(edit, root: str, deadline_at: float, *, created=()) -> VerifyResult | None:
+def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tuple | list = ()) -> VerifyResult | None:
     """Verify the buffer ``edit`` would produce; None = no opinion (not Rust, no buffer, the
     deadline, or a crate index not yet up to date with nothing found).
 
@@ -138,7 +140,7 @@ def _env(path: str, root: str, deadline_at: float) -> Env:
     return Env(path, ci.crate, ci, rel, info)
 
 
-def _windowed(env: Env, old: bytes | None, new: bytes, changes: list):
+def _windowed(env: Env, old: bytes | None, new: bytes, changes: list) -> "Tree | None":
     """Parse only the items the edit touches, when the index knows the file's symbols."""
     ci = env.ci
     if ci is None or env.rel is None or old is None or len(new) < window.WINDOW_ABOVE or not ci.is_fresh(env.rel):
@@ -154,7 +156,7 @@ def _windowed(env: Env, old: bytes | None, new: bytes, changes: list):
     return window.parse_windows(new, [(s, e) for s, e, _ in spans_new])
 
 
-def _incremental(env: Env, old: bytes | None, new: bytes, changes: list):
+def _incremental(env: Env, old: bytes | None, new: bytes, changes: list) -> "Tree | None":
     """Re-use the tree of the old file when the index parsed it in this process."""
     ci = env.ci
     got = ci.sources.get(env.rel) if ci is not None and env.rel else None
@@ -178,7 +180,7 @@ def _point(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: bytes | None = None, *,
-                  tree=None, deadline_at: float | None = None, deletions: list[int] = ()) -> VerifyResult:
+                  tree: "Tree | None" = None, deadline_at: float | None = None, deletions: list[int] = ()) -> VerifyResult:
     """Verify ``new`` where ``ranges`` (byte spans) are what the edit introduces; ``old`` is
     the file before the edit (None: nothing pre-exists, everything is the edit's);
     ``deletions`` are offsets where text was only removed (calls there get their arity checked)."""

@@ -61,7 +61,7 @@ def to_new(pos: int, changes: list[tuple], *, end: bool = False) -> int:
     return pos + delta
 
 
-def parse_windows(new: bytes, spans: list[tuple[int, int]]):
+def parse_windows(new: bytes, spans: list[tuple[int, int]]) -> "Tree":
     """A tree of ``new`` that covers only ``spans`` (byte offsets and points are absolute)."""
     ts = parse.api()
     ranges = []

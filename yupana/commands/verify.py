@@ -19,6 +19,7 @@ import time
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--file, --buffer, --root, --deadline-ms (and the global --json)."""
     parser.add_argument("--file", required=True, help="the Rust file the buffer would replace (may not exist yet)")
     parser.add_argument("--buffer", required=True, help="file holding the proposed content ('-' for stdin)")
     parser.add_argument("--root", default=None, help="repository root (default: the git top of --file, else cwd)")
@@ -27,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Verify the buffer against the file's crate; print the verdict; return the exit code."""
     import json
 
     from yupana.codegraph import index, parse, verify
@@ -80,7 +82,7 @@ def _build(path: str, root: str) -> None:
               file=sys.stderr)
 
 
-def _print_human(shown: str, result) -> None:
+def _print_human(shown: str, result: "VerifyResult") -> None:
     for v in result.violations:
         print(f"{shown}:{v['line']}: {v['kind']}: {v['message']}")
     if result.unchecked:

@@ -70,7 +70,7 @@ def _applies(policy: dict, rule: dict, rel: str) -> bool:
     return not compiled or globs.match_any(compiled, rel)
 
 
-def evaluate(policies: list[dict], edit, mode: str) -> list[Finding]:
+def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]:
     """Findings for every structural policy that applies to ``edit`` (a payload FileEdit)."""
     if mode == "off" or not policies:
         return []
@@ -135,7 +135,7 @@ def _compile_rule(rule: dict) -> tuple:
     return query, match_type, pattern, (_compile_regex(gate, "gate") if gate else None)
 
 
-def _judge(query, match_type: str, pattern, gate, tree) -> tuple[int, list[dict]]:
+def _judge(query: "Query", match_type: str, pattern: object, gate: object, tree: "Tree") -> tuple[int, list[dict]]:
     """(captures kept after the gate, violations ``{text, line}``) of one rule on the introduced text."""
     from yupana.codegraph import parse
 
