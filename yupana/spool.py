@@ -8,6 +8,9 @@ whole lines. Past 64 MiB the file is renamed to ``metrics.jsonl.old`` (one slot)
 Writing is fail-silent by design: a full disk or a read-only state directory must never
 change a guard outcome. The failure is still counted: :func:`last_error` tells callers
 (``yupana status``) that records are being lost.
+
+A dry run (``yupana explain``) calls :func:`capture` first: every record is then appended
+to the caller's list instead of the file, so it can report what a hook *would* write.
 """
 
 from __future__ import annotations
@@ -20,6 +23,17 @@ from yupana import fastjson, paths
 ROTATE_BYTES = 64 * 1024 * 1024
 
 _last_error: str | None = None
+_sink: list | None = None  # set only by a dry run (yupana explain): records go here, not to the file
+
+
+def capture(sink: list | None) -> list | None:
+    """Dry run: append every record to ``sink`` instead of writing it (None writes again).
+
+    Returns the previous sink, so a caller can restore it.
+    """
+    global _sink
+    previous, _sink = _sink, sink
+    return previous
 
 
 def last_error() -> str | None:
@@ -43,6 +57,9 @@ def record(kind: str, fields: dict | None = None, *, item: str | None = None, pa
         for key, value in fields.items():
             if value is not None:
                 rec[key] = value
+    if _sink is not None:
+        _sink.append(rec)
+        return True
     try:
         target = path or paths.metrics_spool()
         if not target:

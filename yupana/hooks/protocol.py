@@ -14,6 +14,10 @@ One :class:`Outcome` per invocation, rendered once at the end and written with a
 Loud degradations (:func:`degrade`) are a stderr line, a spool record of their own kind,
 and a ``systemMessage`` shown once per session per kind (marker file created O_EXCL in the
 temp directory, ``yupana-guard-failopen-<session>-<kind>``).
+
+A dry run (``yupana explain``) calls :func:`rehearse` first: :func:`first_time` then creates
+no marker — it only looks whether the marker exists, answers as a real hook would, and
+notes each once-per-session notice for the report.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from yupana import fastjson, paths, spool
 
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
+_rehearsal: list | None = None  # set only by a dry run (yupana explain): markers are looked at, never made
 
 
 class Outcome:
@@ -114,8 +119,14 @@ def first_time(session_id: str | None, kind: str) -> bool:
     """
     sid = _sanitize(session_id or "", 64)
     if not sid:
+        if _rehearsal is not None:
+            _rehearsal.append({"kind": kind, "marker": None, "shown": True})
         return True
     marker = os.path.join(paths.temp_dir(), f"yupana-guard-failopen-{sid}-{_sanitize(kind, 80)}")
+    if _rehearsal is not None:
+        shown = not os.path.exists(marker)
+        _rehearsal.append({"kind": kind, "marker": marker, "shown": shown})
+        return shown
     try:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
@@ -124,6 +135,15 @@ def first_time(session_id: str | None, kind: str) -> bool:
         return True
     os.close(fd)
     return True
+
+
+def rehearse(notices: list | None) -> list | None:
+    """Dry run: :func:`first_time` creates no marker and appends
+    ``{"kind", "marker", "shown"}`` to ``notices`` (None ends the dry run). Returns the
+    previous list, so a caller can restore it."""
+    global _rehearsal
+    previous, _rehearsal = _rehearsal, notices
+    return previous
 
 
 def degrade(
