@@ -206,6 +206,23 @@ def rotate(session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[
     return closed, note
 
 
+def preview(session: str, fss: list[Fs], now: int) -> tuple[list[dict], str | None]:
+    """What :func:`rotate` would close now, read without claiming or writing anything
+    (``yupana explain``'s dry run)."""
+    base = disk_dir()
+    sid = _safe(session)
+    if not base or not sid:
+        return [], "no session id or state directory: samples cannot be paired"
+    try:
+        with open(os.path.join(base, f"session-{sid}.json"), "rb") as fh:
+            prior = fastjson.loads(fh.read())
+    except FileNotFoundError:
+        return [], None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return [], "the open sample was unreadable and is dropped"
+    return _close(prior, fss, now) if isinstance(prior, dict) else ([], None)
+
+
 def _close(prior: dict, fss: list[Fs], now: int) -> tuple[list[dict], str | None]:
     at = prior.get("at")
     signature = prior.get("signature")

@@ -58,10 +58,11 @@ def read_entries(path: str | None = None) -> dict:
 
 
 def lookup(quipu: dict, repo: str | None, now: int, *, root: str, override: str | None = None,
-           no_repo_reason: str = "the file is in no git tree") -> tuple[str, str | None]:
+           no_repo_reason: str = "the file is in no git tree", dry: bool = False) -> tuple[str, str | None]:
     """(exposure, reason) for ``repo`` on the configured store, answered from the file now.
 
-    Never blocks on the network: a miss answers ``unknown`` and starts one detached lookup.
+    Never blocks on the network: a miss answers ``unknown`` and starts one detached lookup
+    (``dry=True``, ``yupana explain``'s dry run: starts none, answers as if it had asked).
     """
     if not repo:
         return "unknown", no_repo_reason
@@ -77,15 +78,21 @@ def lookup(quipu: dict, repo: str | None, now: int, *, root: str, override: str 
         ttl = TTL_SECS if exposure in ("public", "internal") else UNKNOWN_TTL_SECS
         if 0 <= age <= ttl and exposure in ("public", "internal", "unknown"):
             return exposure, entry.get("reason") if exposure == "unknown" else None
-    started = start_lookup(endpoint, repo, root=root, override=override)
+    started = start_lookup(endpoint, repo, root=root, override=override, dry=dry)
     note = "looking it up in the background" if started else "a lookup is already running"
     return "unknown", f"not known yet for this store; {note}"
 
 
-def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = None) -> bool:
-    """Start one detached ``yupana exposure-worker`` for ``repo`` unless one is pending."""
+def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = None, dry: bool = False) -> bool:
+    """Start one detached ``yupana exposure-worker`` for ``repo`` unless one is pending.
+
+    ``dry=True`` claims no marker and spawns nothing: it answers whether one would start."""
     marker = pending_marker(repo)
-    if marker is None or not _claim(marker):
+    if marker is None:
+        return False
+    if dry:
+        return _claimable(marker)
+    if not _claim(marker):
         return False
     argv = [sys.executable, "-m", "yupana", "exposure-worker", "--repo", repo, "--endpoint", endpoint,
             "--root", root, "--marker", marker]
@@ -144,3 +151,15 @@ def outcome_to_exposure(reply: object) -> tuple[str, str | None]:
     if outcome in (None, "unknown"):
         return "unknown", "the repository is not in the graph"
     return "unknown", f"unrecognised /policy/check outcome {outcome!r}"
+
+
+def _claimable(marker: str) -> bool:
+    """Whether :func:`_claim` would succeed now (no marker, or one a dead worker left behind)."""
+    try:
+        import time
+
+        return time.time() - os.stat(marker).st_mtime > PENDING_SECS
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False

@@ -21,6 +21,7 @@ from yupana.codegraph import store as stores
 SPAWN_BACKOFF_S = 10.0
 WATCH_S = 8.0  # how long a refresher waits for the edit it was started for to land
 _watched: set[str] = set()
+DRY_RUN = False  # set by `yupana explain`'s dry run: nothing is started; spawn_builder says whether it would
 
 
 def watch_edit(ci: index.CrateIndex, path: str) -> bool:
@@ -29,7 +30,7 @@ def watch_edit(ci: index.CrateIndex, path: str) -> bool:
     so the next edit of that file finds it indexed instead of re-parsing it under the
     deadline. At most one waiter per file (an flock it holds while waiting); none when
     ``$YUPANA_CODEGRAPH_WATCH`` is ``0``."""
-    if os.environ.get("YUPANA_CODEGRAPH_WATCH", "1") == "0" or path in _watched:
+    if DRY_RUN or os.environ.get("YUPANA_CODEGRAPH_WATCH", "1") == "0" or path in _watched:
         return False
     _watched.add(path)
     import fcntl
@@ -105,6 +106,8 @@ def spawn_builder(ci: index.CrateIndex) -> bool:
             return False
     except OSError:
         pass
+    if DRY_RUN:
+        return True
     try:
         with open(stamp, "wb"):
             pass

@@ -67,7 +67,7 @@ class Governed:
 
 
 def load(cfg: dict, now: int, *, root: str | None = None, override: str | None = None,
-         spawn: bool = True, record: dict | None = None) -> Governed:
+         spawn: bool = True, record: dict | None = None, dry: bool = False) -> Governed:
     """The governed plane for ``cfg`` (the resolved config) at unix time ``now``.
 
     ``root`` and ``override`` (the project root and ``--config`` file the configuration
@@ -75,7 +75,8 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
     configuration; ``root`` defaults to the current directory. ``spawn=False`` never
     starts a refresh (``yupana status``, ``explain``). ``record`` adds fields to the
     ``served_from_cache`` record (the caller's ``hook`` and ``session``, so ``yupana status``
-    can attribute stale serving to a hook).
+    can attribute stale serving to a hook). ``dry=True`` (``yupana explain``'s dry run) starts
+    no refresh but answers ``refresh_started`` as a real hook would (see :func:`start_refresh`).
     """
     quipu = cfg.get("quipu") or {}
     root = root or os.getcwd()
@@ -99,7 +100,7 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
         gov.freshness = STALE if (gov.overdue or gov.last_error) else FRESH
     due = gov.cache is None or gov.overdue
     if due and spawn and path and not refresh_state.in_backoff(state, now):
-        gov.refresh_started = start_refresh(path, root, override)
+        gov.refresh_started = start_refresh(path, root, override, dry=dry)
     if gov.freshness == STALE:
         _served_stale(gov, record)
     return gov
@@ -118,16 +119,20 @@ def _served_stale(gov: Governed, record: dict | None = None) -> None:
     spool.record("served_from_cache", fields)
 
 
-def start_refresh(cache_path: str, root: str, override: str | None = None) -> bool:
+def start_refresh(cache_path: str, root: str, override: str | None = None, *, dry: bool = False) -> bool:
     """Start one detached ``yupana refresh-worker`` unless a refresh already runs.
 
-    Returns True when a worker was spawned. Never raises and never waits.
+    Returns True when a worker was spawned. Never raises and never waits. ``dry=True``
+    spawns nothing and creates no lock file: it answers whether a worker would be spawned
+    (no refresh holds the lock).
     """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not a POSIX system
         return False
     lock = refresh_state.lock_path(cache_path)
+    if dry:
+        return _lock_free(lock, fcntl)
     try:
         os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -161,6 +166,23 @@ def start_refresh(cache_path: str, root: str, override: str | None = None) -> bo
         return False
     finally:
         os.close(fd)  # the child's inherited copy keeps the lock; ours goes
+
+
+def _lock_free(lock: str, fcntl) -> bool:
+    """Whether nobody holds the single-flight lock (looked at without creating it)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True  # closing the descriptor releases it at once
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _int(value: object, default: int) -> int:
