@@ -73,7 +73,7 @@ def candidates(rules: list[dict], introduced: str, deadline_at: float | None = N
 
 
 def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
-             deadline_at: float | None = None) -> list[Finding]:
+             deadline_at: float | None = None, notes: dict | None = None) -> list[Finding]:
     """Violations (and compile errors) of ``rules`` in ``introduced``.
 
     ``path_rel`` is the edited file relative to its git top-level; ``exposure_of()``
@@ -81,9 +81,17 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
     unknown, and the repository's name for messages. When ``deadline_at`` passes (checked
     per rule, for large texts), the rules not evaluated are one UNKNOWN finding
     ``text-rules`` with ``extra["deadline"]`` = how many.
+
+    ``notes`` (``yupana explain`` only) receives ``admitted`` — the names the literal
+    prefilter let through — and ``exemptions``: for each admitted rule with an exemption,
+    ``{rule, iri, regex, path, exempted}`` and, when exempted, what the pattern would have
+    matched (``would_match``).
     """
     out: list[Finding] = []
     admitted, skipped = candidates(rules, introduced, deadline_at)
+    if notes is not None:
+        notes["admitted"] = [str(r.get("name") or r.get("iri") or "?") for r in admitted]
+        notes["exemptions"] = []
     check = deadline_at is not None and len(introduced) > CHECK_ABOVE_CHARS
     for n, rule in enumerate(admitted):
         if check and time.monotonic() > deadline_at:
@@ -94,7 +102,10 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
         exempt = rule.get("exempt_path_regex")
         if exempt:
             try:
-                if _compile(exempt).search(path_rel):
+                hit = _compile(exempt).search(path_rel)
+                if notes is not None:
+                    notes["exemptions"].append(_exemption_note(rule, name, exempt, path_rel, introduced, hit))
+                if hit:
                     continue
             except ValueError as exc:
                 out.append(_error(name, source, path_rel,
@@ -125,6 +136,18 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
         out.append(Finding("text-rules", "text", f"{skipped} text rule(s) not evaluated before the deadline",
                            outcome=UNKNOWN, rel=path_rel, extra={"deadline": skipped}))
     return out
+
+
+def _exemption_note(rule: dict, name: str, regex: str, path_rel: str, introduced: str, hit) -> dict:
+    note = {"rule": name, "iri": rule.get("iri"), "regex": regex, "path": path_rel, "exempted": bool(hit)}
+    if hit:
+        note["exempted_by"] = hit.group(0)
+        try:
+            note["would_match"] = list(dict.fromkeys(m.group(0) for m in _compile(rule.get("pattern") or "")
+                                                     .finditer(introduced)))[:MAX_SHOWN]
+        except ValueError as exc:
+            note["would_match_error"] = str(exc)
+    return note
 
 
 def _severity(tier: str | None, exposure_of) -> tuple[bool, str]:

@@ -7,6 +7,14 @@ the tripwire set (broken wires named once per session), exposure, git top-levels
 tracker plate, the throttle table. It also writes what the invocation leaves behind: the
 back-offs of crossed throttle wires, the folded-in throttle advisory and the one ``guard``
 record. The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
+
+**The explain seam.** ``yupana explain`` runs the real guard as a dry run by setting
+:attr:`GuardContext.trace` (None in every real hook, so a real hook pays one attribute test
+per stage). With a trace, every stage reports itself through :meth:`GuardContext.note`, and
+the effects this module makes are predicted instead of made: no refresh or exposure worker
+is spawned (``dry=True``: the answer is the one a real hook would get), no throttle back-off
+is written. Records and once-per-session markers are the dry run's own business
+(:func:`yupana.spool.capture`, :func:`yupana.hooks.protocol.rehearse`).
 """
 
 from __future__ import annotations
@@ -20,10 +28,14 @@ from yupana.hooks import payload, protocol
 
 UNSET = object()
 MAX_RECORDED_CONSTRAINTS = 200
+RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
 
 
 class GuardContext:
     """State, lazy loaders and records of one pre-edit invocation."""
+
+    trace = None  # the explain seam: a dry run's trace (yupana explain); never set in a real hook
+    gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
 
     def __init__(self, args, t0: float) -> None:
         self.args = args
@@ -47,6 +59,12 @@ class GuardContext:
         self._wires = None
         self._throttle_done: set = set()
 
+    def note(self, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
+        """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),
+        and why; ``detail`` is what the report shows beside it. A no-op in a real hook."""
+        if self.trace is not None:
+            self.trace.stage(self, stage, state, why, edit, detail)
+
     # ── lazily loaded ──────────────────────────────────────────────────────────────
     def gov(self):
         """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
@@ -55,11 +73,14 @@ class GuardContext:
         self._gov = None
         quipu = self.cfg["quipu"]
         if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
+            self.gov_why = (SKIPPED, "the governed plane is not configured ([yupana.quipu] enabled = true and an "
+                            "endpoint)")
+            self.note("policy cache", *self.gov_why)
             return None
         from yupana.hooks import governed
 
         loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=self.args.config,
-                               record={"hook": "pre-edit", "session": self.inv.session_id})
+                               record={"hook": "pre-edit", "session": self.inv.session_id}, dry=self.trace is not None)
         if loaded.cache is None:
             miss = loaded.miss
             reason = miss.reason if miss else "no servable projection cache"
@@ -67,9 +88,13 @@ class GuardContext:
             self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
             self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
                          "governed policy is NOT enforced", {"miss": miss.label if miss else None, "reason": reason})
+            self.gov_why = (UNKNOWN, f"no servable projection cache ({reason}{started}): governed policy is NOT "
+                            "enforced (fail-open)")
+            self.note("policy cache", *self.gov_why, governed=loaded)
             return None
         self.stale = self.stale or loaded.freshness != "fresh"
         self._gov = loaded
+        self.note("policy cache", RAN, "", governed=loaded)
         return loaded
 
     def wire_set(self) -> list:
@@ -101,7 +126,8 @@ class GuardContext:
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
                 found, reason = exposure.lookup(self.cfg["quipu"], repo, int(time.time()), root=self.inv.cwd,
-                                                override=self.args.config, no_repo_reason=why)
+                                                override=self.args.config, no_repo_reason=why,
+                                                dry=self.trace is not None)
                 asked.append((found, reason, repo or "unresolved"))
             return asked[0]
 
@@ -167,7 +193,8 @@ class GuardContext:
             protocol.stderr(f"yupana: {found.id}: back-off formula gave no duration; no throttle recorded")
             return
         now = int(time.time())
-        throttles.record(found.id, scope, now + secs, n, now=now)
+        if self.trace is None:  # a dry run reports the back-off from the throttle record below
+            throttles.record(found.id, scope, now + secs, n, now=now)
         spool.record("throttle", {"constraint_id": found.id, "scope": scope, "until": now + secs,
                                   "backoff_secs": secs, "n": n}, item=self.plate_item())
 
@@ -175,7 +202,7 @@ class GuardContext:
         """Active back-offs in this repository become an advisory (never onto a deny)."""
         table = self.throttle_table()
         if not table:
-            return
+            return self.note("throttles", SKIPPED, "no back-off was ever recorded")
         inv = self.inv
         scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
         from yupana import throttles
@@ -184,10 +211,12 @@ class GuardContext:
         active = [a for scope in sorted(scopes) for a in throttles.active_for(scope, now, table)]
         self.throttled = len(active)
         if not active or self.outcome.decision == protocol.DENY:
-            return
+            return self.note("throttles", RAN, "none active in this repository" if not active else
+                             "not folded onto a deny", active=active)
         shown = "; ".join(f"`{cid}` was crossed recently — back off for {_duration(until - now)} more"
                           for cid, until in active[:5])
         self.outcome.notify(f"yupana: back-off active in this repository: {shown}", to_model=self.codex)
+        self.note("throttles", RAN, "", active=active)
 
     def constraint(self, f: Finding) -> dict:
         if f.outcome == UNSATISFIED:

@@ -11,6 +11,9 @@ Silent whenever it cannot speak honestly: rung off, no plate (or a stale one), n
 cache, no observed scope for the item, or an edit inside the ground. An unknown scope is
 UNKNOWN, not a deviation. Never network: the cache is all it reads. Each notice is a
 ``scope_notice`` record (``item``, ``rule``, ``point: "PAA"``).
+
+``yupana explain`` runs :func:`answer` with a ``trace`` (a dry run): each step reports why it
+spoke or stayed silent, and no refresh is spawned.
 """
 
 from __future__ import annotations
@@ -22,17 +25,23 @@ from yupana import settings, spool
 from yupana.hooks import payload, protocol
 
 MAX_NEIGHBOURS = 5
+RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace
 
 
 def run(args) -> None:
     """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
+    protocol.emit(answer(args, _read_stdin()))
+
+
+def answer(args, raw: bytes, trace=None) -> str:
+    """The whole invocation on ``raw``; returns the exact stdout. ``trace``: the explain seam."""
     outcome = protocol.Outcome()
     try:
-        _notice(args, _read_stdin(), outcome)
+        _notice(args, raw, outcome, trace)
     except Exception as exc:  # noqa: BLE001 - a post-edit notice is never worth a failure
         protocol.stderr(f"yupana: post-edit notice skipped ({type(exc).__name__}: {exc})")
         outcome = protocol.Outcome()
-    protocol.emit(outcome.render("PostToolUse"))
+    return outcome.render("PostToolUse")
 
 
 def _read_stdin() -> bytes:
@@ -48,40 +57,53 @@ def _read_stdin() -> bytes:
     return b"".join(chunks)
 
 
-def _notice(args, raw: bytes, outcome: protocol.Outcome) -> None:
+def _note(trace, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
+    if trace is not None:
+        trace.stage(None, stage, state, why, edit, detail)
+
+
+def _notice(args, raw: bytes, outcome: protocol.Outcome, trace=None) -> None:
     inv = payload.parse(raw)
     if inv is None or not inv.edits:
-        return
+        return _note(trace, "parse", "unknown" if inv is None else SKIPPED,
+                     "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
     try:
-        cfg = settings.load(inv.cwd, args.config)["config"]
+        snap = settings.load(inv.cwd, args.config)
     except settings.ConfigError as exc:
         protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
-        return
+        return _note(trace, "config", "unknown", str(exc))
+    cfg = snap["config"]
+    _note(trace, "config", RAN, snapshot=snap)
     from yupana.evaluate import work_items
 
     policy = cfg["policy"]
     if work_items.effective_rung(policy.get("work_item_scope", "off"), policy["mode"]) == "off":
-        return
+        return _note(trace, "work-item notice", SKIPPED, f"work_item_scope = {policy.get('work_item_scope', 'off')} "
+                     f"(mode {policy['mode']} is its ceiling)")
     now = int(time.time())
-    item, _ = work_items.read_plate(now)
+    item, why = work_items.read_plate(now)
     quipu = cfg["quipu"]
     if not item or not quipu.get("enabled") or not quipu.get("endpoint"):
-        return
+        return _note(trace, "work-item notice", SKIPPED, why or "the governed plane is not configured "
+                     "([yupana.quipu] enabled = true and an endpoint)")
     from yupana.hooks import governed
 
     gov = governed.load(cfg, now, root=inv.cwd, override=args.config,
-                        record={"hook": "post-edit", "session": inv.session_id})
+                        record={"hook": "post-edit", "session": inv.session_id}, dry=trace is not None)
+    _note(trace, "policy cache", RAN if gov.cache is not None else "unknown", "", governed=gov)
     if gov.cache is None:
-        return
+        return _note(trace, "work-item notice", SKIPPED, "no servable projection cache: silent")
     scopes = gov.cache.get("work_item_scopes")
     ground = scopes.get(item) if isinstance(scopes, dict) else None
     if not ground:
-        return
+        return _note(trace, "work-item notice", SKIPPED, f"work item `{item}` has no observed scope: silent")
     status = gov.cache.get("work_item_status")
     record_paths = (cfg.get("metrics") or {}).get("record_paths", "off")
     for edit in inv.edits:
         if edit.rel in ground or edit.real_rel in ground:
+            _note(trace, "work-item notice", RAN, f"inside the observed ground of `{item}`: silent", edit)
             continue
+        _note(trace, "work-item notice", RAN, f"outside the observed ground of `{item}`", edit, item=item)
         outcome.add_context(section(edit.rel, item, ground, scopes, status if isinstance(status, dict) else None)
                             + " " + gov.note())
         fields = {"rule": f"scope-observed:{item}", "point": "PAA", "session": inv.session_id,

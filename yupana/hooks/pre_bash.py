@@ -27,6 +27,11 @@ Order, for every Bash (or Codex shell) tool call:
 Unrelated commands pay for none of step 6: no statvfs, no state file, no store. Nothing
 reaches stdout until the end, in one write; the hook never exits 2 and never waits on the
 network; an internal error discards the partial outcome and fails open loudly.
+
+``yupana explain`` runs this very code as a dry run (:attr:`PreBash.trace` set, as for
+pre-edit in :mod:`yupana.hooks.guard_context`): each stage reports itself through
+:meth:`PreBash.note`; no refresh or disk-flush worker is spawned and no disk sample is
+rotated or queued (what would be is predicted and reported instead).
 """
 
 from __future__ import annotations
@@ -40,16 +45,12 @@ from yupana.hooks import payload, protocol
 
 _MODES = {"off": 0, "advise": 1, "enforce": 2}
 _UNSET = object()
+RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
 
 
 def run(args) -> None:
     """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
-    hook = PreBash(args)
-    try:
-        hook.run(_read_stdin())
-    except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
-        hook.crashed(exc)
-    protocol.emit(hook.outcome.render())
+    protocol.emit(PreBash(args).answer(_read_stdin()))
 
 
 def _read_stdin() -> bytes:
@@ -68,6 +69,8 @@ def _read_stdin() -> bytes:
 class PreBash:
     """One pre-bash invocation: the command read, the decisions taken, the records written."""
 
+    trace = None  # the explain seam: a dry run's trace (yupana explain); never set in a real hook
+
     def __init__(self, args) -> None:
         self.args = args
         self.outcome = protocol.Outcome()
@@ -80,7 +83,20 @@ class PreBash:
         self.mode = "off"
         self._gov = _UNSET
 
+    def note(self, stage: str, state: str, why: str = "", **detail) -> None:
+        """Tell a dry run's trace what a stage did (ran / skipped / unknown, and why). No-op in a real hook."""
+        if self.trace is not None:
+            self.trace.stage(self, stage, state, why, None, detail)
+
     # ── the order ──────────────────────────────────────────────────────────────────
+    def answer(self, raw: bytes) -> str:
+        """The whole invocation on ``raw``; returns the exact stdout ("" for a silent allow)."""
+        try:
+            self.run(raw)
+        except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
+            self.crashed(exc)
+        return self.outcome.render()
+
     def run(self, raw: bytes) -> None:
         inv = self.inv = payload.parse(raw)
         self.sid = inv.session_id if inv else None
@@ -92,7 +108,9 @@ class PreBash:
             fields["payload_keys"] = ",".join(inv.raw_keys) if inv and inv.raw_keys else _keys(raw)
         spool.record("pre_bash_invoked", fields)
         if not parsed:
-            return
+            return self.note("parse", UNKNOWN, "not a JSON object: allowed silently" if inv is None else
+                             "no command in the payload (tool_input.command): allowed silently")
+        self.note("parse", RAN)
         if argv is not None:
             self.raw_command = " ".join(argv)
             self.reading = shell.read_argv(argv)
@@ -101,22 +119,29 @@ class PreBash:
             self.reading = shell.read(self.raw_command)
         self.actions = action.resolve_reading(self.reading)
         self.record_actions()
+        self.note("resolution", RAN, reading=self.reading, actions=self.actions)
         try:
             snap = settings.load(inv.cwd, getattr(self.args, "config", None))
         except settings.ConfigError as exc:
+            self.note("config", UNKNOWN, str(exc))
             self.degrade("config", f"policy guard failed open (configuration error: {exc}) — commands are UNGUARDED "
                          "until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
             return
         self.cfg = snap["config"]
         policy = self.cfg["policy"]
         self.mode = policy.get("mode", "off")
+        self.note("config", RAN, snapshot=snap)
         self.action_scope(policy)
         quipu = self.cfg.get("quipu") or {}
         if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
-            return
+            return self.note("memory, disk", SKIPPED, "mode = off" if self.mode == "off" else
+                             "the governed plane is not configured ([yupana.quipu] enabled = true and an endpoint)")
         self.memory()
         if policy.get("disk_advisory", True) and self.outcome.decision != protocol.DENY:
             self.disk(quipu)
+        else:
+            self.note("disk", SKIPPED, "disk_advisory = false" if not policy.get("disk_advisory", True) else
+                      "the command is denied")
 
     def record_actions(self) -> None:
         resolved = [a for a in self.actions if a.class_ != action.UNKNOWN]
@@ -132,22 +157,24 @@ class PreBash:
         rung = min(_MODES.get(policy.get("action_scope", "off"), 0), _MODES.get(self.mode, 0))
         tenant = os.environ.get("BOBBIN_ROLE")
         if rung == 0 or not tenant:
-            return
+            return self.note("action scope", SKIPPED, "no tenant ($BOBBIN_ROLE)" if rung else
+                             f"action_scope = {policy.get('action_scope', 'off')} (mode {self.mode} is its ceiling)")
         scope = (policy.get("scopes") or {}).get(tenant)
-        if not scope:
-            return  # a tenant with no scope entry is unconstrained
+        if not scope:  # a tenant with no scope entry is unconstrained
+            return self.note("action scope", SKIPPED, f"tenant `{tenant}` has no scope entry: unconstrained")
         allow = list(scope.get("allow_targets") or ())
         deny = list(scope.get("deny_targets") or ())
         if not allow and not deny:
-            return
+            return self.note("action scope", SKIPPED, f"tenant `{tenant}` declares no allow_targets / deny_targets")
         try:
             allow_c = [(g, globs.compile_glob(g)) for g in allow]
             deny_c = [(g, globs.compile_glob(g)) for g in deny]
         except globs.GlobError as exc:
             self.degrade("globs", f"policy guard failed open (malformed target glob in [yupana.policy.scopes.{tenant}]: "
                          f"{exc}) — the action scope is NOT enforced", {"reason": str(exc), "tenant": tenant})
-            return
+            return self.note("action scope", UNKNOWN, f"malformed target glob: {exc}", tenant=tenant)
         enforce = rung == 2
+        verdicts: list[tuple] = []
         for a in self.actions:
             if a.class_ == action.UNKNOWN:
                 continue
@@ -158,7 +185,9 @@ class PreBash:
             elif allow_c and not any(globs.matches(tokens, key) for _, tokens in allow_c):
                 rule, why = "allow_targets", f"it is not in allow_targets ({', '.join(allow)})"
             else:
+                verdicts.append((a, None, "inside the scope"))
                 continue
+            verdicts.append((a, rule, why))
             spool.record("action_scope", {"class": a.class_, "target": a.target, "verb": a.verb, "rule": rule,
                                           "result": "deny" if enforce else "advise", "session": self.sid})
             if enforce:
@@ -169,21 +198,24 @@ class PreBash:
             else:
                 protocol.stderr(f"yupana (action scope, advise: enforce would deny): {a.class_}:{a.target} ({a.verb}) "
                                 f"is outside the scope of tenant `{tenant}`: {why}")
+        self.note("action scope", RAN, tenant=tenant, rung="enforce" if enforce else "advise", verdicts=verdicts,
+                  allow=allow, deny=deny)
 
     # ── host memory ────────────────────────────────────────────────────────────────
     def memory(self) -> None:
         gov = self.gov()
         if gov is None:
-            return
+            return self.note("memory", UNKNOWN, "no servable projection cache: governed command policy is NOT enforced")
         policies = gov.cache.get("memory_policies") or []
         if not policies:
-            return
+            return self.note("memory", SKIPPED, "the projection holds no host-memory policy")
         from yupana.evaluate import memory
 
         reading = self.reading
         certain = reading is not None and reading.error is None
         evidence = [c.text() for c in reading.commands if c.argv] if certain else [self.raw_command]
-        for f in memory.evaluate(policies, evidence, certain=certain):
+        found = memory.evaluate(policies, evidence, certain=certain)
+        for f in found:
             measured = {k: f.extra.get(k) for k in ("available_gib", "total_gib", "threshold_gib")}
             if f.outcome == UNKNOWN:
                 fail = f.extra.get("fail", "memory")
@@ -202,14 +234,15 @@ class PreBash:
             else:
                 label = "advise: enforce would deny" if f.blocking else "governed, not blocking"
                 self.outcome.notify(f"yupana (host memory, {label}): {f.message}. {gov.note()}")
+        self.note("memory", RAN, policies=policies, findings=found, evidence=evidence, certain=certain)
 
     # ── disk impact ────────────────────────────────────────────────────────────────
     def disk(self, quipu: dict) -> None:
         from yupana.evaluate import disk
 
         found = disk.recognise(self.reading) if self.reading else None
-        if found is None:
-            return  # an unrelated command pays nothing more
+        if found is None:  # an unrelated command pays nothing more
+            return self.note("disk", SKIPPED, "not a command known to create large artifacts")
         from yupana import disk_samples
 
         inv = self.inv
@@ -217,7 +250,9 @@ class PreBash:
         sig = disk.signature(found[0], found[1], repo_class, cwd_class)
         fss = disk_samples.snapshot(inv.cwd)
         now = int(time.time())
-        if self.sid:
+        if self.sid and self.trace is not None:  # a dry run keeps no sample: what would close is read only
+            closed, note = disk_samples.preview(self.sid, fss, now)
+        elif self.sid:
             closed, note = disk_samples.rotate(self.sid, sig, fss, now)
         else:
             closed, note = [], "no session id: samples cannot be paired"
@@ -229,7 +264,7 @@ class PreBash:
         if gov is None:
             spool.record("disk_guard_unknown", {"signature": sig, "session": self.sid,
                                                 "reason": "no servable projection cache: the history is UNKNOWN"})
-            return
+            return self.note("disk", UNKNOWN, "no servable projection cache: the history is UNKNOWN", signature=sig)
         findings, missing = disk.advise(gov.cache.get("disk_history"), sig, fss)
         if missing:
             spool.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
@@ -242,6 +277,8 @@ class PreBash:
                                            "samples": f.extra["samples"], "policy_freshness": gov.freshness,
                                            "policy_age_secs": gov.age_secs, "session": self.sid})
             self.outcome.notify(f"yupana (disk advisory, governed, not blocking): {f.message}. {gov.note()}")
+        self.note("disk", UNKNOWN if missing and not findings else RAN, "; ".join(missing), signature=sig,
+                  findings=findings, closed=closed)
 
     def queue(self, quipu: dict, closed: list[dict], now: int) -> None:
         """Record closed samples locally and queue them for the store (never waits)."""
@@ -253,13 +290,15 @@ class PreBash:
             reason = "the configured store is local files: it has no write path"
         elif disk_samples.writes_disabled(self.sid):
             reason = "writes are disabled for this session after the store refused its credentials"
+        elif self.trace is not None:
+            reason = None  # a dry run queues nothing; it reports what would be queued
         else:
             reason = disk_samples.enqueue(endpoint, self.sid or "", closed)
         for s in closed:
             spool.record("disk_sample", {"signature": s["signature"], "fs": s["fs"], "delta_bytes": s["delta"],
                                          "secs": s["secs"], "queued": reason is None, "reason": reason,
                                          "session": self.sid})
-        if reason is None:
+        if reason is None and self.trace is None:
             disk_samples.start_flush(endpoint, self.inv.cwd, now, getattr(self.args, "config", None))
 
     # ── helpers ────────────────────────────────────────────────────────────────────
@@ -271,7 +310,7 @@ class PreBash:
         from yupana.hooks import governed
 
         loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=getattr(self.args, "config", None),
-                               record={"hook": "pre-bash", "session": self.sid})
+                               record={"hook": "pre-bash", "session": self.sid}, dry=self.trace is not None)
         if loaded.cache is None:
             miss = loaded.miss
             reason = miss.reason if miss else "no servable projection cache"
@@ -279,8 +318,10 @@ class PreBash:
             self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
                          "governed command policy is NOT enforced", {"miss": miss.label if miss else None,
                                                                       "reason": reason})
+            self.note("policy cache", UNKNOWN, f"no servable projection cache ({reason}{started})", governed=loaded)
             return None
         self._gov = loaded
+        self.note("policy cache", RAN, governed=loaded)
         return loaded
 
     def degrade(self, kind: str, message: str, fields: dict | None = None) -> None:

@@ -26,6 +26,10 @@ onto a deny) and one ``guard`` record is written. ``deadline_ms`` bounds the ana
 budget leaves the remaining checks UNKNOWN and allowed, with a once-per-session notice.
 Nothing reaches stdout until the end, in one write; an internal error discards the partial
 outcome and fails open loudly.
+
+``yupana explain`` runs this very code as a dry run (:meth:`Guard.answer` with a ``trace``,
+see :mod:`yupana.hooks.guard_context`): every stage tells the trace whether it ran, was
+skipped or could not run, and why; nothing is written, marked or spawned.
 """
 
 from __future__ import annotations
@@ -36,17 +40,13 @@ import time
 from yupana import settings, spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
 from yupana.hooks import payload, protocol
-from yupana.hooks.guard_context import UNSET, GuardContext
+from yupana.hooks.guard_context import RAN, SKIPPED, UNSET, GuardContext
 
 
 def run(args) -> None:
     """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
     guard = Guard(args, time.monotonic())
-    try:
-        guard.run(_read_stdin())
-    except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
-        guard.crashed(exc)
-    protocol.emit(guard.outcome.render(codex=guard.codex))
+    protocol.emit(guard.answer(_read_stdin()))
 
 
 def _read_stdin() -> bytes:
@@ -66,14 +66,25 @@ class Guard(GuardContext):
     """One pre-edit invocation, checked in the contract's order (state and records: the base)."""
 
     # ── the order ──────────────────────────────────────────────────────────────────
+    def answer(self, raw: bytes) -> str:
+        """The whole invocation on ``raw``; returns the exact stdout ("" for a silent allow)."""
+        try:
+            self.run(raw)
+        except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
+            self.crashed(exc)
+        return self.outcome.render(codex=self.codex)
+
     def run(self, raw: bytes) -> None:
         inv = self.inv = payload.parse(raw)
         if inv is None or (not inv.edits and not (inv.codex and inv.problems)):
+            self.note("parse", UNKNOWN if inv is None else SKIPPED,
+                      "not a JSON object: allowed silently" if inv is None else "no file in the tool call: allowed")
             return self.finish()
         self.codex = inv.codex
         try:
             snap = settings.load(inv.cwd, self.args.config)
         except settings.ConfigError as exc:
+            self.note("config", UNKNOWN, str(exc))
             self.degrade("config", f"policy guard failed open (configuration error: {exc}) — edits are UNGUARDED "
                          "until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
             return self.finish()
@@ -81,12 +92,15 @@ class Guard(GuardContext):
         policy = self.cfg["policy"]
         self.mode = policy["mode"]
         self.deadline_at = time.monotonic() + policy["deadline_ms"] / 1000.0
+        self.note("config", RAN, snapshot=snap)
         if self.mode != "off":
             if inv.codex:
                 self.patch_problems()
             for edit in inv.edits:
                 if not self.check_edit(edit):
                     break
+        else:
+            self.note("checks", SKIPPED, "mode = off: the guard is inert, nothing is evaluated")
         self.fold_throttles()
         self.finish()
 
@@ -101,6 +115,9 @@ class Guard(GuardContext):
                 if not self.budget(name):
                     return False
                 stage(edit)
+        else:
+            for name in ("governed", "verify", "scope"):
+                self.note(name, SKIPPED, "a local rule decided the edit", edit)
         if not self.budget("tripwires"):
             return False
         self.tripwires(edit, fired, evaluated)
@@ -115,15 +132,18 @@ class Guard(GuardContext):
                 payload.proposed_buffer(edit)  # notes missing / ambiguous anchors in edit.problems
             reasons += [p if edit.rel in p else f"{edit.rel}: {p}" for p in edit.problems]
         if not reasons:
-            return
+            return self.note("patch", RAN, "the patch was read exactly")
         self.findings.append(Finding("apply_patch", "patch", "; ".join(reasons), outcome=UNKNOWN))
         shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
         message = f"apply_patch not fully evaluated ({shown}) — those parts of the patch are UNGUARDED (failing open)"
         self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.inv.tool_use_id}, once=False)
+        self.note("patch", UNKNOWN, message)
 
     def local_rules(self, edit, fired: set, evaluated: set) -> bool:
         rules = [r for r in self.cfg["policy"].get("rules") or () if r.get("verification_point") != "PAA"]
         if not rules or not edit.introduced:
+            self.note("local rules", SKIPPED, "no introduced text" if rules else "no [[yupana.policy.rules]] for this "
+                      "gate (PAA rules run after the edit)", edit)
             return False
         found = self.structural([{"rule": r, "effect": "deny", "iri": None} for r in rules], edit, "rules")
         found = self.split_errors(found, "rules", "local rule")
@@ -132,22 +152,25 @@ class Guard(GuardContext):
         spoke = self.decide(found, "local rules")
         # A decision short-circuits the governed plane, verify and scope — except a soft
         # (non-blocking) one under enforce: it must not shadow a hard check that would deny.
-        return spoke and (self.outcome.decision == protocol.DENY or self.mode != "enforce")
+        decided = spoke and (self.outcome.decision == protocol.DENY or self.mode != "enforce")
+        self.note("local rules", RAN, "", edit, rules=rules)
+        return decided
 
     def governed(self, edit) -> None:
         if not edit.introduced:
-            return
+            return self.note("governed", SKIPPED, "no introduced text (a pure deletion)", edit)
         gov = self.gov()
         if gov is None:
-            return
+            return self.note("governed", self.gov_why[0], self.gov_why[1], edit)
         from yupana.evaluate import text_rules
 
         cache = gov.cache
         top = self.top(edit)
         text_rel = edit.path[len(top) + 1:] if top and edit.path.startswith(top + os.sep) else edit.rel
         exposure_of, asked = self.exposure_for(edit)
+        notes = None if self.trace is None else {"path": text_rel}
         text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
-                                   self.deadline_at)
+                                   self.deadline_at, notes)
         if any(f.extra.get("deadline") for f in text):
             self.budget("text rules")  # the deadline ran out inside the plane: say so, once
         policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
@@ -168,7 +191,7 @@ class Guard(GuardContext):
             if f.outcome != SATISFIED and line not in lines:
                 lines.append(line)
         if not lines:
-            return
+            return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
         blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
         self.verdict(lines, blocking, "governed", suffix=" " + gov.note())
         exposure, repo = (asked[0][0], asked[0][2]) if asked else ("n/a", self.repo(edit))
@@ -179,10 +202,13 @@ class Guard(GuardContext):
             "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo,
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
             "session": self.inv.session_id}, item=self.plate_item())
+        self.note("governed", RAN, "", edit, text=notes, exposure=asked)
 
     def verify(self, edit) -> None:
         if not self.cfg["policy"].get("verify") or not edit.introduced or not edit.path.endswith(".rs"):
-            return
+            why = ("verify = false" if not self.cfg["policy"].get("verify") else
+                   "no introduced text" if not edit.introduced else "not a .rs file")
+            return self.note("verify", SKIPPED, why, edit)
         try:
             from yupana.codegraph import verify
 
@@ -193,13 +219,15 @@ class Guard(GuardContext):
             protocol.stderr(f"yupana: verify arm unavailable ({type(exc).__name__}: {exc})")
         if result is None:
             self.findings.append(Finding("verify", "verify", "", outcome=UNKNOWN, rel=edit.rel))
-            return
+            return self.note("verify", UNKNOWN, "no opinion: no buffer to verify, the deadline ran out, or the "
+                             "verifier is unavailable", edit)
         problems = [f"line {v.get('line')}: {v.get('message')}" for v in result.violations]
         more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
         message = (f"edit to {edit.rel} fails buffer verification (tree-sitter tier): " + "; ".join(problems[:5])
                    + more + ". Fix these references before writing the edit.") if problems else ""
         self.decide([Finding("verify", "verify", message, blocking=True, rel=edit.rel,
                              outcome=UNSATISFIED if problems else SATISFIED)], "verify")
+        self.note("verify", RAN, "", edit)
 
     def capability_scope(self, edit) -> None:
         from yupana import globs
@@ -208,6 +236,8 @@ class Guard(GuardContext):
         tenant = self.args.tenant
         declared = (self.cfg["policy"].get("scopes") or {}).get(tenant) if tenant else None
         if declared is None:
+            self.note("scope", SKIPPED, f"tenant `{tenant}` declares no scope" if tenant else
+                      "no tenant (--tenant, else $BOBBIN_ROLE)", edit)
             return self.ladder(edit)
         try:
             found = scope.check_paths(tenant, declared, edit.rel, edit.real_rel)
@@ -215,8 +245,13 @@ class Guard(GuardContext):
             self.findings.append(Finding(f"scope-declared:{tenant}", "scope", "", outcome=UNKNOWN, rel=edit.rel))
             self.degrade("globs", f"capability scope for tenant `{tenant}` has a malformed glob ({exc}) — path scope "
                          "is NOT enforced (failing open); fix [yupana.policy.scopes]", {"reason": str(exc)})
-            return
-        if self.decide([found], "scope") or not scope.has_ceiling(declared) or not self.budget("blast radius"):
+            return self.note("scope", UNKNOWN, f"malformed glob: {exc}", edit, tenant=tenant, declared=declared)
+        spoke = self.decide([found], "scope")
+        self.note("scope", RAN, "", edit, tenant=tenant, declared=declared)
+        if spoke or not scope.has_ceiling(declared):
+            return self.note("blast radius", SKIPPED, "the path scope decided the edit" if spoke else
+                             "no max_impacted_symbols / max_impacted_files ceiling", edit)
+        if not self.budget("blast radius"):
             return
         try:
             found = scope.check_blast(tenant, declared, edit, self.inv.cwd, self.cfg["policy"]["max_hops"], self.deadline_at)
@@ -225,11 +260,12 @@ class Guard(GuardContext):
                             f"({type(exc).__name__}: {exc})", outcome=UNKNOWN, rel=edit.rel, extra={"unmeasured": "error"})
         if found.outcome != UNKNOWN:
             self.decide([found], "scope")
-            return
+            return self.note("blast radius", RAN, "", edit, tenant=tenant, declared=declared)
         self.findings.append(found)
         protocol.stderr(f"yupana: {found.message}")
         if protocol.first_time(self.inv.session_id, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
             self.outcome.notify(f"yupana: {found.message}")
+        self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
 
     def ladder(self, edit) -> None:
         from yupana.evaluate import work_items
@@ -237,7 +273,8 @@ class Guard(GuardContext):
         policy = self.cfg["policy"]
         rung = work_items.effective_rung(policy.get("work_item_scope", "off"), self.mode)
         if rung == "off":
-            return
+            return self.note("work-item ladder", SKIPPED, f"work_item_scope = {policy.get('work_item_scope', 'off')} "
+                             f"(mode {self.mode} is its ceiling)", edit)
         item = self.plate_item()
         why = "" if item else self._plate[1]
         gov = self.gov()
@@ -258,16 +295,18 @@ class Guard(GuardContext):
             result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")
         spool.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
                                "result": result, "session": self.inv.session_id}, item=item)
+        self.note("work-item ladder", UNKNOWN if found.outcome == UNKNOWN else RAN,
+                  found.extra.get("reason") or "", edit, rung=rung, item=item)
 
     def tripwires(self, edit, fired: set, evaluated: set) -> None:
         from yupana.evaluate import tripwires
 
         wires = self.wire_set()
         if not wires:
-            return
+            return self.note("tripwires", SKIPPED, "no well-formed tripwire, local or governed", edit)
         found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
         if not found:
-            return
+            return self.note("tripwires", RAN, f"none of {len(wires)} wire(s) covers this path", edit, wires=wires)
         gov = self._gov if self._gov not in (None, UNSET) else None
         for f in found:  # local config is authoritative (fresh); governed wires carry the cache's freshness
             f.extra["freshness"] = gov.freshness if gov and f.extra.get("wire_source") == "governed" else "fresh"
@@ -283,6 +322,7 @@ class Guard(GuardContext):
                                       "session": self.inv.session_id}, item=self.plate_item())
             if effect == "throttle":
                 self.record_throttle(edit, f)
+        self.note("tripwires", RAN, "", edit, wires=wires)
 
     # ── helpers ────────────────────────────────────────────────────────────────────
     def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
@@ -324,6 +364,8 @@ class Guard(GuardContext):
         lang = language_for_path(edit.rel or edit.path)
         armed = [p for p in policies if lang and str((p.get("rule") or {}).get("language") or "").lower() == lang]
         if not armed:
+            self.note("structural", SKIPPED, f"no structural rule for this file's language ({lang or 'none known'})",
+                      edit, kind=kind, language=lang)
             return []
         try:
             from yupana.evaluate import structural
@@ -331,9 +373,11 @@ class Guard(GuardContext):
             found = structural.evaluate(armed, edit, self.mode)
         except Exception as exc:  # noqa: BLE001 - one broken plane must not disarm the others
             why = f"structural checks could not run ({type(exc).__name__}: {exc})"
+            self.note("structural", UNKNOWN, why, edit, kind=kind, language=lang, armed=armed)
             names = [str((p.get("rule") or {}).get("name")) for p in armed]
             return [Finding(n, "structural", why, outcome=UNKNOWN, rel=edit.rel, extra={"error": why}) for n in names]
         unknown = [f for f in found if f.outcome == UNKNOWN and not f.extra.get("error")]
+        self.note("structural", RAN, "", edit, kind=kind, language=lang, armed=armed)
         if unknown:
             what = f"{len(unknown)} {lang} structural polic{'y' if len(unknown) == 1 else 'ies'}"
             protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
@@ -353,5 +397,6 @@ class Guard(GuardContext):
         self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
         self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline before the {stage} check; the remaining "
                      "checks of this edit are UNKNOWN and it is allowed", {"stage": stage, "deadline_ms": ms})
+        self.note("deadline", UNKNOWN, f"{ms} ms ran out before the {stage} check: the remaining checks are UNKNOWN")
         return False
 
