@@ -30,6 +30,7 @@ COMMANDS = {
     "disk-flush": ("yupana.commands.disk_flush", "internal: write queued disk-impact samples to the store"),
 }
 INTERNAL_COMMANDS = ("refresh-worker", "exposure-worker", "disk-flush")
+UNRECORDED_COMMANDS = INTERNAL_COMMANDS + ("explain",)  # explain is a dry run: it writes nothing to the spool
 
 GLOBAL_VALUE_FLAGS = ("--tenant", "--config")
 GLOBAL_BOOL_FLAGS = ("--json", "--quiet", "--verbose")
@@ -153,7 +154,8 @@ def _run_command(argv: list[str]) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 0 if not argv else 1
-    if args.command not in INTERNAL_COMMANDS:
+    hook_resolution = args.command == "config" and getattr(args, "action", None) == "snapshot"  # run by hooks
+    if args.command not in UNRECORDED_COMMANDS and not hook_resolution:
         from yupana import spool
 
         spool.record("command", {"cmd": args.command})
