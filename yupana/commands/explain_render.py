@@ -197,6 +197,12 @@ def _matched(m: dict) -> str:
         if m.get("exemption"):
             text += f"; exemption /{_clip(m['exemption'], 80)}/ did not match {m.get('path')}"
         return text
+    if "violations" in m:
+        shown = "; ".join(f"{_clip(v['text'], 80)!r} (line {v['line']})" if v.get("text") else "nothing matching"
+                          for v in m["violations"][:3])
+        return f"{shown} among {m['captures']} capture(s)"
+    if "tokens" in m:
+        return "references " + ", ".join(f"`{t}`" for t in m["tokens"][:5])
     if "glob" in m:
         return f"path {m['path']} by glob `{m['glob']}`" + (f", rule `{m['rule']}`" if m.get("rule") else "")
     if "deny_paths" in m:

@@ -114,12 +114,14 @@ def finding(f, ctx: Context, owner, trace: Trace) -> dict:
 
 
 def _decided_by(stages: list[dict], decision: str) -> dict | None:
-    """The first stage after which the outcome stood at the final decision."""
+    """The first stage after which the outcome stood at the final decision, and the constraints
+    of that stage that made it (for a deny: the ones that blocked)."""
     if decision == "allow":
         return None
     for s in stages:
         if s.get("decision_after") == decision:
-            ids = {f["id"] for f in s["findings"] if f["outcome"] == "unsatisfied"}
+            ids = {f["id"] for f in s["findings"] if f["outcome"] == "unsatisfied"
+                   and (decision != "deny" or f.get("response", "blocked") == "blocked")}
             ids |= {a["rule"] for a in (s.get("detail") or {}).get("actions") or () if a.get("rule")}
             return {"stage": s["stage"], "file": s["file"], "constraints": sorted(ids)}
     return None
