@@ -309,6 +309,21 @@ def test_local_rules_tripwires_and_throttles_name_their_config_entry(env, repo, 
     assert "back-off active" not in explain(env, repo.payload(rel="src/x.rs", new_string="y"))["stdout"]
 
 
+def test_a_blown_deadline_names_the_checks_it_left_unknown(env, repo, store):
+    # parsing the Rust buffer for the structural policy alone outlasts a 1 ms budget
+    repo.config(_config(store, "deadline_ms = 1\n[yupana.policy.scopes.polecat-3]\ndeny_paths = [\"src/**\"]\n"))
+    project(env, repo)
+    report = explain(env, repo.payload(rel="src/lib.rs", new_string="fn f() {}\n"), "--tenant", "polecat-3")
+    deadline = stage(report, "deadline")
+    assert deadline["state"] == "unknown" and "1 ms ran out before the" in deadline["why"]
+    assert [f["id"] for f in deadline["findings"]] == ["deadline"]
+    assert report["decision"] == "notify" and "UNKNOWN" in report["stdout"]  # the scope would have denied
+    missed = {m["stage"] for m in report["not_reached"]}
+    assert {"scope", "tripwires"} <= missed and all(m["file"] == "src/lib.rs" for m in report["not_reached"])
+    assert [r["stage"] for r in report["records"] if r.get("fail_kind") == "deadline"] == [
+        deadline["why"].split("before the ")[1].split(" check")[0]]
+
+
 # ── pre-bash ────────────────────────────────────────────────────────────────────────
 
 

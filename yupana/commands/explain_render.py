@@ -140,6 +140,10 @@ def _stages(report: dict, lines: list[str]) -> None:
         for kind, label in (("deny", "→ deny"), ("notify", "→ notice"), ("context", "→ to the model")):
             for text in (s.get("said") or {}).get(kind, ()):
                 lines.extend(_wrap(f"{label}: {text}", "      "))
+    missed = report.get("not_reached") or []
+    if missed:
+        lines.extend(_wrap("not reached (UNKNOWN: the deadline ran out first): "
+                           + ", ".join(f"{m['stage']} [{m['file']}]" for m in missed), "  "))
 
 
 def _finding(f: dict, lines: list[str]) -> None:

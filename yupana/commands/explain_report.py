@@ -13,6 +13,7 @@ from yupana.commands.explain_trace import Trace
 
 SCHEMA_VERSION = 1
 INTRODUCED_SHOWN = 400  # characters of introduced text quoted per file
+PER_FILE_STAGES = ("local rules", "governed", "verify", "scope", "tripwires")
 SETTINGS = {"mode": ("policy", "mode"), "deadline_ms": ("policy", "deadline_ms"), "verify": ("policy", "verify"),
             "work_item_scope": ("policy", "work_item_scope"), "action_scope": ("policy", "action_scope"),
             "disk_advisory": ("policy", "disk_advisory"), "quipu.enabled": ("quipu", "enabled"),
@@ -45,6 +46,7 @@ def build(hook: str, hook_from: str, owner, trace: Trace, stdout: str, inv, *, t
         "config": _config(config_note, snapshot, ctx),
         "policy": _policy(gov, consulted=gov_note is not None, snapshot=snapshot),
         "stages": stages,
+        "not_reached": _not_reached(hook, inv, stages),
         "notices": [dict(n, already_shown=n["marker"] is not None and not n["shown"]) for n in trace.notices],
         "records": trace.records,
         "withheld": _withheld(trace, gov if gov_note is not None else None, stages),
@@ -84,6 +86,15 @@ def _stages(trace: Trace, owner, ctx: Context) -> list[dict]:
         at = {"findings": max(at["findings"], n.findings_at), "reasons": n.reasons_at, "messages": n.messages_at,
               "context": n.context_at, "t": n.at, "decision": n.decision or at["decision"]}
     return out
+
+
+def _not_reached(hook: str, inv, stages: list[dict]) -> list[dict]:
+    """After a blown deadline, the per-file pre-edit checks that never ran (UNKNOWN). Every one
+    of these stages reports itself on every path it takes, so a missing one was not reached."""
+    if hook != "pre-edit" or inv is None or not any(s["stage"] == "deadline" for s in stages):
+        return []
+    seen = {(s["stage"], s["file"]) for s in stages}
+    return [{"stage": name, "file": e.rel} for e in inv.edits for name in PER_FILE_STAGES if (name, e.rel) not in seen]
 
 
 def finding(f, ctx: Context, owner, trace: Trace) -> dict:
