@@ -19,7 +19,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import fastjson, globs, paths, regex_prefilter
+from yupana import atomic, fastjson, globs, paths, regex_prefilter
 
 CACHE_VERSION = 1
 HOT_FORMAT = 2
@@ -100,7 +100,7 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
     try:
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        st = _atomic_write(target, fastjson.dumps(cache).encode("utf-8"))
+        st = atomic.write(target, fastjson.dumps(cache).encode("utf-8"), fsync=True)
     except (OSError, ValueError) as exc:
         return f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}", None
     try:
@@ -113,34 +113,7 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
 
 def _write_twin(target: str, st: os.stat_result, derived: dict) -> None:
     twin = {"key": _hot_key(st), "cache": derived}
-    _atomic_write(hot_path_for(target), marshal.dumps(twin), sync=False)
-
-
-def _atomic_write(target: str, data: bytes, sync: bool = True) -> os.stat_result:
-    """Write ``data`` to a unique temp file and rename it over ``target``.
-
-    Returns the written file's stat, taken before the rename, so it names this very file
-    even when another writer replaces ``target`` right after (inode and mtime survive a
-    rename). On any error the temp file is removed and ``target`` is untouched.
-    """
-    tmp = f"{target}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            if sync:
-                os.fsync(fd)
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-        return st
-    except BaseException:
-        _unlink(tmp)
-        raise
+    atomic.write(hot_path_for(target), marshal.dumps(twin))
 
 
 def _unlink(path: str) -> None:

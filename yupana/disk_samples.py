@@ -25,10 +25,9 @@ are no longer queued (reads — the advisory — go on).
 from __future__ import annotations
 
 import os
-import sys
 import time
 
-from yupana import fastjson, paths
+from yupana import atomic, detached, fastjson, paths
 
 MAX_OPEN_SECS = 24 * 3600  # an open sample older than this measures too much else: dropped
 PENDING_SECS = 60
@@ -196,11 +195,7 @@ def rotate(session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[
             closed, note = _close(prior, fss, now)
     opened = {"signature": signature, "at": now, "fs": [[f.identity, f.path, f.free] for f in fss]}
     try:
-        os.makedirs(base, exist_ok=True)
-        tmp = f"{state}.tmp.{os.getpid()}"
-        with open(tmp, "wb") as fh:
-            fh.write(fastjson.dumps(opened).encode("utf-8"))
-        os.replace(tmp, state)
+        atomic.write(state, fastjson.dumps(opened).encode("utf-8"))
     except OSError as exc:
         note = f"cannot keep the open sample: {exc.strerror}"
     return closed, note
@@ -318,37 +313,12 @@ def start_flush(endpoint: str, root: str, now: int, config: str | None = None) -
     except (OSError, ValueError, AttributeError, UnicodeDecodeError):
         pass
     marker = target[: -len(".jsonl")] + ".pending"
-    if not _claim(marker, now):
+    if not detached.claim(marker, now, PENDING_SECS):
         return False
-    argv = [sys.executable, "-m", "yupana", "disk-flush", "--endpoint", endpoint, "--root", root, "--marker", marker]
+    args = ["disk-flush", "--endpoint", endpoint, "--root", root, "--marker", marker]
     if config:
-        argv += ["--config", config]
-    try:
-        actions = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+        args += ["--config", config]
+    if detached.spawn(args):
         return True
-    except (OSError, AttributeError, TypeError, ValueError):
-        try:
-            os.unlink(marker)
-        except OSError:
-            pass
-        return False
-
-
-def _claim(marker: str, now: int) -> bool:
-    """Create the single-flight marker; one older than PENDING_SECS (a dead worker) is taken over."""
-    for _ in range(2):
-        try:
-            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            os.close(fd)
-            return True
-        except FileExistsError:
-            try:
-                if now - os.stat(marker).st_mtime <= PENDING_SECS:
-                    return False
-                os.unlink(marker)
-            except OSError:
-                return False
-        except OSError:
-            return False
+    detached.release(marker)
     return False

@@ -19,9 +19,8 @@ Hot path: standard library only, imported only when a block-tier text rule fired
 from __future__ import annotations
 
 import os
-import sys
 
-from yupana import fastjson, paths
+from yupana import detached, fastjson, paths
 
 AEGIS = "http://aegis.gastown.local/ontology/"
 POLICY_IRI = AEGIS + "policy_no-internal-ids-in-public-repos"
@@ -90,25 +89,19 @@ def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = 
     marker = pending_marker(repo)
     if marker is None:
         return False
+    import time
+
     if dry:
-        return _claimable(marker)
-    if not _claim(marker):
+        return detached.claimable(marker, time.time(), PENDING_SECS)
+    if not detached.claim(marker, time.time(), PENDING_SECS):
         return False
-    argv = [sys.executable, "-m", "yupana", "exposure-worker", "--repo", repo, "--endpoint", endpoint,
-            "--root", root, "--marker", marker]
+    args = ["exposure-worker", "--repo", repo, "--endpoint", endpoint, "--root", root, "--marker", marker]
     if override:
-        argv += ["--config", override]
-    try:
-        devnull = os.devnull
-        actions = [(os.POSIX_SPAWN_OPEN, fd, devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+        args += ["--config", override]
+    if detached.spawn(args):
         return True
-    except (OSError, AttributeError, TypeError, ValueError):
-        try:
-            os.unlink(marker)
-        except OSError:
-            pass
-        return False
+    detached.release(marker)
+    return False
 
 
 def pending_marker(repo: str) -> str | None:
@@ -117,28 +110,6 @@ def pending_marker(repo: str) -> str | None:
         return None
     safe = "".join(c for c in repo if c.isascii() and (c.isalnum() or c in "._-"))[:80] or "repo"
     return os.path.join(os.path.dirname(base), f"exposure.pending.{safe}")
-
-
-def _claim(marker: str) -> bool:
-    """Create the single-flight marker; a marker older than PENDING_SECS is taken over."""
-    for _ in range(2):
-        try:
-            os.makedirs(os.path.dirname(marker), exist_ok=True)
-            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            os.close(fd)
-            return True
-        except FileExistsError:
-            try:
-                import time
-
-                if time.time() - os.stat(marker).st_mtime <= PENDING_SECS:
-                    return False
-                os.unlink(marker)
-            except OSError:
-                return False
-        except OSError:
-            return False
-    return False
 
 
 def outcome_to_exposure(reply: object) -> tuple[str, str | None]:
@@ -151,15 +122,3 @@ def outcome_to_exposure(reply: object) -> tuple[str, str | None]:
     if outcome in (None, "unknown"):
         return "unknown", "the repository is not in the graph"
     return "unknown", f"unrecognised /policy/check outcome {outcome!r}"
-
-
-def _claimable(marker: str) -> bool:
-    """Whether :func:`_claim` would succeed now (no marker, or one a dead worker left behind)."""
-    try:
-        import time
-
-        return time.time() - os.stat(marker).st_mtime > PENDING_SECS
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False

@@ -85,16 +85,6 @@ def write(cache_path: str, state: dict) -> str | None:
     state = dict(state)
     state["version"] = STATE_VERSION
     target = state_path(cache_path)
-    tmp = f"{target}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
-    try:
-        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(fastjson.dumps(state).encode("utf-8"))
-        os.replace(tmp, target)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return f"cannot write {target}: {exc.strerror or exc}"
-    return None
+    from yupana import atomic
+
+    return atomic.write_quietly(target, fastjson.dumps(state).encode("utf-8"))

@@ -116,15 +116,7 @@ def write_snapshot(root: str, override: str | None, fp: tuple, resolved: dict | 
     data = marshal.dumps(snap)
     target = snapshot_path(root, override)
     if target:
-        tmp = f"{target}.tmp.{os.getpid()}"
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        from yupana import atomic
+
+        atomic.write_quietly(target, data)  # a hook that cannot keep it resolves again next time
     return data

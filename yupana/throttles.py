@@ -121,13 +121,6 @@ def _compact(target: str, now: int) -> None:
         fastjson.dumps({"constraint_id": cid, "scope": scope, "until": e["until"], "n": e["n"]}) + "\n"
         for (cid, scope), e in keep.items()
     ).encode("utf-8", "backslashreplace")
-    tmp = f"{target}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(body)
-        os.replace(tmp, target)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    from yupana import atomic
+
+    atomic.write_quietly(target, body)

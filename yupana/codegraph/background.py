@@ -14,6 +14,7 @@ import os
 import sys
 import time
 
+from yupana import detached
 from yupana.codegraph import crate as crates
 from yupana.codegraph import index
 from yupana.codegraph import store as stores
@@ -46,21 +47,8 @@ def watch_edit(ci: index.CrateIndex, path: str) -> bool:
         mtime, size = st.st_mtime_ns, st.st_size
     except OSError:
         mtime, size = -1, -1
-    argv = [sys.executable, "-m", "yupana.codegraph.background", "watch", "--repo", ci.repo, "--crate", ci.crate.dir,
-            "--file", path, "--lock", lock_path, "--stat", f"{mtime}:{size}"]
-    return _spawn(argv)
-
-
-def _spawn(argv: list[str]) -> bool:
-    try:
-        devnull = os.devnull
-        actions = [(os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
-                   (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0)]
-        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
-        return True
-    except OSError:
-        return False
+    return detached.spawn(["watch", "--repo", ci.repo, "--crate", ci.crate.dir, "--file", path, "--lock", lock_path,
+                           "--stat", f"{mtime}:{size}"], module="yupana.codegraph.background")
 
 
 def _watch(repo: str, crate_dir: str, path: str, lock_path: str, stat: str) -> None:
@@ -113,7 +101,7 @@ def spawn_builder(ci: index.CrateIndex) -> bool:
             pass
     except OSError:
         return False
-    return _spawn([sys.executable, "-m", "yupana.codegraph.background", "build", "--repo", ci.repo, "--crate", ci.crate.dir])
+    return detached.spawn(["build", "--repo", ci.repo, "--crate", ci.crate.dir], module="yupana.codegraph.background")
 
 
 def build(repo: str, crate_dir: str, *, batch_s: float = 0.25, progress=None) -> index.CrateIndex | None:

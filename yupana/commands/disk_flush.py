@@ -29,6 +29,8 @@ import os
 import re
 import time
 
+from yupana import atomic
+
 DEADLINE_SECS = 10.0
 BATCH = 200
 MAX_QUEUED = 10000
@@ -290,12 +292,8 @@ def _fail(endpoint: str, done: Flushed, reason: str, backoff: int, kept: int) ->
     spool.record("disk_write_failed", {"reason": reason, "samples": kept, "kept": True, "retry_in_secs": backoff})
     state = disk_samples.flush_state_path(endpoint)
     if state:
-        try:
-            with open(state + ".tmp", "w") as fh:
-                json.dump({"retry_after": int(time.time()) + backoff, "last_error": reason}, fh)
-            os.replace(state + ".tmp", state)
-        except OSError:
-            pass
+        atomic.write_quietly(state, json.dumps({"retry_after": int(time.time()) + backoff,
+                                                "last_error": reason}).encode())
 
 
 def _clear_backoff(endpoint: str) -> None:
@@ -312,11 +310,7 @@ def _clear_backoff(endpoint: str) -> None:
 def _rewrite(path: str, samples: list[dict]) -> None:
     import json
 
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for s in samples:
-            fh.write(json.dumps(s) + "\n")
-    os.replace(tmp, path)
+    atomic.write(path, "".join(json.dumps(s) + "\n" for s in samples).encode("utf-8"))
 
 
 def _reason(exc: Exception) -> str:

@@ -15,6 +15,8 @@ import argparse
 import os
 import time
 
+from yupana import atomic
+
 DEADLINE_SECS = 2.0
 
 
@@ -95,7 +97,4 @@ def store(entry_key: str, found: str, reason: str | None, path: str | None = Non
         if reason:
             entry["reason"] = reason
         entries[entry_key] = entry
-        tmp = f"{target}.tmp.{os.getpid()}"
-        with open(tmp, "w") as fh:
-            json.dump({"version": 1, "entries": entries}, fh, indent=1, sort_keys=True)
-        os.replace(tmp, target)
+        atomic.write(target, json.dumps({"version": 1, "entries": entries}, indent=1, sort_keys=True).encode())

@@ -19,10 +19,9 @@ Hot path, standard library only. :func:`load` never waits on the network:
 from __future__ import annotations
 
 import os
-import sys
 
 from yupana import cache as cache_mod
-from yupana import paths, refresh_state, spool
+from yupana import detached, paths, refresh_state, spool
 
 FRESH, STALE = "fresh", "stale"
 
@@ -147,21 +146,11 @@ def start_refresh(cache_path: str, root: str, override: str | None = None, *, dr
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return False  # a refresh is running: it holds the lock
-        argv = [sys.executable, "-m", "yupana", "refresh-worker", "--root", root, "--lock-fd", str(fd)]
+        args = ["refresh-worker", "--root", root, "--lock-fd", str(fd)]
         if override:
-            argv += ["--config", override]
+            args += ["--config", override]
         os.set_inheritable(fd, True)
-        devnull = os.devnull
-        actions = [
-            (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
-        ]
-        try:
-            os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
-        except OSError:
-            return False
-        return True
+        return detached.spawn(args)
     except OSError:
         return False
     finally:

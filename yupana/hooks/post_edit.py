@@ -18,7 +18,6 @@ spoke or stayed silent, and no refresh is spawned.
 
 from __future__ import annotations
 
-import os
 import time
 
 from yupana import settings, spool
@@ -30,7 +29,7 @@ RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace
 
 def run(args) -> None:
     """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
-    protocol.emit(answer(args, _read_stdin()))
+    protocol.emit(answer(args, protocol.read_stdin()))
 
 
 def answer(args, raw: bytes, trace=None) -> str:
@@ -42,19 +41,6 @@ def answer(args, raw: bytes, trace=None) -> str:
         protocol.stderr(f"yupana: post-edit notice skipped ({type(exc).__name__}: {exc})")
         outcome = protocol.Outcome()
     return outcome.render("PostToolUse")
-
-
-def _read_stdin() -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(0, 1 << 20)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _note(trace, stage: str, state: str, why: str = "", edit=None, **detail) -> None:

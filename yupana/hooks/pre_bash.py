@@ -50,20 +50,7 @@ RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKN
 
 def run(args) -> None:
     """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
-    protocol.emit(PreBash(args).answer(_read_stdin()))
-
-
-def _read_stdin() -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(0, 1 << 20)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+    protocol.emit(PreBash(args).answer(protocol.read_stdin()))
 
 
 class PreBash:

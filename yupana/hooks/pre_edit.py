@@ -46,20 +46,7 @@ from yupana.hooks.guard_context import RAN, SKIPPED, UNSET, GuardContext
 def run(args) -> None:
     """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
     guard = Guard(args, time.monotonic())
-    protocol.emit(guard.answer(_read_stdin()))
-
-
-def _read_stdin() -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(0, 1 << 20)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+    protocol.emit(guard.answer(protocol.read_stdin()))
 
 
 class Guard(GuardContext):

@@ -89,6 +89,20 @@ class Outcome:
         return fastjson.dumps(out) if out else ""
 
 
+def read_stdin() -> bytes:
+    """The whole payload on stdin (an unreadable stdin reads as empty: an allow)."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(0, 1 << 20)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def emit(text: str) -> None:
     """Write the whole of stdout in one call (or nothing)."""
     if not text:

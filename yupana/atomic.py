@@ -1,0 +1,54 @@
+"""Replacing a state file so a reader sees the whole old file or the whole new one. Stdlib only.
+
+Every state file yupana rewrites (the projection cache and its hot twin, the config
+snapshot, refresh state, throttles, exposure, disk samples) goes through :func:`write`: the
+bytes go to a process-unique temporary file beside the target, which is then renamed over
+it. On any failure the temporary file is removed and the target is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def write(target: str, data: bytes, *, fsync: bool = False, make_dirs: bool = True) -> os.stat_result:
+    """Atomically replace ``target`` with ``data``; raise OSError (target untouched) on failure.
+
+    ``fsync`` makes the data durable before the rename (for files whose loss would cost a
+    refresh, like the projection cache); small, re-derivable state skips it. Returns the
+    written file's stat, taken before the rename, so it names this very file even when
+    another writer replaces ``target`` right after (inode and mtime survive a rename).
+    """
+    if make_dirs:
+        parent = os.path.dirname(target)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+    tmp = f"{target}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if fsync:
+                os.fsync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        return st
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_quietly(target: str, data: bytes) -> str | None:
+    """:func:`write` for best-effort state: None, or why it could not be written."""
+    try:
+        write(target, data)
+    except OSError as exc:
+        return f"cannot write {target}: {exc.strerror or exc}"
+    return None
