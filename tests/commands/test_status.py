@@ -292,7 +292,7 @@ def test_warnings_and_notify_on_fail_open_are_shown(yupana, root):
     assert out["policy"]["notify_on_fail_open"] is False
     code, text = human(yupana, root)
     assert "warning     : " in text and "yupana.policy.mdoe" in text
-    assert "notify_on_fail_open = false" in text and "does not read it" in text
+    assert "notify_on_fail_open = false" in text and "stderr and the spool only" in text
 
 
 # ── hook health ───────────────────────────────────────────────────────────────────────

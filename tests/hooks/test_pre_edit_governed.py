@@ -157,6 +157,15 @@ def test_no_servable_cache_fails_open_loudly(env, tmp_path, setup, label):
                                        "response": "logged"}
 
 
+def test_notify_on_fail_open_false_keeps_the_pane_quiet_but_not_the_record(env, tmp_path):
+    quiet = _config().replace('mode = "enforce"\n', 'mode = "enforce"\nnotify_on_fail_open = false\n', 1)
+    repo = Repo(tmp_path / "repo", env).config(quiet)
+    result = hook(env, _edit(repo, "db1.corp.example", session="s-quiet"))
+    assert result.allowed_silently  # no systemMessage in the user's pane
+    assert "failed open" in result.stderr and "no projection cache" in result.stderr
+    assert [r["fail_kind"] for r in env.records("fail_open")] == ["projection"]
+
+
 def test_rule_that_does_not_compile_fails_open_and_the_rest_still_apply(env, repo):
     write_cache(env, ENDPOINT, text_rules=[text_rule("rule_no_internal_hostnames", HOST),
                                            text_rule("rule_broken", "corp(")])

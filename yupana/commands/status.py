@@ -42,8 +42,8 @@ DEFAULT_WINDOW_SECS = 86400
 DEFAULT_LAST_N = 100
 PROBE_QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"
 RULE_PLANES = ("structural", "text", "grounded", "tripwires", "memory_policies", "ci_jobs")
-# Flip when the hooks start reading [yupana.policy] notify_on_fail_open (interop §8 item 4).
-NOTIFY_ON_FAIL_OPEN_READ = False
+# The hooks read [yupana.policy] notify_on_fail_open (the Rust original did not: interop §8 item 4).
+NOTIFY_ON_FAIL_OPEN_READ = True
 SIGNED_NOTE = ("no signed rule set exists yet: the resident, signed rule cache is not built, so nothing signed "
                "is loaded; the measured state of the rules the hooks enforce is rule_set.state")
 

@@ -174,10 +174,14 @@ class GuardContext:
         record = {"fail_kind": kind, "hook": "pre-edit", "session": self.inv.session_id if self.inv else None,
                   **(fields or {})}
         sid = self.inv.session_id if self.inv else None
+        pane = protocol.notify_on_fail_open(self.cfg)
         protocol.degrade(self.outcome, session_id=sid, kind=marker or kind, record_kind="fail_open", message=message,
-                         fields=record, notify=once, item=self.item)
+                         fields=record, notify=once and pane, item=self.item)
         if not once:
-            self.outcome.notify(f"yupana: {message}", to_model=self.codex)
+            if pane:
+                self.outcome.notify(f"yupana: {message}", to_model=self.codex)
+            elif self.codex:
+                self.outcome.add_context(f"yupana: {message}")
 
     def record_throttle(self, edit, found: Finding) -> None:
         from yupana import throttles

@@ -315,7 +315,7 @@ class PreBash:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a once-per-session notice."""
         record = {"fail_kind": kind, "hook": "pre-bash", "session": self.sid, **(fields or {})}
         protocol.degrade(self.outcome, session_id=self.sid, kind=kind, record_kind="fail_open", message=message,
-                         fields=record)
+                         fields=record, notify=protocol.notify_on_fail_open(self.cfg))
 
     def crashed(self, exc: BaseException) -> None:
         """An internal error: discard whatever was decided and fail open loudly."""

@@ -160,6 +160,17 @@ def rehearse(notices: list | None) -> list | None:
     return previous
 
 
+def notify_on_fail_open(cfg: dict | None) -> bool:
+    """``[yupana.policy] notify_on_fail_open`` (true unless the resolved config says false).
+
+    False keeps fail-open notices out of the user's pane; the stderr line and the spool
+    record are written either way, so the degradation is never silent on record.
+    """
+    if not cfg:
+        return True
+    return (cfg.get("policy") or {}).get("notify_on_fail_open", True) is not False
+
+
 def degrade(
     outcome: Outcome,
     *,
