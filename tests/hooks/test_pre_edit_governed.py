@@ -200,3 +200,18 @@ def test_governed_plane_is_not_consulted_unless_armed(env, tmp_path, config):
     repo = Repo(tmp_path / "repo", env).config(config)
     assert hook(env, _edit(repo, "db1.corp.example")).allowed_silently
     assert not env.records("governed") and not env.records("fail_open")
+
+
+def test_a_patch_keeps_the_exposure_its_text_rule_was_judged_by(env, tmp_path):
+    repo = Repo(tmp_path / "repo", env).config(_config(mode="advise"))
+    write_cache(env, ENDPOINT, text_rules=[text_rule("rule_no_internal_hostnames", HOST)],
+                grounded_rules=[{"iri": AEGIS + "pred_ids", "name": "no-ids", "label": None,
+                                 "match_type": "must-not-ground", "tier": "warn", "rationale": None}],
+                grounding={"ids": ["FRT-1"], "prefixes": ["FRT"]})
+    _exposure(env, "widgets", "public")
+    patch = ("*** Begin Patch\n*** Add File: src/a.rs\n+// db1.corp.example\n"
+             "*** Add File: src/b.rs\n+// see FRT-1\n*** End Patch\n")
+    result = hook(env, repo.patch(patch))
+    assert "db1.corp.example" in result.message and "FRT-1" in result.message
+    guard = env.records("guard")[-1]
+    assert guard["exposure"] == "public" and guard["repo"] == "widgets"

@@ -182,7 +182,9 @@ class Guard(GuardContext):
         blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
         self.verdict(lines, blocking, "governed", suffix=" " + gov.note())
         exposure, repo = (asked[0][0], asked[0][2]) if asked else ("n/a", self.repo(edit))
-        self.governed_fields = {"exposure": exposure, "repo": repo}
+        if self.governed_fields is None or self.governed_fields["exposure"] == "n/a":
+            # One guard record per tool call: a patch keeps the exposure a text rule was judged by.
+            self.governed_fields = {"exposure": exposure, "repo": repo}
         spool.record("governed", {
             "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
             "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
