@@ -1,4 +1,4 @@
-"""Codex ``apply_patch`` envelopes read into file operations, for the guard. No imports.
+"""Codex ``apply_patch`` envelopes read into file operations, for the guard.
 
 The guard needs three things from a patch: which files it adds, deletes, updates or moves
 (source and destination), which lines it adds (the only text a rule may see as
@@ -36,9 +36,17 @@ Anything else is a problem, reported in :attr:`Patch.problems`; parsing never ra
 Codex applies nothing when its parser fails, but the sections read before the error stay
 in :attr:`Patch.ops`: they are what the model meant to do, and evaluating them can only
 add caution. The hook turns any problem into an UNKNOWN metric and a fail-open advisory.
+
+This module reads everything around the chunks: the wrappers, the Begin/End envelope and
+the file sections. The ``@@`` chunks themselves and the exact-context rebuild of an
+updated file (:func:`apply_chunks`, re-exported here) are in :mod:`patch_chunks`. Neither
+module imports anything else, and only Codex calls load them.
 """
 
 from __future__ import annotations
+
+# Chunk, apply_chunks and EOF_MARKER are part of this module's API (callers import them from here).
+from yupana.hooks.patch_chunks import EOF_MARKER, WS, Chunk, apply_chunks, clip, parse_chunks  # noqa: F401
 
 ADD, DELETE, UPDATE = "add", "delete", "update"
 
@@ -48,36 +56,10 @@ ADD_MARKER = "*** Add File: "
 DELETE_MARKER = "*** Delete File: "
 UPDATE_MARKER = "*** Update File: "
 MOVE_MARKER = "*** Move to: "
-EOF_MARKER = "*** End of File"
 
-# Rust's char::is_whitespace (Unicode White_Space), which Codex's trim() strips. Python's
-# str.strip() would also strip U+001C..U+001F.
-_WS = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-       "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 _LENIENT_HEREDOC = ("<<EOF", "<<'EOF'", '<<"EOF"')
 _COMMANDS = ("apply_patch", "applypatch")
 _COMMAND_STARTS = ("apply_patch", "applypatch", "cd ", "cd\t")
-
-
-class Chunk:
-    """One ``@@`` chunk of an Update: where it anchors and what it changes.
-
-    ``old_lines`` (context + removed, in order) is what must be found in the file;
-    ``new_lines`` (context + added) replaces it. ``added`` are the ``+`` lines alone.
-    """
-
-    __slots__ = ("contexts", "old_lines", "new_lines", "added", "eof", "line")
-
-    def __init__(self, line: int) -> None:
-        self.contexts: list[str] = []  # the text after each stacked "@@ "
-        self.old_lines: list[str] = []
-        self.new_lines: list[str] = []
-        self.added: list[str] = []
-        self.eof = False  # "*** End of File": old_lines must end the file
-        self.line = line  # 1-based line of the chunk in the patch
-
-    def __repr__(self) -> str:
-        return f"Chunk(contexts={self.contexts!r}, old={self.old_lines!r}, new={self.new_lines!r}, eof={self.eof})"
 
 
 class FileOp:
@@ -129,16 +111,16 @@ def parse(text: str) -> Patch:
     if not isinstance(text, str):
         patch.problems.append(f"apply_patch: the patch is not text ({type(text).__name__})")
         return patch
-    body = text.strip(_WS)
+    body = text.strip(WS)
     if not body:
         patch.problems.append("apply_patch: empty patch text")
         return patch
     first = body.split("\n", 1)[0].rstrip("\r")
-    if first.strip(_WS) != BEGIN and first not in _LENIENT_HEREDOC and first.startswith(_COMMAND_STARTS):
+    if first.strip(WS) != BEGIN and first not in _LENIENT_HEREDOC and first.startswith(_COMMAND_STARTS):
         unwrapped = _unwrap_command(body, patch)
         if unwrapped is None:
             return patch
-        body = unwrapped.strip(_WS)
+        body = unwrapped.strip(WS)
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in body.split("\n")]
     hunk_lines = _boundaries(lines, patch)
     if hunk_lines is None:
@@ -166,9 +148,9 @@ def _boundaries(lines: list[str], patch: Patch) -> list[str] | None:
 
 
 def _check_envelope(lines: list[str]) -> str | None:
-    if not lines or lines[0].strip(_WS) != BEGIN:
+    if not lines or lines[0].strip(WS) != BEGIN:
         return "the first line of the patch must be '*** Begin Patch'"
-    if len(lines) < 2 or lines[-1].strip(_WS) != END:
+    if len(lines) < 2 or lines[-1].strip(WS) != END:
         return "the last line of the patch must be '*** End Patch' (Codex does not apply a patch without it)"
     return None
 
@@ -179,7 +161,7 @@ def _unwrap_command(body: str, patch: Patch) -> str | None:
     head = head.rstrip("\r")
     words = _words(head)
     if words is None:
-        patch.problems.append(f"apply_patch: cannot read the command line {_clip(head)!r}")
+        patch.problems.append(f"apply_patch: cannot read the command line {clip(head)!r}")
         return None
     workdir = None
     if len(words) >= 3 and words[0] == "cd" and words[2] == "&&":
@@ -188,11 +170,11 @@ def _unwrap_command(body: str, patch: Patch) -> str | None:
     if not words or words[0] not in _COMMANDS:
         patch.problems.append(
             "apply_patch: the first line of the patch must be '*** Begin Patch' "
-            f"(got the command {_clip(head)!r})")
+            f"(got the command {clip(head)!r})")
         return None
     if len(words) != 2 or not words[1].startswith("<<"):
         patch.problems.append(
-            f"apply_patch: unsupported invocation {_clip(head)!r}: Codex applies only "
+            f"apply_patch: unsupported invocation {clip(head)!r}: Codex applies only "
             "'[cd DIR &&] apply_patch <<'EOF'' with the patch as the heredoc body")
         return None
     delimiter = words[1][2:]
@@ -202,16 +184,16 @@ def _unwrap_command(body: str, patch: Patch) -> str | None:
     if len(delimiter) >= 2 and delimiter[0] == delimiter[-1] and delimiter[0] in "'\"":
         delimiter = delimiter[1:-1]
     if not delimiter or "'" in delimiter or '"' in delimiter:
-        patch.problems.append(f"apply_patch: unreadable heredoc delimiter in {_clip(head)!r}")
+        patch.problems.append(f"apply_patch: unreadable heredoc delimiter in {clip(head)!r}")
         return None
     lines = rest.split("\n")
     for i, line in enumerate(lines):
         if line.rstrip("\r") == delimiter:
             trailing = "\n".join(lines[i + 1:])
-            if trailing.strip(_WS):
+            if trailing.strip(WS):
                 patch.problems.append(
                     "apply_patch: commands after the heredoc (Codex applies only a lone "
-                    f"apply_patch invocation): {_clip(trailing.strip(_WS))!r}")
+                    f"apply_patch invocation): {clip(trailing.strip(WS))!r}")
                 return None
             patch.wrapper = "command"
             patch.workdir = workdir
@@ -273,7 +255,7 @@ def _parse_hunks(lines: list[str], patch: Patch) -> None:
     i, n = 0, len(lines)
     while i < n:
         number = i + 2  # 1-based, after the Begin line
-        header = lines[i].strip(_WS)
+        header = lines[i].strip(WS)
         if header.startswith(ADD_MARKER):
             op = FileOp(ADD, header[len(ADD_MARKER):], number)
             i += 1
@@ -289,11 +271,11 @@ def _parse_hunks(lines: list[str], patch: Patch) -> None:
             i += 1
             if i < n and lines[i].startswith(MOVE_MARKER):
                 op.move_to = lines[i][len(MOVE_MARKER):]
-                if not op.move_to.strip(_WS):
+                if not op.move_to.strip(WS):
                     patch.problems.append(f"apply_patch: line {i + 2}: '*** Move to:' without a path")
                     return
                 i += 1
-            i = _parse_chunks(lines, i, op, patch)
+            i = parse_chunks(lines, i, op.chunks, patch.problems)
             if i < 0:
                 return
             if not op.chunks:
@@ -303,183 +285,6 @@ def _parse_hunks(lines: list[str], patch: Patch) -> None:
             patch.ops.append(op)
         else:
             patch.problems.append(
-                f"apply_patch: line {number}: {_clip(header)!r} is not a valid section header "
+                f"apply_patch: line {number}: {clip(header)!r} is not a valid section header "
                 "(expected '*** Add File: ', '*** Delete File: ' or '*** Update File: ')")
             return
-
-
-def _parse_chunks(lines: list[str], i: int, op: FileOp, patch: Patch) -> int:
-    """Read the chunks of an Update section from ``i``; the next index, or -1 on a problem."""
-    n = len(lines)
-    while i < n:
-        line = lines[i]
-        if not line.strip(_WS):
-            i += 1  # blank lines between chunks
-            continue
-        if line.startswith("***"):
-            break  # the next section
-        chunk = Chunk(i + 2)
-        saw_marker = False
-        while i < n:
-            if lines[i] == "@@":
-                saw_marker = True
-            elif lines[i].startswith("@@ "):
-                saw_marker = True
-                chunk.contexts.append(lines[i][3:])
-            else:
-                break
-            i += 1
-        if not saw_marker and op.chunks:
-            patch.problems.append(
-                f"apply_patch: line {chunk.line}: expected a '@@' chunk header, got {_clip(line)!r}")
-            return -1
-        body = 0
-        while i < n:
-            line = lines[i]
-            if line == EOF_MARKER:
-                if body == 0:
-                    break
-                chunk.eof = True
-                i += 1
-                break
-            first = line[:1]
-            if first == "":
-                chunk.old_lines.append("")
-                chunk.new_lines.append("")
-            elif first == " ":
-                chunk.old_lines.append(line[1:])
-                chunk.new_lines.append(line[1:])
-            elif first == "+":
-                chunk.new_lines.append(line[1:])
-                chunk.added.append(line[1:])
-            elif first == "-":
-                chunk.old_lines.append(line[1:])
-            else:
-                if body == 0:
-                    patch.problems.append(
-                        f"apply_patch: line {i + 2}: unexpected line {_clip(line)!r} in an update "
-                        "chunk (every line starts with ' ', '+' or '-')")
-                    return -1
-                break  # the start of the next chunk or section
-            body += 1
-            i += 1
-        if body == 0:
-            patch.problems.append(f"apply_patch: line {chunk.line}: update chunk has no lines")
-            return -1
-        op.chunks.append(chunk)
-    return i
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# ---------------------------------------------------------------- exact reconstruction
-
-
-def apply_chunks(original: str, chunks: list[Chunk]) -> tuple[str | None, str | None]:
-    """Rebuild the file ``original`` after ``chunks``, exactly; ``(text, None)`` or ``(None, why)``.
-
-    Same algorithm as Codex (chunks in order, each searched from where the previous one
-    ended, ``@@`` contexts narrowing the start, pure additions appended at the end, a
-    trailing empty old line retried without it, a final newline ensured), except that
-    every anchor must match **exactly and uniquely**: Codex takes the first match and
-    falls back to whitespace- and punctuation-insensitive matching (``seek_sequence``);
-    we say why instead ("anchor missing", "anchor ambiguous", "anchor fuzzy").
-    """
-    lines = original.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    replacements: list[tuple[int, int, list[str]]] = []
-    start = 0
-    for chunk in chunks:
-        for context in chunk.contexts:
-            found, why = _seek(lines, [context], start, False, f"context line {context!r}")
-            if found is None:
-                return None, why
-            start = found + 1
-        if not chunk.old_lines:
-            at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append((at, 0, chunk.new_lines))
-            continue
-        pattern, new = chunk.old_lines, chunk.new_lines
-        what = f"lines {_clip(chr(10).join(pattern), 120)!r}"
-        found, why = _seek(lines, pattern, start, chunk.eof, what)
-        if found is None and why.startswith("anchor missing") and pattern[-1] == "":
-            pattern = pattern[:-1]
-            if new and new[-1] == "":
-                new = new[:-1]
-            if pattern:
-                found, why = _seek(lines, pattern, start, chunk.eof, what)
-            else:
-                found, why = start, None
-        if found is None:
-            return None, why
-        replacements.append((found, len(pattern), new))
-        start = found + len(pattern)
-    replacements.sort(key=lambda r: r[0])
-    for at, length, new in reversed(replacements):
-        lines[at:at + length] = new
-    if not lines or lines[-1] != "":
-        lines.append("")
-    return "\n".join(lines), None
-
-
-def _seek(lines: list[str], pattern: list[str], start: int, eof: bool, what: str) -> tuple[int | None, str]:
-    """The unique exact position of ``pattern`` at or after ``start`` (at the very end if ``eof``)."""
-    n, m = len(lines), len(pattern)
-    if m > n:
-        return None, f"anchor missing: {what} not found (the file has {n} lines)"
-    if eof:
-        at = n - m
-        if lines[at:] == pattern:
-            return at, ""
-        if _fuzzy(lines, pattern, at, at):
-            return None, f"anchor fuzzy: {what} match the end of the file only ignoring whitespace or punctuation"
-        return None, f"anchor missing: {what} are not at the end of the file"
-    hits = []
-    first = pattern[0]
-    last = n - m
-    i = start
-    while i <= last:
-        try:
-            i = lines.index(first, i, last + 1)
-        except ValueError:
-            break
-        if lines[i:i + m] == pattern:
-            hits.append(i)
-            if len(hits) > 1:
-                return None, f"anchor ambiguous: {what} occur more than once (from line {start + 1})"
-        i += 1
-    if hits:
-        return hits[0], ""
-    if _fuzzy(lines, pattern, start, last):
-        return None, f"anchor fuzzy: {what} match only ignoring whitespace or punctuation"
-    return None, f"anchor missing: {what} not found (from line {start + 1})"
-
-
-_PUNCT = str.maketrans({
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
-    "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ",
-    "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ", "\u3000": " ",
-})
-
-
-def _fuzzy(lines: list[str], pattern: list[str], lo: int, hi: int) -> bool:
-    """Would Codex's lenient passes (rstrip, strip, typographic punctuation) match in lo..hi?"""
-    lo = max(lo, 0)
-    if hi < lo:
-        return False
-    m = len(pattern)
-    want = [_norm(p) for p in pattern]
-    have = [_norm(s) for s in lines[lo:hi + m]]
-    for i in range(hi - lo + 1):
-        if have[i:i + m] == want:
-            return True
-    return False
-
-
-def _norm(text: str) -> str:
-    return text.strip(_WS).translate(_PUNCT).strip(_WS)

@@ -44,6 +44,9 @@ with symlinks resolved (``os.path.realpath``, the cwd resolved too). Which to us
   (or into) a scope;
 * **rule gating by language / extension, messages, records** — ``rel`` (what the agent named);
 * **reading the file, git top, repository name** — ``path`` (the OS follows the links).
+
+Loaded on first use, behind same-named functions here: :mod:`rebuild` (:func:`proposed_buffer`)
+and :mod:`git_repo` (:func:`git_top`, :func:`repo_name`); :mod:`patch_input` (Codex only).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from yupana import fastjson
 EDIT, MULTI_EDIT, WRITE, NOTEBOOK = "edit", "multi_edit", "write", "notebook"
 ADD, DELETE, UPDATE, MOVE = "add", "delete", "update", "move"
 PATCH_TOOLS = ("apply_patch", "applypatch")
-_UNSET = object()
+UNSET = object()  # FileEdit._buffer until rebuild.proposed_buffer has run
 _MAX_KEYS = 64
 
 
@@ -66,6 +69,8 @@ class FileEdit:
     ``move`` entry for the destination (``move_from`` set). Both carry the same introduced
     text and rebuild to the same buffer, so scope, tripwire and path-gated rules see the
     destination as well as the source.
+
+    The underscored fields are private to the readers and :mod:`rebuild` (which caches ``_buffer``).
     """
 
     __slots__ = ("path", "real_path", "rel", "real_rel", "outside", "op", "introduced", "move_to",
@@ -89,7 +94,7 @@ class FileEdit:
         self.edit_mode: str | None = None  # NotebookEdit: replace | insert | delete
         self.cell_id: str | None = None  # NotebookEdit
         self.problems: list[str] = []
-        self._buffer: object = _UNSET
+        self._buffer: object = UNSET
         self._buffer_error: str | None = None  # set at parse time when no buffer can exist
         self._source: FileEdit | None = None  # op "move": the update entry it shares a buffer with
 
@@ -198,9 +203,9 @@ def _session_cwd(value: object, problems: list[str]) -> str:
         return _process_cwd(problems)
     if isinstance(value, str) and value:
         if os.path.isabs(value):
-            return _normpath(value)
+            return normpath(value)
         problems.append("payload: cwd is relative; resolved against the process cwd")
-        return _normpath(os.path.join(_process_cwd(problems), value))
+        return normpath(os.path.join(_process_cwd(problems), value))
     if value is not None:
         problems.append(f"payload: cwd is not a usable path ({type(value).__name__}); using the process cwd")
     return _process_cwd(problems)
@@ -233,10 +238,10 @@ def _path_field(obj: dict, keys: tuple[str, ...], inv: Invocation, tool: str) ->
     return None
 
 
-def _new_edit(op: str, raw_path: str, inv: Invocation, base: str | None = None) -> FileEdit:
-    """A FileEdit for ``raw_path`` (relative paths resolved against ``base`` or the cwd)."""
+def new_edit(op: str, raw_path: str, inv: Invocation, base: str | None = None) -> FileEdit:
+    """A FileEdit for ``raw_path`` (relative paths resolved against ``base`` or the cwd). Also for patch_input."""
     joined = os.path.join(base or inv.cwd, raw_path)
-    path = _normpath(joined)
+    path = normpath(joined)
     rel, outside = _relative(path, inv.cwd)
     problems: list[str] = []
     try:
@@ -254,7 +259,8 @@ def _new_edit(op: str, raw_path: str, inv: Invocation, base: str | None = None) 
     return edit
 
 
-def _normpath(path: str) -> str:
+def normpath(path: str) -> str:
+    """``path`` lexically normalised (``os.path.normpath``), a leading ``//`` read as ``/``."""
     path = os.path.normpath(path)
     if path.startswith("//"):
         path = "/" + path.lstrip("/")  # POSIX normpath keeps a leading "//"; we do not
@@ -262,6 +268,7 @@ def _normpath(path: str) -> str:
 
 
 def _relative(path: str, root: str) -> tuple[str, bool]:
+    """``(path relative to root, False)``, ``"."`` for root itself; ``(path, True)`` outside it."""
     if path == root:
         return ".", False
     prefix = root if root.endswith(os.sep) else root + os.sep
@@ -277,7 +284,7 @@ def _read_edit(ti: dict, inv: Invocation) -> None:
     raw = _path_field(ti, ("file_path", "path"), inv, "Edit")
     if raw is None:
         return
-    edit = _new_edit(EDIT, raw, inv)
+    edit = new_edit(EDIT, raw, inv)
     old = _opt_str(ti, "old_string", inv.problems, "tool_input")
     new = _opt_str(ti, "new_string", inv.problems, "tool_input")
     replace_all = _opt_bool(ti, "replace_all", inv.problems)
@@ -294,7 +301,7 @@ def _read_multi_edit(ti: dict, inv: Invocation) -> None:
     raw = _path_field(ti, ("file_path", "path"), inv, "MultiEdit")
     if raw is None:
         return
-    edit = _new_edit(MULTI_EDIT, raw, inv)
+    edit = new_edit(MULTI_EDIT, raw, inv)
     items = ti.get("edits")
     introduced: list[str] = []
     if not isinstance(items, list):
@@ -326,7 +333,7 @@ def _read_write(ti: dict, inv: Invocation) -> None:
     raw = _path_field(ti, ("file_path", "path"), inv, "Write")
     if raw is None:
         return
-    edit = _new_edit(WRITE, raw, inv)
+    edit = new_edit(WRITE, raw, inv)
     content = _opt_str(ti, "content", inv.problems, "tool_input")
     if content is None:
         edit._buffer_error = "Write without a usable content"
@@ -339,7 +346,7 @@ def _read_notebook(ti: dict, inv: Invocation) -> None:
     raw = _path_field(ti, ("notebook_path", "file_path"), inv, "NotebookEdit")
     if raw is None:
         return
-    edit = _new_edit(NOTEBOOK, raw, inv)
+    edit = new_edit(NOTEBOOK, raw, inv)
     mode = _opt_str(ti, "edit_mode", inv.problems, "tool_input") or "replace"
     if mode not in ("replace", "insert", "delete"):
         inv.problems.append(f"tool_input: unknown NotebookEdit edit_mode {mode[:40]!r}; read as replace")
@@ -368,310 +375,30 @@ def _opt_bool(obj: dict, key: str, problems: list[str]) -> bool:
 
 
 def _read_patch(tool_input: object, inv: Invocation) -> None:
-    text = _patch_text(tool_input, inv)
-    if text is None:
-        return
-    from yupana.hooks import apply_patch  # only Codex calls pay for the patch reader
+    from yupana.hooks import patch_input  # only Codex calls pay for the patch reader
 
-    patch = apply_patch.parse(text)
-    inv.patch = patch
-    inv.problems += patch.problems
-    base = inv.cwd
-    if patch.workdir:
-        base = _normpath(os.path.join(inv.cwd, patch.workdir))
-    for op in patch.ops:
-        if not op.path or "\x00" in op.path:
-            inv.problems.append(f"apply_patch: line {op.line}: unusable path {op.path!r}")
-            continue
-        edit = _new_edit(op.op, op.path, inv, base)
-        if op.op == ADD:
-            edit.new_content = op.content
-            edit.introduced = edit.new_content or ""
-        elif op.op == UPDATE:
-            edit.chunks = op.chunks
-            edit.replacements = [("\n".join(c.old_lines), "\n".join(c.new_lines)) for c in op.chunks]
-            edit.introduced = "\n".join(op.added)
-        inv.edits.append(edit)
-        if op.op == UPDATE and op.move_to is not None:
-            if "\x00" in op.move_to:
-                inv.problems.append(f"apply_patch: line {op.line}: unusable Move to path")
-                continue
-            dest = _new_edit(MOVE, op.move_to, inv, base)
-            edit.move_to = dest.path
-            dest.move_from = edit.path
-            dest._source = edit
-            dest.chunks = edit.chunks
-            dest.replacements = edit.replacements
-            # The added text lands at the destination: path-gated rules must see it there.
-            dest.introduced = edit.introduced
-            inv.edits.append(dest)
+    patch_input.read(tool_input, inv)
 
 
-def _patch_text(tool_input: object, inv: Invocation) -> str | None:
-    """The patch text of an apply_patch call: ``tool_input.command`` (tolerating variants)."""
-    if isinstance(tool_input, str):
-        inv.problems.append("payload: apply_patch tool_input is a bare string; read as the patch")
-        return tool_input
-    if not isinstance(tool_input, dict):
-        inv.problems.append(f"payload: apply_patch without a readable tool_input ({type(tool_input).__name__})")
-        return None
-    for key in ("command", "input", "patch"):
-        value = tool_input.get(key)
-        if value is None:
-            continue
-        if key != "command":
-            inv.problems.append(f"payload: apply_patch patch read from tool_input.{key} instead of command")
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return _patch_from_argv(value, key, inv)
-        inv.problems.append(f"payload: apply_patch tool_input.{key} is not text ({type(value).__name__})")
-        return None
-    inv.problems.append("payload: apply_patch without tool_input.command; nothing to evaluate")
-    return None
-
-
-def _patch_from_argv(argv: list[str], key: str, inv: Invocation) -> str | None:
-    """``["apply_patch", PATCH]`` or ``[shell, "-c"|"-lc", SCRIPT]``, as Codex's shell tool passes them."""
-    inv.problems.append(f"payload: apply_patch tool_input.{key} is an argv list; read as a command")
-    if len(argv) == 2 and argv[0] in PATCH_TOOLS:
-        return argv[1]
-    if len(argv) == 3 and argv[1] in ("-c", "-lc") and os.path.basename(argv[0]) in ("bash", "sh", "zsh"):
-        return argv[2]
-    if len(argv) == 1:
-        return argv[0]
-    inv.problems.append(f"payload: apply_patch argv form {argv[0][:40]!r} … is not supported")
-    return None
-
-
-# ------------------------------------------------------------------------- buffers
+# ------------------------------------------------------------------------- loaded on first use
 
 
 def proposed_buffer(edit: FileEdit) -> str | None:
-    """The file as it would read after ``edit``; None when that cannot be known exactly.
+    """The file after ``edit``, or None (why: ``edit.problems``); see :func:`rebuild.proposed_buffer`."""
+    from yupana.hooks import rebuild
 
-    Edit/MultiEdit apply their replacements to the file on disk as the tools do: each
-    ``old_string`` must occur exactly once unless ``replace_all`` (an empty ``old_string``
-    creates a missing or empty file); a missing or ambiguous anchor gives None. Write and
-    Add File give their content, Delete File "". Patch updates (and the destination of a
-    move) are rebuilt with exact context only (see :func:`apply_patch.apply_chunks`).
-    Whenever the answer is None, the reason is appended to ``edit.problems``. The result
-    is cached on the edit.
-    """
-    if edit._buffer is _UNSET and edit._source is not None:
-        edit._buffer = proposed_buffer(edit._source)  # a move destination: the source's rebuild
-        if edit._buffer is None:
-            edit.problems += [p for p in edit._source.problems if p not in edit.problems]
-    if edit._buffer is _UNSET:
-        buffer, why = _build(edit)
-        if buffer is None:
-            why = why or "the file after the edit cannot be reconstructed"
-            if why not in edit.problems:
-                edit.problems.append(why)
-        edit._buffer = buffer
-    return edit._buffer  # type: ignore[return-value]
-
-
-def _build(edit: FileEdit) -> tuple[str | None, str | None]:
-    if edit._buffer_error:
-        return None, edit._buffer_error
-    op = edit.op
-    if op in (WRITE, ADD):
-        return edit.new_content, None
-    if op == DELETE:
-        if os.path.isdir(edit.path):
-            return None, f"delete of {edit.rel}: it is a directory (apply_patch deletes files only; the patch will fail)"
-        if not os.path.isfile(edit.path):
-            return None, f"delete of {edit.rel}: no such file (the patch will fail)"
-        return "", None
-    if op in (UPDATE, MOVE):
-        source = edit.move_from or edit.path
-        text, why = _read_text(source)
-        if text is None:
-            return None, f"update of {_shown(edit, source)}: {why} (the patch will fail)"
-        from yupana.hooks import apply_patch
-
-        buffer, why = apply_patch.apply_chunks(text, edit.chunks)
-        return buffer, (f"update of {_shown(edit, source)}: {why}" if why else None)
-    if op in (EDIT, MULTI_EDIT):
-        return _apply_replacements(edit)
-    return None, f"no reconstruction for {op} edits"
-
-
-def _shown(edit: FileEdit, source: str) -> str:
-    return edit.rel if source == edit.path else source
-
-
-def _apply_replacements(edit: FileEdit) -> tuple[str | None, str | None]:
-    pairs = edit.replacements
-    text, why = _read_text(edit.path)
-    if text is None:
-        if not (pairs and pairs[0][0] == "" and why == "no such file"):
-            return None, f"{edit.rel}: {why}"
-        text = ""  # an empty old_string creates the file
-    applied: list[str] = []
-    for n, (old, new) in enumerate(pairs):
-        label = f"{edit.rel}: old_string" if len(pairs) == 1 else f"{edit.rel}: edits[{n}].old_string"
-        if old == new:
-            return None, f"{label} equals new_string (the tool rejects the edit)"
-        if old == "":
-            if text:
-                return None, f"{label} is empty but the file is not (the tool rejects the edit)"
-            text = new
-            applied.append(new)
-            continue
-        if any(old in previous for previous in applied):
-            return None, f"{label} is part of an earlier edit's new_string (the tool rejects the edit)"
-        count = text.count(old)
-        if count == 0:
-            if "\r\n" in text and "\r" not in old and old.replace("\n", "\r\n") in text:
-                return None, f"{label} matches only with CRLF line endings (not reconstructed)"
-            return None, f"anchor missing: {label} not found"
-        if count > 1 and not edit.replace_all[n]:
-            return None, f"anchor ambiguous: {label} occurs {count} times and replace_all is false"
-        text = text.replace(old, new) if edit.replace_all[n] else text.replace(old, new, 1)
-        applied.append(new)
-    return text, None
-
-
-def _read_text(path: str) -> tuple[str | None, str]:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return None, "no such file"
-    except IsADirectoryError:
-        return None, "is a directory"
-    except (OSError, ValueError) as exc:
-        return None, f"unreadable ({type(exc).__name__})"
-    try:
-        return data.decode("utf-8"), ""
-    except UnicodeDecodeError:
-        return None, "not UTF-8 text"
-
-
-# ------------------------------------------------------------------------- git
+    return rebuild.proposed_buffer(edit)
 
 
 def git_top(path: str) -> str | None:
-    """The nearest directory at or above ``path`` holding ``.git`` (directory or file)."""
-    try:
-        d = os.path.abspath(path)
-        if not os.path.isdir(d):
-            d = os.path.dirname(d)
-        while True:
-            if os.path.exists(os.path.join(d, ".git")):
-                return d
-            parent = os.path.dirname(d)
-            if parent == d:
-                return None
-            d = parent
-    except (OSError, ValueError):
-        return None
+    """The nearest directory at or above ``path`` holding ``.git``; see :func:`git_repo.git_top`."""
+    from yupana.hooks import git_repo
+
+    return git_repo.git_top(path)
 
 
 def repo_name(top: str) -> str | None:
-    """The repository name from ``remote "origin"``'s url in the git config of ``top``.
+    """The origin remote's repository name for the git tree ``top``; see :func:`git_repo.repo_name`."""
+    from yupana.hooks import git_repo
 
-    Follows a ``.git`` file (``gitdir: …``, worktrees and submodules) and a worktree's
-    ``commondir``. Name = the url's last path segment (after ``:`` for scp-style urls with
-    no ``/``), trailing ``/`` and ``.git`` stripped. None when there is no origin url.
-    """
-    try:
-        gitdir = _gitdir(top)
-        if gitdir is None:
-            return None
-        common = _read_small(os.path.join(gitdir, "commondir"))
-        if common and common.strip():
-            gitdir = os.path.join(gitdir, common.strip())
-        config = _read_small(os.path.join(gitdir, "config"))
-        url = _origin_url(config) if config else None
-        return _name_from_url(url) if url else None
-    except (OSError, ValueError):
-        return None
-
-
-def _gitdir(top: str) -> str | None:
-    dotgit = os.path.join(top, ".git")
-    if os.path.isdir(dotgit):
-        return dotgit
-    text = _read_small(dotgit)
-    if text is None:
-        return None
-    for line in text.split("\n"):
-        if line.startswith("gitdir:"):
-            target = line[7:].strip()
-            return os.path.normpath(os.path.join(top, target)) if target else None
-    return None
-
-
-def _read_small(path: str, limit: int = 1 << 20) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(limit).decode("utf-8", "replace")
-    except (OSError, ValueError):
-        return None
-
-
-def _origin_url(config: str) -> str | None:
-    """The first ``url`` of ``[remote "origin"]`` (or legacy ``[remote.origin]``)."""
-    in_origin = False
-    for raw in config.split("\n"):
-        line = raw.strip()
-        if line.startswith("["):
-            close = line.find("]")
-            if close < 0:
-                in_origin = False
-                continue
-            in_origin = _is_origin_header(line[1:close])
-            line = line[close + 1:].strip()
-        if not in_origin or not line or line[0] in "#;":
-            continue
-        key, eq, value = line.partition("=")
-        if eq and key.strip().lower() == "url":
-            url = _config_value(value)
-            if url:
-                return url
-    return None
-
-
-def _is_origin_header(header: str) -> bool:
-    header = header.strip()
-    section, _, sub = header.partition(" ")
-    if sub:
-        sub = sub.strip()
-        return section.lower() == "remote" and sub == '"origin"'
-    return header.lower() == "remote.origin"
-
-
-def _config_value(value: str) -> str:
-    """A git config value: quotes removed, ``\\"``/``\\\\`` unescaped, comments dropped."""
-    out: list[str] = []
-    quoted = False
-    i, n = 0, len(value)
-    while i < n:
-        c = value[i]
-        if c == "\\" and i + 1 < n:
-            nxt = value[i + 1]
-            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(nxt, nxt))
-            i += 2
-            continue
-        if c == '"':
-            quoted = not quoted
-        elif c in "#;" and not quoted:
-            break
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out).strip()
-
-
-def _name_from_url(url: str) -> str | None:
-    u = url.strip().rstrip("/")
-    if "/" in u:
-        u = u.rsplit("/", 1)[1]
-    elif ":" in u:
-        u = u.rsplit(":", 1)[1]
-    if u.endswith(".git"):
-        u = u[:-4]
-    return u or None
+    return git_repo.repo_name(top)
