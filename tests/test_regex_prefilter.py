@@ -255,3 +255,10 @@ def test_no_false_negatives_on_the_catalogues_patterns(pattern):
                 assert may_match(pf, candidate), f"false negative: {pattern!r} {pf!r} {candidate!r}"
 
     check()
+
+
+@pytest.mark.parametrize("broken", ["[a-", "[", "(?P<x", "\\", "[[:alp", "(?i"])
+def test_malformed_patterns_get_no_prefilter_and_never_raise(broken):
+    # A hook that rebuilds the hot twin computes prefilters; a pattern the parser cannot
+    # read must mean "always evaluate", never an exception on the hot path.
+    assert prefilter(broken) is None

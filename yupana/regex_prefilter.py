@@ -42,6 +42,8 @@ def prefilter(pattern: str) -> tuple[tuple[str, ...], bool] | None:
         req, any_ci = lit.required_literals(pattern)
     except (lit.Unsupported, RecursionError, ValueError):
         return None
+    except Exception:  # noqa: BLE001 - a parser gap means "no prefilter" (always evaluate), never a crash
+        return None
     if not req or len(req) > lit.MAX_LITERALS or "" in req:
         return None
     if len(req) > lit.MAX_WEAK and all(len(x) == 1 for x in req):
