@@ -4,7 +4,6 @@ freshness (fresh / STALE with age), loud fail-open on a missing, expired or fore
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest

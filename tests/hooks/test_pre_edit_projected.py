@@ -3,10 +3,7 @@ hook enforces what was projected — text rules with linked exemption selectors,
 
 from __future__ import annotations
 
-import json
 import shutil
-import time
-from pathlib import Path
 
 import pytest
 from conftest import REPO, run_yupana

@@ -142,7 +142,7 @@ def test_turtle_round_trips_awkward_values(projected, tmp_path):
     awkward = 'quote \\" backslash \\\\ newline \\n tab \\t and “unicode”'  # Turtle-escaped
     body = (structural(f'; rdfs:comment "x" ; aegis:appliesTo "src/[ab]*/**" ; aegis:latencyBudgetMs 0 ; '
                        f'aegis:backoffFormula "{awkward}"', predicate_extra='; aegis:gate "\\\\bTODO\\\\b"')
-            + wire(f'; aegis:backoffFormula " exp( min( overage/2.5 , -1.5 ) )"', effect='"throttle"')
+            + wire('; aegis:backoffFormula " exp( min( overage/2.5 , -1.5 ) )"', effect='"throttle"')
             + MEMORY.replace("8.0", "0.000125")
             + rule(f'; aegis:exemptionSelector aegis:sel_fixtures ; rdfs:comment "{awkward}" , "second" ; '
                    f'aegis:identifierClass "b" , "a" ; rdfs:label "z label"')

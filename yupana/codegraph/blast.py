@@ -26,6 +26,10 @@ import time
 from yupana.codegraph import background, index, spans, store
 from yupana.codegraph.parse import has_grammar, language_for_path
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.hooks.payload import FileEdit
+
 TIER = "tree-sitter"
 _MODULE_QUALS = ("crate", "self", "super", "::")
 # A `.name(…)` call is followed only when at most this many types/traits of the crate define

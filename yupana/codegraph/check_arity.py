@@ -12,6 +12,11 @@ from yupana.codegraph.check_context import ARITY, CRATE_HEADS, CheckContext
 from yupana.codegraph.extract import ARITY as A_ARITY
 from yupana.codegraph.extract import CONTAINER, KIND, LINE, NAME, text
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from tree_sitter import Node
+    from yupana.codegraph.verify import VerifyResult
+
 _TYPE_KINDS = ("struct", "enum", "union", "trait", "type")
 
 

@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from yupana.codegraph import extract, resolve
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from yupana.codegraph.verify import VerifyResult
+
 IDENT, ARITY, IMPORT = "identifier-does-not-exist", "wrong-arity", "unresolved-import"
 CRATE_HEADS = ("crate", "self", "super")  # path heads that stay inside this crate
 _FLAGS = ("#include", "#macro_use", "#glob")

@@ -10,6 +10,11 @@ from __future__ import annotations
 from yupana.codegraph import resolve
 from yupana.codegraph.check_context import IDENT, CheckContext, segments
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.codegraph.candidates import Ref
+    from yupana.codegraph.verify import VerifyResult
+
 
 class IdentifierChecks(CheckContext):
     """The identifier rule of :class:`~yupana.codegraph.checks.Checker`."""

@@ -13,6 +13,10 @@ from yupana.codegraph import extract, resolve
 from yupana.codegraph.check_context import CRATE_HEADS, IMPORT, CheckContext
 from yupana.codegraph.extract import text
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.codegraph.verify import Env, VerifyResult
+
 
 class ImportChecks(CheckContext):
     """The import rules of :class:`~yupana.codegraph.checks.Checker`."""

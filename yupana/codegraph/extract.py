@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from yupana.codegraph import parse
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from tree_sitter import Node, Tree
+
 # Bump whenever what extract() records changes: stored facts of another version are re-derived.
 VERSION = 8
 

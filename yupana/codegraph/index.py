@@ -23,6 +23,10 @@ import time
 from yupana.codegraph import crate as crates
 from yupana.codegraph import store as stores
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 TIER = "tree-sitter"
 DEFAULT_RATE = 1.2e6  # bytes/s parsed + extracted, until this process has measured its own
 # File system timestamps are coarse (a few ms): a file or directory changed within this long

@@ -17,6 +17,11 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node, Parser, Query, Tree
+    from types import ModuleType
+
 # Extension -> language, as the Rust original's ``language_for_extension`` (interop §1.1).
 LANGUAGE_BY_EXT = {
     "rs": "rust",

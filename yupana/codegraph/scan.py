@@ -20,6 +20,10 @@ from yupana.codegraph import candidates as cands
 from yupana.codegraph import extract, parse
 from yupana.codegraph.extract import text
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from tree_sitter import Node, Tree
+
 DEF_KINDS = {
     "function_item": "fn", "function_signature_item": "fn", "struct_item": "struct", "enum_item": "enum",
     "union_item": "union", "trait_item": "trait", "type_item": "type", "associated_type": "type",

@@ -22,6 +22,12 @@ import os
 
 from yupana import paths
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from types import ModuleType
+    from yupana.codegraph.extract import FileFacts
+
 SCHEMA_VERSION = 1
 
 

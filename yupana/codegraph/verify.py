@@ -30,6 +30,11 @@ import time
 from yupana.codegraph import parse, scan, spans, window
 from yupana.codegraph.checks import ARITY, IDENT, IMPORT, Checker  # noqa: F401 - re-exported kinds
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from tree_sitter import Tree
+    from yupana.hooks.payload import FileEdit
+
 TIER = "tree_sitter"
 MAX_UNCHECKED = 50
 

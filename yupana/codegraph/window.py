@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from yupana.codegraph import parse
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from tree_sitter import Tree
+
 WINDOW_ABOVE = 2048  # smaller buffers are simply parsed whole
 MAX_SHARE = 0.6  # windows covering more than this share of the file: parse it whole
 

@@ -17,6 +17,10 @@ import os
 import sys
 import time
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.codegraph.verify import VerifyResult
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--file, --buffer, --root, --deadline-ms (and the global --json)."""

@@ -27,6 +27,11 @@ from __future__ import annotations
 from yupana import globs
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blocks
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from tree_sitter import Query, Tree
+    from yupana.hooks.payload import FileEdit
+
 PLANE = "structural"
 TIER = "tree-sitter"
 MAX_SHOWN = 3
