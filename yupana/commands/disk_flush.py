@@ -29,7 +29,7 @@ import os
 import re
 import time
 
-from yupana import atomic
+from yupana import atomic, detached
 
 DEADLINE_SECS = 10.0
 BATCH = 200
@@ -51,10 +51,7 @@ def run(args: argparse.Namespace) -> int:
         flush(args.endpoint, args.root or os.getcwd(), getattr(args, "config", None))
     finally:
         if args.marker:
-            try:
-                os.unlink(args.marker)
-            except OSError:
-                pass
+            detached.release(args.marker)  # the single-flight marker the hook created
     return 0
 
 

@@ -15,7 +15,7 @@ import argparse
 import os
 import time
 
-from yupana import atomic
+from yupana import atomic, detached
 
 DEADLINE_SECS = 2.0
 
@@ -35,10 +35,7 @@ def run(args: argparse.Namespace) -> int:
         store(exposure.key(args.endpoint, args.repo), found, reason)
     finally:
         if args.marker:
-            try:
-                os.unlink(args.marker)
-            except OSError:
-                pass
+            detached.release(args.marker)  # the single-flight marker the hook created
     return 0
 
 
