@@ -24,6 +24,7 @@ COMMANDS = {
     "explain": ("yupana.commands.explain", "explain the decision for a hook payload read on stdin"),
     "shapes": ("yupana.commands.shapes", "validate RDF data against the SHACL shapes (for the store's CI)"),
     "verify": ("yupana.commands.verify", "verify a proposed Rust buffer (tree-sitter tier)"),
+    "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "refresh-worker": ("yupana.commands.refresh_worker", "internal: the detached single-flight refresher"),
     "exposure-worker": ("yupana.commands.exposure_worker", "internal: the detached repository-exposure lookup"),
