@@ -177,6 +177,22 @@ def test_paths_replace_git_and_absolute_ones_are_made_repository_relative(yupana
     assert [c["command"] for c in out["commands"]] == [DOCS_TEXT]
 
 
+def test_the_example_catalogue_selects_for_a_rust_change(yupana, repo):
+    from yupana import paths
+
+    example = Path(paths.source_root()) / "fixtures" / "catalogue"
+    repo.write(".bobbin/config.toml", f'[yupana.quipu]\nenabled = true\nendpoint = "file:{example}"\n')
+    repo.project(yupana)
+    code, out, _ = select_json(yupana, repo, "--paths", "crates/core/src/lib.rs", "tools/pyproject.toml")
+    assert code == 0 and out["complete"] is True
+    # The projection orders jobs, and each job's commands, by IRI: python_tests < rust_check < rust_tests.
+    assert [c["command"] for c in out["commands"]] == [
+        "pytest -q tools", "ruff check tools", "cargo clippy --workspace --all-targets -- -D warnings",
+        "cargo fmt --all -- --check", "cargo nextest run --workspace"]
+    code, out, _ = select_json(yupana, repo, "--paths", "infra/terraform/main.tf")
+    assert code == 0 and out["state"] == "quiet"
+
+
 # ── partial and unknown ───────────────────────────────────────────────────────────────
 
 
@@ -310,4 +326,5 @@ def test_usage_and_git_errors_exit_2_and_select_nothing(yupana, env, repo, tmp_p
     done = yupana("ci-select", cwd=elsewhere)
     assert done.returncode == 2 and "not inside a git work tree" in done.stderr.decode()
     assert yupana("ci-select", "--run", "--bogus", cwd=repo.root).returncode == 2
+    assert yupana("ci-select", "--base", "main", "--paths", "a.py", cwd=repo.root).returncode == 2
     assert ci_records(env) == []

@@ -37,9 +37,10 @@ NOT_CONFIGURED, NO_CACHE = "not-configured", "no-cache"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--base, --paths, --run (and the global --json, --config)."""
-    parser.add_argument("--base", default=None, metavar="REF",
+    change = parser.add_mutually_exclusive_group()
+    change.add_argument("--base", default=None, metavar="REF",
                         help="compare HEAD with its merge base with REF (default: [yupana] base_ref)")
-    parser.add_argument("--paths", nargs="+", default=None, metavar="P",
+    change.add_argument("--paths", nargs="+", default=None, metavar="P",
                         help="select for these repository-relative paths instead of asking git")
     parser.add_argument("--run", action="store_true",
                         help="run the selected commands in order in the repository's top; stop at the first failure")
