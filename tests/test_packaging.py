@@ -29,3 +29,33 @@ def test_the_wheel_projects_the_bundled_catalogue_on_its_own(tmp_path, env):
     dump = json.loads(done.stdout)
     assert str(site / "yupana" / "_data" / "fixtures" / "catalogue") in dump["endpoint"]
     assert len(dump["text_rules"]) >= 10 and len(dump["policies"]) >= 5
+
+
+def test_the_yupana_command_imports_nothing_before_the_cli(tmp_path, env):
+    """Operators register ``yupana hook …``: the command itself must not spend the hook's budget.
+
+    pip's generated entry-point scripts (pip 23.x) import ``re`` (and with it ``enum``) before
+    our code runs; bin/yupana is installed as the script instead.
+    """
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+                            "-w", str(tmp_path / "dist"), str(REPO)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    wheel = next((tmp_path / "dist").glob("yupana-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        scripts = [n for n in zf.namelist() if n.endswith(".data/scripts/yupana")]
+        assert scripts, "the wheel installs no yupana command"
+        script = tmp_path / "yupana"
+        script.write_bytes(zf.read(scripts[0]))
+        zf.extractall(tmp_path / "site")
+    env["PYTHONPATH"] = str(tmp_path / "site")
+    done = subprocess.run([sys.executable, "-S", "-X", "importtime", str(script), "hook", "pre-edit"],
+                          input=b"{}", env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr[-2000:]
+    before_cli = []
+    for line in done.stderr.decode().splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name == "yupana":
+                break
+            before_cli.append(name)
+    assert not {"re", "enum", "typing", "pathlib"} & set(before_cli), before_cli
