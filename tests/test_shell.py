@@ -53,8 +53,20 @@ def test_heredoc_bodies_are_data_not_commands():
     command = "cat <<'EOF' > x.sh\nssh prod.example.com\nrm -rf /\nEOF\necho done"
     reading = shell.read(command)
     assert [c.name for c in reading.commands] == ["cat", "echo"]
-    assert reading.commands[0].uncertain == ["heredoc", "redirection"]
-    assert reading.commands[1].uncertain == []
+    assert reading.commands[0].uncertain == [] and reading.commands[1].uncertain == []
+    assert [w.text for w in reading.commands[0].argv] == ["cat"]
+
+
+def test_an_expanded_heredoc_body_that_substitutes_a_command_is_uncertain():
+    # unquoted delimiter: the shell runs $(…) and `…` in the body, so the line is not certain
+    for body in ("echo $(ssh a.example.com)", "echo `hostname`"):
+        reading = shell.read(f"ssh b.example.com <<EOF\n{body}\nEOF\nls")
+        assert reading.commands[0].uncertain == ["command substitution in a heredoc body"]
+        assert reading.commands[1].uncertain == []
+    # a quoted delimiter keeps the body literal; a parameter expansion runs nothing
+    assert shell.read("ssh b.example.com <<'EOF'\necho $(x)\nEOF").uncertain is None
+    assert shell.read('ssh b.example.com <<"EOF"\necho `x`\nEOF').uncertain is None
+    assert shell.read("ssh b.example.com <<EOF\necho $HOME\nEOF").uncertain is None
 
 
 def test_heredoc_with_tab_stripping_and_two_bodies():
@@ -71,7 +83,7 @@ def test_heredoc_after_a_pipe_ends_at_its_delimiter():
 def test_redirection_targets_are_not_arguments():
     reading = shell.read("make 2>&1 >build.log -j4 <input.txt")
     assert argvs("make 2>&1 >build.log -j4 <input.txt") == [["make", "-j4"]]
-    assert reading.commands[0].uncertain == ["redirection"] * 3
+    assert reading.commands[0].uncertain == []
 
 
 def test_assignments_are_prefixes_not_commands():
@@ -158,9 +170,15 @@ def test_a_pipeline_around_a_payload_marks_the_inner_commands():
     assert [(c.name, c.pipeline) for c in reading.commands] == [("echo", True), ("ssh", True)]
 
 
-def test_redirection_on_a_payload_reaches_the_inner_commands():
-    reading = shell.read("sh -c 'ssh a.example.com' > log")
-    assert reading.commands[0].uncertain == ["redirection"]
+def test_a_redirection_on_a_payload_leaves_the_inner_commands_certain():
+    reading = shell.read("sh -c 'ssh a.example.com' > log 2>&1")
+    assert [c.name for c in reading.commands] == ["ssh"] and reading.uncertain is None
+
+
+def test_a_redirection_target_that_substitutes_is_uncertain():
+    assert shell.read("ssh a.example.com > $(mktemp)").uncertain == "command substitution"
+    assert shell.read("ssh a.example.com <<< \"$(whoami)\"").uncertain == "command substitution"
+    assert shell.read("ls >").uncertain == "redirection > without a target"
 
 
 @pytest.mark.parametrize("command,reason", [
@@ -175,9 +193,7 @@ def test_redirection_on_a_payload_reaches_the_inner_commands():
     ("if true; then ls; fi", "compound command (if)"),
     ("while read l; do echo $l; done < f", "compound command (while)"),
     ("[[ -f x ]] && ls", "compound command ([[)"),
-    ("ls > out", "redirection"),
-    ("ls &>/dev/null", "redirection"),
-    ("cat <<< 'ssh a'", "redirection"),
+    ("cat <<EOF\n$(date)\nEOF", "command substitution in a heredoc body"),
     ("echo 'abc", "unterminated single quote"),
     ('echo "abc', "unterminated double quote"),
     ("echo `abc", "unterminated backtick"),
@@ -251,4 +267,5 @@ def test_any_text_reads_without_raising(parts):
 def test_a_huge_line_is_not_read_but_says_so():
     reading = shell.read("ssh a.example.com " + "x " * shell.MAX_CHARS)
     assert reading.commands == [] and "not read" in reading.uncertain
-    assert shell.read("cat <<'EOF'\n" + "ssh prod\n" * 20000 + "EOF").uncertain == "heredoc"
+    huge_heredoc = shell.read("cat <<'EOF'\n" + "ssh prod\n" * 20000 + "EOF")
+    assert huge_heredoc.uncertain is None and [c.name for c in huge_heredoc.commands] == ["cat"]

@@ -16,9 +16,14 @@ would execute and with which words:
   multi-command pipeline are flagged ``pipeline``;
 * heredoc bodies and quoted text are data: they never become commands.
 
+Redirections (``> log``, ``2>&1``, ``< in``, heredocs and here-strings) are set aside: they
+say where data goes, not which command runs, so ``ssh a.example.com uptime 2>&1`` is read
+with certainty. A heredoc with an unquoted delimiter whose body holds ``$(`` or a backtick
+is not (the shell runs that substitution).
+
 What it cannot read with certainty it says so, per command, in ``Command.uncertain``:
-command substitution (``$(…)``, backticks), process substitution, redirections (including
-heredocs), subshells and function definitions, compound commands (``if``/``for``/``case``…),
+command substitution (``$(…)``, backticks, in a word or in an expanded heredoc body),
+process substitution, subshells and function definitions, compound commands (``if``/``for``/``case``…),
 ``xargs`` (argv comes from stdin), ``env -S``, a shell payload that is itself an expansion,
 nesting deeper than :data:`MAX_DEPTH`, and syntax errors (an unterminated quote, a dangling
 ``&&``). A word whose value is not known from syntax (a parameter expansion, an unquoted
@@ -129,9 +134,7 @@ def read(command: str, depth: int = 0) -> Reading:
         elif kind == "mark":
             reasons.append(value)  # type: ignore[arg-type]
         elif kind == "redir":
-            heredoc = value.lstrip("0123456789") in ("<<", "<<-")  # type: ignore[union-attr]
-            reasons.append("heredoc" if heredoc else "redirection")
-            skip_target = True
+            skip_target = True  # where output goes (or input comes from) is not which command runs
         else:
             op = value
             if op in ("(", ")"):

@@ -10,7 +10,9 @@ Standard library only, no :mod:`re` or :mod:`shlex`. :func:`lex` returns tokens:
   follows as the next ``"w"`` token. Heredoc bodies (``<<``, ``<<-``) are skipped at the
   next newline: they are data and never become tokens;
 * ``("mark", reason)`` — ``command substitution`` or ``process substitution``: the word that
-  follows runs a command this reader does not read.
+  follows runs a command this reader does not read; also ``command substitution in a
+  heredoc body`` (an unquoted delimiter and ``$(`` or a backtick in the body: the shell
+  expands it), placed before the newline that ends the heredoc's command.
 
 This module reads what lies between words: blanks, line continuations, ``#`` comments at a
 word start, operators, redirections and heredoc bodies.
@@ -37,7 +39,8 @@ class _Lexer(WordReader):
 
     def __init__(self, src: str) -> None:
         super().__init__(src)
-        self.heredocs: list[tuple[str, bool]] = []  # (delimiter, strip tabs) awaiting a newline
+        # (delimiter, strip tabs, body expanded: the delimiter was unquoted) awaiting a newline
+        self.heredocs: list[tuple[str, bool, bool]] = []
 
     def run(self) -> None:
         src, n = self.src, self.n
@@ -109,13 +112,14 @@ class _Lexer(WordReader):
         if target is None:
             return
         if op in ("<<", "<<-"):
-            self.heredocs.append((target.text, op == "<<-"))
+            self.heredocs.append((target.text, op == "<<-", not target.quoted))
         self.tokens.append(("w", target))
 
     def _heredoc_bodies(self) -> None:
         """Skip the bodies of pending heredocs (they start after the current newline)."""
         src = self.src
-        for delim, strip_tabs in self.heredocs:
+        substituted = False
+        for delim, strip_tabs, expanded in self.heredocs:
             while True:
                 if self.i >= self.n:
                     break
@@ -124,4 +128,7 @@ class _Lexer(WordReader):
                 self.i = self.n if end < 0 else end + 1
                 if (line.lstrip("\t") if strip_tabs else line) == delim:
                     break
+                substituted = substituted or (expanded and ("$(" in line or "`" in line))
         self.heredocs.clear()
+        if substituted:  # the mark belongs to the command before the newline just read
+            self.tokens.insert(len(self.tokens) - 1, ("mark", "command substitution in a heredoc body"))

@@ -30,7 +30,7 @@ def test_every_invocation_is_recorded_and_a_command_always_yields_an_action(env)
 def test_an_abstention_is_recorded_as_unknown_with_its_reason(env):
     hook(env, "cat <<'EOF'\nssh prod.example.com\nEOF")
     [act] = env.records("action")
-    assert act["target_class"] == "unknown" and act["reason"] == "heredoc"
+    assert act["target_class"] == "unknown" and act["reason"] == "cat is not in the recognised set"
     assert "verb" not in act and "target" not in act
 
 
@@ -123,7 +123,8 @@ def test_enforce_denies_with_a_reason_for_the_model(env):
     ("ssh prod 'uptime'", False),                                 # bare hostname: abstains
     ("ssh prod.example.com uptime | tee log", False),             # pipeline: abstains
     ("make && ssh prod.example.com", True),                       # every segment certain
-    ("make > log && ssh prod.example.com", False),                # a redirection: the line abstains
+    ("make > log 2>&1 && ssh prod.example.com", True),            # a redirection is data, not a command
+    ("ssh prod.example.com uptime > \"$(mktemp)\"", False),        # a substitution: the line abstains
     ("gh issue create --body 'ran ssh prod.example.com; systemctl stop etcd'", False),
     ("cat <<'EOF'\nsystemctl stop etcd\nssh prod.example.com\nEOF", False),
     ("echo \"systemctl stop etcd\"", False),

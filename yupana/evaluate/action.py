@@ -21,7 +21,8 @@ holds the rule for whole command lines and the option grammar they share.
 
 **Compound commands.** A command line yields one resolution per simple command only when
 every simple command in it is read with certainty (:mod:`yupana.shell`: no command
-substitution, redirection, subshell, compound command or syntax error anywhere).
+substitution, subshell, compound command or syntax error anywhere; redirections and
+heredocs are data and do not count).
 Otherwise the whole line resolves to a single ``unknown`` carrying the reason. A member of
 a multi-command pipeline resolves to ``unknown`` (``pipeline``) on its own; the other
 simple commands of the line still resolve. The words a resolver relies on (the command
