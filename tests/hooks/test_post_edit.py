@@ -82,7 +82,10 @@ def test_silent_without_a_servable_cache_or_when_the_rung_is_off(env, repo, tmp_
 
 @pytest.mark.parametrize("stdin", [b"", b"garbage", b"{}", b'{"tool_name": "Edit", "tool_input": 7}'])
 def test_malformed_payloads_are_silent(env, repo, stdin):
-    assert hook(env, stdin, event="post-edit").allowed_silently
+    result = hook(env, stdin, event="post-edit")
+    assert result.allowed_silently
+    # not JSON at all: the debug log says why nothing was checked; JSON without a file says nothing
+    assert ("stdin is not a JSON object" in result.stderr) is (stdin in (b"", b"garbage"))
 
 
 def test_codex_patch_notices_each_file_outside(env, repo):

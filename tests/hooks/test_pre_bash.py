@@ -51,6 +51,7 @@ def test_unparseable_payloads_allow_silently_and_record_key_names_only(env):
 
     proc = hook(env, None, payload=b"\x00not json{")
     assert proc.stdout == b"" and proc.returncode == 0
+    assert b"pre-bash: stdin is not a JSON object (10 bytes); allowing without checking" in proc.stderr
     rec = env.records("pre_bash_invoked")[-1]
     assert rec["parsed"] is False and "payload_keys" not in rec
 

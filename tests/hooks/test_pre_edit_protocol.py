@@ -29,6 +29,7 @@ def test_unparseable_payload_is_a_silent_allow_on_record(env, stdin):
     assert result.allowed_silently
     [guard] = env.records("guard")
     assert guard["parsed"] is False and guard["result"] == "allow" and guard["ext"] == "" and guard["mode"] == "?"
+    assert f"stdin is not a JSON object ({len(stdin)} bytes)" in result.stderr
 
 
 def test_payload_without_a_file_is_a_silent_allow(env, repo):

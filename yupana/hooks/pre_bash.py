@@ -94,6 +94,8 @@ class PreBash:
         if not parsed:
             fields["payload_keys"] = ",".join(inv.raw_keys) if inv and inv.raw_keys else _keys(raw)
         spool.record("pre_bash_invoked", fields)
+        if inv is None:
+            protocol.unreadable_payload("pre-bash", raw)
         if not parsed:
             return self.note("parse", UNKNOWN, "not a JSON object: allowed silently" if inv is None else
                              "no command in the payload (tool_input.command): allowed silently")

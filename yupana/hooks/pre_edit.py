@@ -63,6 +63,8 @@ class Guard(GuardContext):
 
     def run(self, raw: bytes) -> None:
         inv = self.inv = payload.parse(raw)
+        if inv is None:
+            protocol.unreadable_payload("pre-edit", raw)
         if inv is None or (not inv.edits and not (inv.codex and inv.problems)):
             self.note("parse", UNKNOWN if inv is None else SKIPPED,
                       "not a JSON object: allowed silently" if inv is None else "no file in the tool call: allowed")

@@ -121,6 +121,18 @@ def stderr(line: str) -> None:
         pass
 
 
+def unreadable_payload(hook: str, raw: bytes) -> None:
+    """The stderr line for stdin that is not a JSON object: the hook allows without checking.
+
+    No session id can be read from such input, so there is no once-per-session message;
+    the ``guard`` / ``pre_bash_invoked`` record (``parsed: false``) carries it to ``status``.
+    A dry run (``yupana explain``) reports it in its trace instead.
+    """
+    if _rehearsal is None:
+        stderr(f"yupana: {hook}: stdin is not a JSON object ({len(raw)} byte{'' if len(raw) == 1 else 's'}); "
+               "allowing without checking")
+
+
 def _sanitize(text: str, limit: int) -> str:
     return "".join(c for c in text if c.isascii() and (c.isalnum() or c in "_-"))[:limit]
 
