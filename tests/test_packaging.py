@@ -8,14 +8,22 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_the_wheel_projects_the_bundled_catalogue_on_its_own(tmp_path, env):
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                            "-w", str(tmp_path / "dist"), str(REPO)], capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The project built as a wheel, once for this module."""
+    dist = tmp_path_factory.mktemp("dist")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)],
+                           capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
-    wheel = next((tmp_path / "dist").glob("yupana-*.whl"))
+    return next(dist.glob("yupana-*.whl"))
+
+
+def test_the_wheel_projects_the_bundled_catalogue_on_its_own(wheel, tmp_path, env):
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
@@ -31,16 +39,12 @@ def test_the_wheel_projects_the_bundled_catalogue_on_its_own(tmp_path, env):
     assert len(dump["text_rules"]) >= 10 and len(dump["policies"]) >= 5
 
 
-def test_the_yupana_command_imports_nothing_before_the_cli(tmp_path, env):
+def test_the_yupana_command_imports_nothing_before_the_cli(wheel, tmp_path, env):
     """Operators register ``yupana hook …``: the command itself must not spend the hook's budget.
 
     pip's generated entry-point scripts (pip 23.x) import ``re`` (and with it ``enum``) before
     our code runs; bin/yupana is installed as the script instead.
     """
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                            "-w", str(tmp_path / "dist"), str(REPO)], capture_output=True, text=True, timeout=300)
-    assert built.returncode == 0, built.stderr
-    wheel = next((tmp_path / "dist").glob("yupana-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
         scripts = [n for n in zf.namelist() if n.endswith(".data/scripts/yupana")]
         assert scripts, "the wheel installs no yupana command"

@@ -85,7 +85,7 @@ def decode(raw: bytes) -> dict:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise PayloadError(f"the payload is not JSON ({exc}); a hook would allow it silently") from None
+        raise PayloadError(f"the payload is not JSON ({exc}); a hook would allow it (nothing on stdout, a stderr line)") from None
     if not isinstance(data, dict):
         raise PayloadError(f"the payload is a JSON {type(data).__name__}, not an object; a hook would allow it "
                            "silently")

@@ -50,7 +50,7 @@ def _note(trace, stage: str, state: str, why: str = "", edit=None, **detail) -> 
 
 def _notice(args, raw: bytes, outcome: protocol.Outcome, trace=None) -> None:
     inv = payload.parse(raw)
-    if inv is None and trace is None:
+    if inv is None:
         protocol.unreadable_payload("post-edit", raw)
     if inv is None or not inv.edits:
         return _note(trace, "parse", "unknown" if inv is None else SKIPPED,

@@ -126,11 +126,9 @@ def unreadable_payload(hook: str, raw: bytes) -> None:
 
     No session id can be read from such input, so there is no once-per-session message;
     the ``guard`` / ``pre_bash_invoked`` record (``parsed: false``) carries it to ``status``.
-    A dry run (``yupana explain``) reports it in its trace instead.
     """
-    if _rehearsal is None:
-        stderr(f"yupana: {hook}: stdin is not a JSON object ({len(raw)} byte{'' if len(raw) == 1 else 's'}); "
-               "allowing without checking")
+    stderr(f"yupana: {hook}: stdin is not a JSON object ({len(raw)} byte{'' if len(raw) == 1 else 's'}); "
+           "allowing without checking")
 
 
 def _sanitize(text: str, limit: int) -> str:
