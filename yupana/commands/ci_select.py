@@ -2,14 +2,17 @@
 
 Which governed local commands stand in for the hosted CI jobs an outgoing change touches.
 The change is ``git diff <base>...HEAD`` plus uncommitted and untracked paths
-(:mod:`yupana.commands.ci_changes`), or the ``--paths`` given, relative to the repository's
-top; ``--base`` defaults to ``[yupana] base_ref``. The map is the projection cache's
-``ci_map`` for the configured endpoint, read as ``yupana status`` reads it: never refreshed,
+(:mod:`yupana.commands.ci_changes`), or the ``--paths`` given, relative to the project root
+— the directory the hooks would judge a file under (:mod:`yupana.project_root`: the
+nearest ``.bobbin/config.toml`` above the cwd, else the repository's top), so the map's
+scopes see the same repo-relative path as every other plane; a changed path outside the
+project root stays absolute. ``--base`` defaults to ``[yupana] base_ref``. The map is the
+projection cache's ``ci_map`` for the configured endpoint, read as ``yupana status`` reads it: never refreshed,
 never rewritten, served within ``projection_cache_ttl_secs`` and called STALE, with its
 age, once ``refresh_interval_secs`` has passed or a refresh failed since it was written.
 The selection itself is :func:`yupana.evaluate.ci_map.select`.
 
-``--run`` runs the selected commands in order, in the repository's top, through
+``--run`` runs the selected commands in order, in the project root, through
 ``/bin/sh -c``, their output streamed (to stderr under ``--json``, so stdout stays one JSON
 object), stopping at the first failure. It runs only a selection from a *complete* map:
 partial knowledge must not run a partial check set, so a partial map's matches are listed
@@ -41,40 +44,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     change.add_argument("--base", default=None, metavar="REF",
                         help="compare HEAD with its merge base with REF (default: [yupana] base_ref)")
     change.add_argument("--paths", nargs="+", default=None, metavar="P",
-                        help="select for these repository-relative paths instead of asking git")
+                        help="select for these paths (relative to the project root, or absolute) instead of asking git")
     parser.add_argument("--run", action="store_true",
-                        help="run the selected commands in order in the repository's top; stop at the first failure")
+                        help="run the selected commands in order in the project root; stop at the first failure")
 
 
 def run(args: argparse.Namespace) -> int:
     """Select, report, record, and with ``--run`` run; return the exit code."""
-    from yupana import config
+    from yupana import config, project_root
     from yupana.commands import ci_changes
     from yupana.commands import ci_select_render as render
 
     as_json = bool(getattr(args, "json", False))
     now = int(time.time())
     try:
-        top = ci_changes.repo_top(os.getcwd())
-        cfg = config.resolve(top, getattr(args, "config", None))["config"]
+        cwd = os.getcwd()
+        top = ci_changes.repo_top(cwd)
+        root = project_root.nearest(cwd) or top  # as a hook finds it (nothing found: the git top)
+        cfg = config.resolve(root, getattr(args, "config", None))["config"]
         base = None if args.paths else (args.base or cfg["base_ref"])
         if args.paths:
-            changed = ci_changes.relative_paths(top, args.paths)
+            changed = ci_changes.relative_paths(root, args.paths)
             base_commit = None
         else:
-            changed = ci_changes.outgoing(top, base)
+            changed = rebase(ci_changes.outgoing(top, base), top, root)
             base_commit = ci_changes.commit_of(top, base)
     except ci_changes.GitError as exc:
         return _usage_error("git", str(exc), as_json)
     except config.ConfigError as exc:
         return _usage_error("config", f"configuration error\n{exc}", as_json)
-    report = gather(cfg, top, changed, now)
+    report = gather(cfg, root, changed, now)
     report.update(base=base, base_commit=base_commit, source="paths" if args.paths else "git")
     report["run"] = None
     if args.run:
         if not as_json:
             _write(render.render(report, hint=False))  # the selection first, then the commands' own output
-        report["run"] = run_commands(report, top, as_json)
+        report["run"] = run_commands(report, root, as_json)
     report["exit_code"] = exit_code(report)
     _record(report)
     if as_json:
@@ -84,6 +89,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         _write(render.render_outcome(report) if args.run else render.render(report))
     return report["exit_code"]
+
+
+def rebase(changed: list[str], top: str, root: str) -> list[str]:
+    """Paths relative to the git ``top`` made relative to the project ``root`` (absolute outside it)."""
+    if top == root:
+        return changed
+    out = []
+    prefix = root.rstrip("/") + "/"
+    for rel in changed:
+        path = os.path.normpath(os.path.join(top, rel))
+        out.append(path[len(prefix):] if path.startswith(prefix) else path)
+    return out
 
 
 def gather(cfg: dict, top: str, changed: list[str], now: int) -> dict:

@@ -18,7 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from yupana import config, settings
 
-    root = os.path.abspath(args.root or os.getcwd())
+    from yupana import project_root
+
+    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
     override = getattr(args, "config", None)
     fp = settings.fingerprint(root, override)
     resolved, error = None, None

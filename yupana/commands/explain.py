@@ -150,7 +150,8 @@ def _probe(trace, inv, config: str | None):
     if not quipu.get("enabled") or not quipu.get("endpoint"):
         return None
     with rehearsal(Trace()):
-        return governed.load(cfg, int(time.time()), root=inv.cwd, override=config, spawn=False, dry=True)
+        return governed.load(cfg, int(time.time()), root=inv.project.root, override=config, spawn=False,
+                             dry=True)
 
 
 def _error(kind: str, message: str, as_json: bool, code: int) -> int:

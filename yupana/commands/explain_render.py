@@ -108,6 +108,8 @@ def _invocation(report: dict, lines: list[str]) -> None:
         lines.append("  the payload was not read (not a JSON object)")
         return
     lines.append(f"  tool {inv['tool']}, session {inv['session']}, cwd {inv['cwd']}")
+    if inv.get("project"):
+        lines.append(f"  project root {_project(inv['project'])}")
     if "command" in inv:
         lines.append(f"  command: {_clip(inv['command'])}")
         if inv.get("uncertain"):
@@ -117,12 +119,22 @@ def _invocation(report: dict, lines: list[str]) -> None:
                          else f"  action: unknown — {a['reason']}")
     for e in inv.get("edits") or ():
         real = f" (really {e['real_rel']})" if e.get("real_rel") else ""
-        lines.append(f"  {e['op']} {e['rel']}{real}: {e['introduced_chars']} chars introduced"
+        where = " (outside the project root)" if e.get("outside_project") else ""
+        lines.append(f"  {e['op']} {e['rel']}{real}{where}: {e['introduced_chars']} chars introduced"
                      + (f": {_clip(e['introduced'], 100)!r}" if e["introduced"] else ""))
+        if e.get("project"):
+            lines.append(f"    judged under project root {_project(e['project'])}")
         for p in e["problems"]:
             lines.append(f"    problem: {p}")
     for p in inv.get("problems") or ():
         lines.append(f"  problem: {p}")
+
+
+def _project(project: dict) -> str:
+    how = {"file": "the nearest .bobbin/config.toml above the file",
+           "cwd": "no .bobbin/config.toml above the file: the nearest above the cwd",
+           "none": "no .bobbin/config.toml found: user configuration only"}.get(project["found"], project["found"])
+    return f"{project['root']} ({how})"
 
 
 # ── stages ──────────────────────────────────────────────────────────────────────────

@@ -216,6 +216,8 @@ def _invocation(hook: str, inv, owner) -> dict:
         return {"parsed": False}
     out: dict = {"parsed": True, "tool": inv.tool_name, "event": inv.event, "session": inv.session_id,
                  "tool_use_id": inv.tool_use_id, "cwd": inv.cwd, "problems": list(inv.problems)}
+    if inv.project is not None:
+        out["project"] = {"root": inv.project.root, "found": inv.project.found}
     if hook == "pre-bash":
         reading = getattr(owner, "reading", None)
         out["command"] = getattr(owner, "raw_command", None) or inv.command
@@ -231,8 +233,10 @@ def _invocation(hook: str, inv, owner) -> dict:
                 "introduced": e.introduced[:INTRODUCED_SHOWN], "problems": list(e.problems)}
         if e.real_rel != e.rel:
             edit["real_rel"] = e.real_rel
+        if e.project is not None and e.project.root != inv.project.root:
+            edit["project"] = {"root": e.project.root, "found": e.project.found}
         if e.outside:
-            edit["outside_cwd"] = True
+            edit["outside_project"] = True
         out["edits"].append(edit)
     return out
 

@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = os.path.abspath(args.root or os.getcwd())
+    from yupana import project_root
+
+    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
     try:
         from yupana import refresher
 

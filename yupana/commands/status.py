@@ -61,9 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yupana import config
+    from yupana import config, project_root
 
-    root = os.path.abspath(args.root or os.getcwd())
+    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
     override = getattr(args, "config", None)
     as_json = bool(getattr(args, "json", False))
     live = "always" if args.live else ("never" if args.offline else "auto")

@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--file, --buffer, --root, --deadline-ms (and the global --json)."""
     parser.add_argument("--file", required=True, help="the Rust file the buffer would replace (may not exist yet)")
     parser.add_argument("--buffer", required=True, help="file holding the proposed content ('-' for stdin)")
-    parser.add_argument("--root", default=None, help="repository root (default: the git top of --file, else cwd)")
+    parser.add_argument("--root", default=None, help="project root (default: the one a hook would judge --file under: "
+                        "the nearest .bobbin/config.toml above it, else above the cwd, else its git top, else the cwd)")
     parser.add_argument("--deadline-ms", type=int, default=120000,
                         help="give up after this long (default 120000; the hook uses [yupana.policy] deadline_ms)")
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
                 buffer = fh.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return _fail(f"{args.buffer}: cannot read the proposed buffer ({exc})")
-    root = os.path.abspath(args.root) if args.root else os.getcwd()
+    root = os.path.abspath(args.root) if args.root else _project_root(path)
     os.environ["YUPANA_CODEGRAPH_WATCH"] = "0"  # no edit lands after a command-line verdict
     deadline_at = time.monotonic() + args.deadline_ms / 1000.0
     _build(path, root)
@@ -66,6 +67,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_human(args.file, result)
     return 1 if result.violations else 0
+
+
+def _project_root(path: str) -> str:
+    """The root a hook's verify arm would use for ``path`` (yupana.project_root: the nearest
+    ``.bobbin/config.toml`` above the file, else above the cwd, else the git top, else the cwd)."""
+    from yupana import project_root
+    from yupana.hooks import payload
+
+    return project_root.for_file(path, os.getcwd(), git_top=payload.git_top).root
 
 
 def _build(path: str, root: str) -> None:

@@ -3,7 +3,9 @@
 ``[yupana.policy.scopes.<tenant>]``:
 
 * ``deny_paths`` beats ``allow_paths``; an empty ``allow_paths`` permits any path;
-  globs are matched (``yupana.globs`` dialect) against the session-relative path;
+  globs are matched (``yupana.globs`` dialect) against the path relative to the project
+  root (:mod:`yupana.project_root`); a file outside the project root (its path is then
+  absolute) is outside every ``allow_paths`` scope, even ``**``;
 * a malformed glob raises :class:`yupana.globs.GlobError` — the hook fails open loudly
   (kind ``globs``) rather than guessing;
 * blast radius runs only when a ceiling is set and only within what is left of the
@@ -43,6 +45,12 @@ def check_paths(tenant: str, scope: dict, rel: str, real_rel: str | None = None)
                            f"edit to {rel} is outside the capability scope for tenant `{tenant}` "
                            f"(it matches deny_paths `{pattern}`). Leave this file alone, or request a "
                            "wider capability scope.", blocking=True, rel=rel)
+    if allow and any(name.startswith("/") for name in names):
+        return Finding(cid, "scope",
+                       f"edit to {rel} is outside the capability scope for tenant `{tenant}` "
+                       f"({'it' if rel.startswith('/') else 'its real path ' + repr(real_rel)} lies outside the "
+                       "project root, and allow_paths admits only paths inside it). Keep the change inside the "
+                       "project, or request a wider capability scope.", blocking=True, rel=rel)
     if allow and not all(any(globs.matches(tokens, name) for _, tokens in allow) for name in names):
         shown = ", ".join(f"`{p}`" for p, _ in allow)
         return Finding(cid, "scope",

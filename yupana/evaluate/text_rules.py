@@ -76,7 +76,7 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
              deadline_at: float | None = None, notes: dict | None = None) -> list[Finding]:
     """Violations (and compile errors) of ``rules`` in ``introduced``.
 
-    ``path_rel`` is the edited file relative to its git top-level; ``exposure_of()``
+    ``path_rel`` is the edited file relative to its project root (absolute outside it); ``exposure_of()``
     returns ``(exposure, reason, repo)``: exposure ``public|internal|unknown``, why it is
     unknown, and the repository's name for messages. When ``deadline_at`` passes (checked
     per rule, for large texts), the rules not evaluated are one UNKNOWN finding

@@ -44,6 +44,8 @@ class GuardContext:
         self.inv = None
         self.cfg: dict = {}
         self.mode = "?"
+        self.modes: list[str] = []  # every configured project's mode (a Codex patch may span several)
+        self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
         self.codex = False
         self.findings: list[Finding] = []
         self.deadline_at = 0.0
@@ -79,7 +81,7 @@ class GuardContext:
             return None
         from yupana.hooks import governed
 
-        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=self.args.config,
+        loaded = governed.load(self.cfg, int(time.time()), root=self.root, override=self.args.config,
                                record={"hook": "pre-edit", "session": self.inv.session_id}, dry=self.trace is not None)
         if loaded.cache is None:
             miss = loaded.miss
@@ -125,7 +127,7 @@ class GuardContext:
                 top = self.top(edit)
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                found, reason = exposure.lookup(self.cfg["quipu"], repo, int(time.time()), root=self.inv.cwd,
+                found, reason = exposure.lookup(self.cfg["quipu"], repo, int(time.time()), root=self.root,
                                                 override=self.args.config, no_repo_reason=why,
                                                 dry=self.trace is not None)
                 asked.append((found, reason, repo or "unresolved"))

@@ -35,9 +35,14 @@ Introduced text is only what the edit adds: ``new_string`` (MultiEdit: every
 a patch — never unchanged context.
 
 Paths. ``path`` is absolute and lexically normalised (relative paths are resolved against
-the payload ``cwd``, else the process cwd); ``rel`` is relative to that cwd, or the absolute
-path with ``outside=True`` when it lies outside. ``real_path``/``real_rel`` are the same
-with symlinks resolved (``os.path.realpath``, the cwd resolved too). Which to use:
+the payload ``cwd``, else the process cwd). ``project`` is the project the file is judged
+under (:mod:`yupana.project_root`: the nearest ``.bobbin/config.toml`` above the file, else
+above the cwd, else none — then the file's git top-level or the cwd is the base); ``rel``
+is relative to ``project.root`` — the one repo-relative path every plane matches — or the
+absolute path with ``outside=True`` when the file lies outside that root.
+``real_path``/``real_rel`` are the same with symlinks resolved (``os.path.realpath``, the
+root resolved too). ``Invocation.project`` is the first file's project (no file: the
+cwd's). Which to use:
 
 * **path scope and tripwires** — match ``rel`` *and* ``real_rel``: a deny glob that matches
   either denies, an allow list must admit both, so a symlink cannot carry an edit out of
@@ -53,7 +58,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson
+from yupana import fastjson, project_root
 
 EDIT, MULTI_EDIT, WRITE, NOTEBOOK = "edit", "multi_edit", "write", "notebook"
 ADD, DELETE, UPDATE, MOVE = "add", "delete", "update", "move"
@@ -73,7 +78,7 @@ class FileEdit:
     The underscored fields are private to the readers and :mod:`rebuild` (which caches ``_buffer``).
     """
 
-    __slots__ = ("path", "real_path", "rel", "real_rel", "outside", "op", "introduced", "move_to",
+    __slots__ = ("path", "real_path", "rel", "real_rel", "outside", "project", "op", "introduced", "move_to",
                  "move_from", "replacements", "replace_all", "new_content", "chunks", "edit_mode",
                  "cell_id", "problems", "_buffer", "_buffer_error", "_source")
 
@@ -81,9 +86,10 @@ class FileEdit:
         self.op = op
         self.path = path  # absolute, normalised; symlinks not resolved
         self.real_path = real_path  # symlinks resolved (scope checks see through links)
-        self.rel = rel  # relative to the session cwd; absolute when outside
-        self.real_rel = real_rel  # real_path relative to the real cwd; absolute when outside
-        self.outside = outside  # path lies outside the session cwd
+        self.rel = rel  # relative to the project root; absolute when outside
+        self.real_rel = real_rel  # real_path relative to the real project root; absolute when outside
+        self.outside = outside  # path lies outside the project root
+        self.project: project_root.Project | None = None  # the project the file is judged under
         self.introduced = ""  # only what the edit adds
         self.move_to: str | None = None  # update with "*** Move to:": the absolute destination
         self.move_from: str | None = None  # op "move": the absolute source of the moved file
@@ -106,7 +112,7 @@ class Invocation:
     """One hook invocation as read from stdin."""
 
     __slots__ = ("session_id", "tool_use_id", "cwd", "tool_name", "event", "command", "codex",
-                 "edits", "problems", "raw_keys", "patch", "_real_cwd")
+                 "edits", "problems", "raw_keys", "patch", "project", "_roots", "_real_roots")
 
     def __init__(self) -> None:
         self.session_id: str | None = None
@@ -120,7 +126,9 @@ class Invocation:
         self.problems: list[str] = []  # UNKNOWN reasons
         self.raw_keys: list[str] = []  # top-level key names, for records on parse problems
         self.patch = None  # apply_patch.Patch: the reading of an apply_patch call
-        self._real_cwd: str | None = None
+        self.project: project_root.Project | None = None  # the first file's project, else the cwd's
+        self._roots: dict = {}  # project_root.nearest memo (this process only)
+        self._real_roots: dict[str, str] = {}  # project root -> its realpath
 
     def __repr__(self) -> str:
         return f"Invocation({self.tool_name!r}, edits={self.edits!r}, problems={self.problems!r})"
@@ -144,6 +152,7 @@ def parse(raw: bytes) -> Invocation | None:
         _read(data, inv)
     except Exception as exc:  # a bug here must not turn into a crash or a clean allow
         inv.problems.append(f"payload: reading failed ({type(exc).__name__}: {exc})")
+    inv.project = inv.edits[0].project if inv.edits else project_root.for_dir(inv.cwd, inv._roots)
     return inv
 
 
@@ -242,17 +251,20 @@ def new_edit(op: str, raw_path: str, inv: Invocation, base: str | None = None) -
     """A FileEdit for ``raw_path`` (relative paths resolved against ``base`` or the cwd). Also for patch_input."""
     joined = os.path.join(base or inv.cwd, raw_path)
     path = normpath(joined)
-    rel, outside = _relative(path, inv.cwd)
+    project = project_root.for_file(path, inv.cwd, inv._roots, git_top)
+    rel, outside = _relative(path, project.root)
     problems: list[str] = []
     try:
         real = os.path.realpath(joined)
-        if inv._real_cwd is None:
-            inv._real_cwd = os.path.realpath(inv.cwd)
-        real_rel, _ = _relative(real, inv._real_cwd)
+        real_root = inv._real_roots.get(project.root)
+        if real_root is None:
+            real_root = inv._real_roots[project.root] = os.path.realpath(project.root)
+        real_rel, _ = _relative(real, real_root)
     except (OSError, ValueError) as exc:  # unencodable names, loops
         real, real_rel = path, rel
         problems.append(f"path: symlinks not resolved ({type(exc).__name__})")
     edit = FileEdit(op, path, real, rel, real_rel, outside)
+    edit.project = project
     if problems:
         edit.problems += problems
         inv.problems += [f"{p} for {rel}" for p in problems]

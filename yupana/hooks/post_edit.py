@@ -55,8 +55,9 @@ def _notice(args, raw: bytes, outcome: protocol.Outcome, trace=None) -> None:
     if inv is None or not inv.edits:
         return _note(trace, "parse", "unknown" if inv is None else SKIPPED,
                      "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
+    root = inv.project.root  # the first file's project (yupana.project_root), like pre-edit
     try:
-        snap = settings.load(inv.cwd, args.config)
+        snap = settings.load(root, args.config)
     except settings.ConfigError as exc:
         protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
         return _note(trace, "config", "unknown", str(exc))
@@ -76,7 +77,7 @@ def _notice(args, raw: bytes, outcome: protocol.Outcome, trace=None) -> None:
                      "([yupana.quipu] enabled = true and an endpoint)")
     from yupana.hooks import governed
 
-    gov = governed.load(cfg, now, root=inv.cwd, override=args.config,
+    gov = governed.load(cfg, now, root=root, override=args.config,
                         record={"hook": "post-edit", "session": inv.session_id}, dry=trace is not None)
     _note(trace, "policy cache", RAN if gov.cache is not None else "unknown", "", governed=gov)
     if gov.cache is None:

@@ -110,7 +110,7 @@ class PreBash:
         self.record_actions()
         self.note("resolution", RAN, reading=self.reading, actions=self.actions)
         try:
-            snap = settings.load(inv.cwd, getattr(self.args, "config", None))
+            snap = settings.load(inv.project.root, getattr(self.args, "config", None))  # from cwd up
         except settings.ConfigError as exc:
             self.note("config", UNKNOWN, str(exc))
             self.degrade("config", f"policy guard failed open (configuration error: {exc}) — commands are UNGUARDED "
@@ -288,7 +288,7 @@ class PreBash:
                                          "secs": s["secs"], "queued": reason is None, "reason": reason,
                                          "session": self.sid})
         if reason is None and self.trace is None:
-            disk_samples.start_flush(endpoint, self.inv.cwd, now, getattr(self.args, "config", None))
+            disk_samples.start_flush(endpoint, self.inv.project.root, now, getattr(self.args, "config", None))
 
     # ── helpers ────────────────────────────────────────────────────────────────────
     def gov(self):
@@ -298,8 +298,8 @@ class PreBash:
         self._gov = None
         from yupana.hooks import governed
 
-        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.cwd, override=getattr(self.args, "config", None),
-                               record={"hook": "pre-bash", "session": self.sid}, dry=self.trace is not None)
+        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.project.root,
+                               override=getattr(self.args, "config", None), record={"hook": "pre-bash", "session": self.sid}, dry=self.trace is not None)
         if loaded.cache is None:
             miss = loaded.miss
             reason = miss.reason if miss else "no servable projection cache"

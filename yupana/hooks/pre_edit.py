@@ -34,13 +34,21 @@ skipped or could not run, and why; nothing is written, marked or spawned.
 
 from __future__ import annotations
 
-import os
 import time
 
 from yupana import settings, spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
 from yupana.hooks import payload, protocol
 from yupana.hooks.guard_context import RAN, SKIPPED, UNSET, GuardContext
+
+
+def by_project(inv) -> list:
+    """``[(project, edits)]`` in first-seen order: the files of a tool call grouped by the
+    project each is judged under (one group unless a Codex patch spans projects)."""
+    groups: dict = {}
+    for edit in inv.edits:
+        groups.setdefault(edit.project.root, (edit.project, []))[1].append(edit)
+    return list(groups.values()) or [(inv.project, [])]
 
 
 def run(args) -> None:
@@ -70,28 +78,49 @@ class Guard(GuardContext):
                       "not a JSON object: allowed silently" if inv is None else "no file in the tool call: allowed")
             return self.finish()
         self.codex = inv.codex
-        try:
-            snap = settings.load(inv.cwd, self.args.config)
-        except settings.ConfigError as exc:
-            self.note("config", UNKNOWN, str(exc))
-            self.degrade("config", f"policy guard failed open (configuration error: {exc}) — edits are UNGUARDED "
-                         "until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
-            return self.finish()
-        self.cfg = snap["config"]
-        policy = self.cfg["policy"]
-        self.mode = policy["mode"]
-        self.deadline_at = time.monotonic() + policy["deadline_ms"] / 1000.0
-        self.note("config", RAN, snapshot=snap)
-        if self.mode != "off":
-            if inv.codex:
+        groups = by_project(inv)
+        configured = patched = False
+        for project, edits in groups:
+            if not self.configure(project, len(groups) > 1):
+                continue
+            configured = True
+            if self.mode == "off":
+                self.note("checks", SKIPPED, "mode = off: the guard is inert, nothing is evaluated")
+                continue
+            if inv.codex and not patched:
+                patched = True
                 self.patch_problems()
-            for edit in inv.edits:
-                if not self.check_edit(edit):
-                    break
-        else:
-            self.note("checks", SKIPPED, "mode = off: the guard is inert, nothing is evaluated")
-        self.fold_throttles()
+            if not all(self.check_edit(edit) for edit in edits):
+                break
+        if configured:
+            self.fold_throttles()
+        if len(self.modes) > 1:  # the record names the strongest mode the patch was judged under
+            self.mode = max(self.modes, key=("off", "advise", "enforce").index)
         self.finish()
+
+    def configure(self, project, several: bool) -> bool:
+        """Load the configuration of ``project`` (the one its files are judged under); False
+        on a configuration error (loud: those files are unguarded). A Codex patch spanning
+        several projects is configured once per project; the deadline runs from the first."""
+        try:
+            snap = settings.load(project.root, self.args.config)
+        except settings.ConfigError as exc:
+            where = f" (project {project.root})" if several else ""
+            self.note("config", UNKNOWN, str(exc), project=project)
+            self.degrade("config", f"policy guard failed open (configuration error{where}: {exc}) — edits are "
+                         "UNGUARDED until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
+            return False
+        first = not self.cfg
+        self.cfg = snap["config"]
+        self.root = project.root
+        self._gov, self._wires, self.gov_why = UNSET, None, GuardContext.gov_why  # per project
+        policy = self.cfg["policy"]
+        self.mode = policy["mode"]  # this project's: it decides this project's files
+        self.modes.append(self.mode)
+        if first:
+            self.deadline_at = time.monotonic() + policy["deadline_ms"] / 1000.0
+        self.note("config", RAN, snapshot=snap, project=project)
+        return True
 
     def check_edit(self, edit) -> bool:
         """Stages 3-7 for one file; False once the deadline is blown."""
@@ -154,8 +183,7 @@ class Guard(GuardContext):
         from yupana.evaluate import text_rules
 
         cache = gov.cache
-        top = self.top(edit)
-        text_rel = edit.path[len(top) + 1:] if top and edit.path.startswith(top + os.sep) else edit.rel
+        text_rel = edit.rel  # the one repo-relative path (project root) every plane matches
         exposure_of, asked = self.exposure_for(edit)
         notes = None if self.trace is None else {"path": text_rel}
         text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
@@ -204,7 +232,7 @@ class Guard(GuardContext):
             from yupana.codegraph import verify
 
             created = [e.path for e in self.inv.edits if e.op in (payload.ADD, payload.MOVE)]
-            result = verify.verify_edit(edit, self.inv.cwd, self.deadline_at, created=created)
+            result = verify.verify_edit(edit, edit.project.root, self.deadline_at, created=created)
         except Exception as exc:  # noqa: BLE001 - no opinion, said out loud
             result = None
             protocol.stderr(f"yupana: verify arm unavailable ({type(exc).__name__}: {exc})")
@@ -245,7 +273,8 @@ class Guard(GuardContext):
         if not self.budget("blast radius"):
             return
         try:
-            found = scope.check_blast(tenant, declared, edit, self.inv.cwd, self.cfg["policy"]["max_hops"], self.deadline_at)
+            found = scope.check_blast(tenant, declared, edit, edit.project.root, self.cfg["policy"]["max_hops"],
+                                      self.deadline_at)
         except Exception as exc:  # noqa: BLE001 - unmeasured, not clean
             found = Finding(f"blast:{tenant}", "scope", f"blast radius of the edit to {edit.rel} was UNMEASURED "
                             f"({type(exc).__name__}: {exc})", outcome=UNKNOWN, rel=edit.rel, extra={"unmeasured": "error"})
