@@ -79,11 +79,13 @@ class Guard(GuardContext):
             return self.finish()
         self.codex = inv.codex
         groups = by_project(inv)
-        configured = patched = False
-        for project, edits in groups:
-            if not self.configure(project, len(groups) > 1):
-                continue
-            configured = True
+        configured = [(project, edits, snap) for project, edits in groups
+                      if (snap := self.load_config(project, len(groups) > 1)) is not None]
+        if configured:  # the deadline bounds the analysis: it runs once every configuration is known
+            self.deadline_at = time.monotonic() + configured[0][2]["config"]["policy"]["deadline_ms"] / 1000.0
+        patched = False
+        for project, edits, snap in configured:
+            self.configure(project, snap)
             if self.mode == "off":
                 self.note("checks", SKIPPED, "mode = off: the guard is inert, nothing is evaluated")
                 continue
@@ -98,29 +100,26 @@ class Guard(GuardContext):
             self.mode = max(self.modes, key=("off", "advise", "enforce").index)
         self.finish()
 
-    def configure(self, project, several: bool) -> bool:
-        """Load the configuration of ``project`` (the one its files are judged under); False
-        on a configuration error (loud: those files are unguarded). A Codex patch spanning
-        several projects is configured once per project; the deadline runs from the first."""
+    def load_config(self, project, several: bool) -> dict | None:
+        """The configuration snapshot of ``project`` (the one its files are judged under), or
+        None on a configuration error — loudly: those files are unguarded."""
         try:
-            snap = settings.load(project.root, self.args.config)
+            return settings.load(project.root, self.args.config)
         except settings.ConfigError as exc:
             where = f" (project {project.root})" if several else ""
             self.note("config", UNKNOWN, str(exc), project=project)
             self.degrade("config", f"policy guard failed open (configuration error{where}: {exc}) — edits are "
                          "UNGUARDED until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
-            return False
-        first = not self.cfg
+            return None
+
+    def configure(self, project, snap: dict) -> None:
+        """Judge the next files under ``project``'s configuration (a Codex patch may span several)."""
         self.cfg = snap["config"]
         self.root = project.root
         self._gov, self._wires, self.gov_why = UNSET, None, GuardContext.gov_why  # per project
-        policy = self.cfg["policy"]
-        self.mode = policy["mode"]  # this project's: it decides this project's files
+        self.mode = self.cfg["policy"]["mode"]  # this project's: it decides this project's files
         self.modes.append(self.mode)
-        if first:
-            self.deadline_at = time.monotonic() + policy["deadline_ms"] / 1000.0
         self.note("config", RAN, snapshot=snap, project=project)
-        return True
 
     def check_edit(self, edit) -> bool:
         """Stages 3-7 for one file; False once the deadline is blown."""
