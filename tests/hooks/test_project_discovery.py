@@ -278,3 +278,35 @@ def test_cold_commands_from_a_subdirectory_see_the_project(env, world, yupana):
     report = json.loads(explained.stdout)
     assert report["decision"] == "deny" and report["invocation"]["project"] == {"root": str(repo.root),
                                                                                  "found": "file"}
+
+
+def test_ci_select_from_inside_a_subproject_uses_its_config_and_its_paths(env, tmp_path, yupana):
+    """git top mono/, project mono/svc/: the map's `src/**` scope sees svc/src/new.py as src/new.py."""
+    from catalogue_kit import PREFIXES
+    from commands.test_ci_select import GIT_IDENTITY, LINT_TEXT, UNIT_TEXT, ci_catalogue
+
+    env.update(GIT_IDENTITY, CI_LOG=str(tmp_path / "ci.log"))
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    (cat / "catalogue.ttl").write_text(PREFIXES + ci_catalogue())
+    mono, svc = tmp_path / "mono", tmp_path / "mono" / "svc"
+    (svc / ".bobbin").mkdir(parents=True)
+    (svc / ".bobbin" / "config.toml").write_text(f'[yupana.quipu]\nenabled = true\nendpoint = "file:{cat}"\n')
+    (svc / "README.md").write_text("# svc\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(mono), *args], env=env, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    git("checkout", "-q", "-b", "feature")
+    (svc / "src").mkdir()
+    (svc / "src" / "new.py").write_text("x = 1\n")
+    projected = yupana("project", cwd=svc / "src")
+    assert projected.returncode == 0, projected.stderr.decode()
+    selected = yupana("ci-select", "--json", cwd=svc / "src")
+    report = json.loads(selected.stdout)
+    assert report["root"] == str(svc) and report["state"] == "selected", report
+    assert [c["command"] for c in report["commands"]] == [LINT_TEXT, UNIT_TEXT]
+    assert report["commands"][1]["paths"] == ["src/new.py"]

@@ -25,7 +25,7 @@ def render(report: dict, *, hint: bool = True) -> str:
         lines.append(f"       matched: {', '.join(cmd['scopes'])} ← {_paths(cmd['paths'])}")
     if state == "selected":
         if report["runnable"]:
-            next_step = "run them with `yupana ci-select --run` (or by hand, in the repository's top)"
+            next_step = "run them with `yupana ci-select --run` (or by hand, in the project root)"
         else:
             next_step = ("`--run` does not run a partial map's matches: they are not the whole check set "
                     "(run them by hand if you like; hosted CI decides the rest)")
