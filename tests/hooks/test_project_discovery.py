@@ -19,7 +19,7 @@ from guard_kit import Repo, hook, text_rule, write_cache
 
 ENDPOINT = "http://127.0.0.1:9"
 TENANT = "polecat-3"
-POLICY = f"""
+GOVERNED = f"""
 [yupana.policy]
 mode = "enforce"
 [yupana.quipu]
@@ -28,6 +28,8 @@ endpoint = "{ENDPOINT}"
 dialect = "quipu"
 projection_cache_ttl_secs = 7200
 refresh_interval_secs = 3600
+"""
+POLICY = GOVERNED + f"""
 [yupana.policy.scopes.{TENANT}]
 allow_paths = ["src/**"]
 deny_paths = ["src/config.rs"]
@@ -137,15 +139,7 @@ def test_a_file_outside_every_project_is_judged_under_the_cwds_project(env, worl
     assert hook(env, payload, "--tenant", TENANT, cwd=repo.root).denied  # even `**` admits only the project
 
 
-MONO = f"""
-[yupana.policy]
-mode = "enforce"
-[yupana.quipu]
-enabled = true
-endpoint = "{ENDPOINT}"
-dialect = "quipu"
-projection_cache_ttl_secs = 7200
-refresh_interval_secs = 3600
+MONO = GOVERNED + f"""
 [yupana.policy.scopes.{TENANT}]
 allow_paths = ["src/**", "fixtures/**"]
 """
