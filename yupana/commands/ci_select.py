@@ -7,9 +7,10 @@ The change is ``git diff <base>...HEAD`` plus uncommitted and untracked paths
 nearest ``.bobbin/config.toml`` above the cwd, else the repository's top), so the map's
 scopes see the same repo-relative path as every other plane; a changed path outside the
 project root stays absolute. ``--base`` defaults to ``[yupana] base_ref``. The map is the
-projection cache's ``ci_map`` for the configured endpoint, read as ``yupana status`` reads it: never refreshed,
-never rewritten, served within ``projection_cache_ttl_secs`` and called STALE, with its
-age, once ``refresh_interval_secs`` has passed or a refresh failed since it was written.
+projection cache's ``ci_map`` for the configured endpoint, read as ``yupana status`` reads
+it: never refreshed, never rewritten, served within ``projection_cache_ttl_secs`` and called
+STALE, with its age, once ``refresh_interval_secs`` has passed or a refresh failed since it
+was written.
 The selection itself is :func:`yupana.evaluate.ci_map.select`.
 
 ``--run`` runs the selected commands in order, in the project root, through

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 
@@ -16,9 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yupana import config, settings
-
-    from yupana import project_root
+    from yupana import config, project_root, settings
 
     root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
     override = getattr(args, "config", None)
