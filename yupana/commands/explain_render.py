@@ -132,7 +132,7 @@ def _invocation(report: dict, lines: list[str]) -> None:
 
 def _project(project: dict) -> str:
     how = {"file": "the nearest .bobbin/config.toml above the file",
-           "cwd": "no .bobbin/config.toml above the file: the nearest above the cwd",
+           "cwd": "the nearest .bobbin/config.toml above the cwd (none above the file, or no file)",
            "none": "no .bobbin/config.toml found: user configuration only"}.get(project["found"], project["found"])
     return f"{project['root']} ({how})"
 
