@@ -16,21 +16,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yupana import config, settings
+    from yupana import settings
 
     root = os.path.abspath(args.root or os.getcwd())
     override = getattr(args, "config", None)
-    fp = settings.fingerprint(root, override)
-    resolved, error = None, None
-    try:
-        resolved = config.resolve(root, override)
-    except config.ConfigError as exc:
-        error = str(exc)
-    except Exception as exc:  # noqa: BLE001 - the snapshot must record, not crash
-        error = f"config resolution failed: {type(exc).__name__}: {exc}"
-    data = settings.write_snapshot(root, override, fp, resolved, error)
+    snap = settings.resolve_and_store(root, override, settings.fingerprint(root, override))
+    resolved, error = snap["resolved"], snap["error"]
     if args.action == "snapshot":
-        sys.stdout.buffer.write(data)
+        import marshal
+
+        sys.stdout.buffer.write(marshal.dumps(snap))
         return 1 if error else 0
     if error:
         print(f"yupana: configuration error\n{error}", file=sys.stderr)
