@@ -46,20 +46,24 @@ def fingerprint(root: str, override: str | None = None) -> tuple:
         files = (_stat_key(override),)
     else:
         files = (_stat_key(paths.user_config_file()), _stat_key(paths.project_config_file(root)))
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("YUPANA_") and "__" in k))
-    return (files, env, tuple(_stat_key(p) for p in _MODEL_FILES))
+    env = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("YUPANA_") and "__" in k)
+    # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
+    return (files, _digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES))
+
+
+def _digest(text: str) -> str:
+    try:
+        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
+    return sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def snapshot_path(root: str, override: str | None = None) -> str | None:
     base = paths.state_dir()
     if not base:
         return None
-    try:
-        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
-    except ImportError:  # pragma: no cover - interpreters built without it
-        from hashlib import sha1
-
-    key = sha1(f"{os.path.abspath(root)}\0{override or ''}".encode()).hexdigest()[:20]
+    key = _digest(f"{os.path.abspath(root)}\0{override or ''}")[:20]
     return os.path.join(base, "config", key + ".snap")
 
 
