@@ -208,3 +208,14 @@ def test_an_unknown_environment_key_is_a_warning_and_json_values_parse(home, mon
     with pytest.raises(ConfigError, match=r"environment variable YUPANA_POLICY__SCOPES__T__ALLOW_PATHS: "
                                           r"yupana\.policy\.scopes\.t\.allow_paths takes a JSON array"):
         resolve(str(home / "repo"))
+
+
+def test_the_top_level_variables_are_the_schemas_top_level_keys(home, monkeypatch):
+    from yupana import config_schema, settings
+
+    top = [f"YUPANA_{n.upper()}" for n, s in config_schema.SETTINGS["fields"].items() if s["kind"] != "table"]
+    assert sorted(settings.TOP_LEVEL_ENV) == sorted(top)
+    monkeypatch.setenv("YUPANA_BASE_REF", "develop")
+    monkeypatch.setenv("YUPANA_LANGUAGES", '["rust"]')
+    cfg = resolve(str(home / "repo"))["config"]
+    assert cfg["base_ref"] == "develop" and cfg["languages"] == ["rust"]

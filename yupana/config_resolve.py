@@ -26,7 +26,7 @@ import os
 
 from yupana import config_schema as schema
 from yupana import paths
-from yupana.settings import ConfigError
+from yupana.settings import TOP_LEVEL_ENV, ConfigError
 
 MODE_ORDER = {mode: i for i, mode in enumerate(schema.MODES)}
 _STR = schema.field("str")
@@ -274,11 +274,12 @@ def env_var(loc: tuple) -> str:
 
 
 def env_overrides() -> tuple[dict, list[str]]:
-    """The ``YUPANA_<TABLE>__<KEY>`` variables as a nested table, and warnings for unknown ones."""
+    """The ``YUPANA_<TABLE>__<KEY>`` (and top-level ``YUPANA_<KEY>``) variables as a nested table,
+    and warnings for unknown ones."""
     tree: dict = {}
     warnings: list[str] = []
     for var in sorted(os.environ):
-        if not var.startswith("YUPANA_") or "__" not in var:
+        if not var.startswith("YUPANA_") or ("__" not in var and var not in TOP_LEVEL_ENV):
             continue
         parts = var[len("YUPANA_"):].lower().split("__")
         spec, path = schema.SETTINGS, []

@@ -26,6 +26,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _MODEL_FILES = (os.path.join(_HERE, "config_schema.py"), os.path.join(_HERE, "config_resolve.py"))
 
 
+# The top-level keys' variables (the schema's non-table keys; tests/test_config.py holds them equal).
+TOP_LEVEL_ENV = ("YUPANA_BASE_REF", "YUPANA_ENABLE_LSP", "YUPANA_ENABLE_CPG", "YUPANA_LANGUAGES")
+
+
 class ConfigError(Exception):
     """The configuration could not be resolved; the message names the file and key."""
 
@@ -46,7 +50,8 @@ def fingerprint(root: str, override: str | None = None) -> tuple:
         files = (_stat_key(override),)
     else:
         files = (_stat_key(paths.user_config_file()), _stat_key(paths.project_config_file(root)))
-    env = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("YUPANA_") and "__" in k)
+    env = sorted(f"{k}={v}" for k, v in os.environ.items()
+                 if k.startswith("YUPANA_") and ("__" in k or k in TOP_LEVEL_ENV))
     # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
     return (files, _digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES))
 
