@@ -23,7 +23,7 @@ from yupana import paths
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
-_MODEL_FILES = (os.path.join(_HERE, "config_schema.py"), os.path.join(_HERE, "config_resolve.py"))
+_MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "config_validate.py", "config_resolve.py"))
 
 
 # The top-level keys' variables (the schema's non-table keys; tests/test_config.py holds them equal).
