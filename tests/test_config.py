@@ -141,3 +141,81 @@ def test_every_key_is_documented():
     missing = [k for k in _model_keys(Settings)
                if not (tables.get(k, "") in doc if k in tables else re.search(rf"`{re.escape(k.split('.')[-1])}`", doc))]
     assert not missing, f"docs/configuration.md does not document: {missing}"
+
+
+# ── one schema: the pydantic model is built from the table the hooks' resolver uses ────────
+
+CORPUS = [
+    {},
+    {"policy": {"mode": "enforced"}},
+    {"policy": {"mode": "enforce", "deadline_ms": "fast"}},
+    {"policy": {"deadline_ms": 0}}, {"policy": {"deadline_ms": 60001}}, {"policy": {"deadline_ms": 2.0}},
+    {"policy": {"deadline_ms": 2.5}}, {"policy": {"deadline_ms": True}}, {"policy": {"deadline_ms": "250"}},
+    {"policy": {"verify": 1}}, {"policy": {"verify": 2}}, {"policy": {"verify": "yes"}}, {"policy": {"verify": [1]}},
+    {"policy": 5}, {"policy": {"scopes": 3}}, {"policy": {"scopes": {"a": 3}}},
+    {"policy": {"scopes": {"a": {"allow_paths": "src/**"}}}},
+    {"policy": {"scopes": {"a": {"allow_paths": ["src/**", 3], "max_impacted_files": -1, "extra": 1}}}},
+    {"policy": {"rules": [{"name": "r"}]}},
+    {"policy": {"rules": [{"name": "r", "language": "rust", "query": "(x) @c", "match_type": "must-match",
+                           "pattern": "a", "class": "hard", "zzz": [1, {"a": 2}]}]}},
+    {"policy": {"rules": [{"name": "r", "language": "rust", "query": "(x) @c", "match_type": "must-matches",
+                           "pattern": "a", "class": "hardest"}]}},
+    {"policy": {"rules": "x"}}, {"policy": {"rules": ["x"]}},
+    {"policy": {"tripwires": [{"name": "w", "paths": ["a/**"], "effect": "throttle", "backoff_secs": "x"}]}},
+    {"policy": {"tripwires": [{"name": 3, "paths": "a", "rule": 5}]}},
+    {"quipu": {"enabled": True, "endpoint": "http://127.0.0.1:3030", "dialect": "sparql", "connect_timeout_secs": 0}},
+    {"quipu": {"connect_timeout_secs": 1, "request_timeout_secs": "1.5", "refresh_deadline_secs": "x",
+               "batch_size": 5001, "auth": "digest", "default_graph": 4}},
+    {"serve": {"mcp_http_port": 0, "use_daemon": True}}, {"freshness": {"lsp_on": "never"}},
+    {"tenancy": {"max_overlays": 0}}, {"metrics": {"record_paths": "all"}},
+    {"languages": "rust"}, {"languages": ["rust", 1]}, {"base_ref": 1}, {"enable_lsp": "off"},
+    {"unknown": 1, "policy": {"mdoe": "x"}},
+    {"policy": {"mode": "advise", "notify_on_fail_open": False, "max_hops": 65, "work_item_scope": "enforce"}},
+]
+
+
+@pytest.mark.parametrize("table", CORPUS, ids=[str(i) for i in range(len(CORPUS))])
+def test_the_model_and_the_hooks_resolver_give_the_same_answers(table):
+    from yupana import config_resolve, config_schema
+
+    errors: list = []
+    value = config_resolve.validate(table, config_schema.SETTINGS, (), errors)
+    assert config.model_check(table) == ((None if errors else value), errors)
+
+
+def test_the_model_declares_every_key_of_the_schema_and_nothing_else():
+    from yupana import config_schema
+
+    def schema_keys(spec, prefix=""):
+        for name, sub in spec["fields"].items():
+            key = config_schema.key_of(name, sub)
+            if sub["kind"] == "table":
+                yield from schema_keys(sub, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}"
+
+    assert sorted(_model_keys(Settings)) == sorted(schema_keys(config_schema.SETTINGS))
+
+
+def test_an_unknown_environment_key_is_a_warning_and_json_values_parse(home, monkeypatch):
+    monkeypatch.setenv("YUPANA_POLICY__MDOE", "enforce")
+    monkeypatch.setenv("YUPANA_POLICY__SCOPES__T__ALLOW_PATHS", '["src/**"]')
+    snap = resolve(str(home / "repo"))
+    assert snap["config"]["policy"]["mode"] == "off"
+    assert snap["config"]["policy"]["scopes"]["t"]["allow_paths"] == ["src/**"]
+    assert any("YUPANA_POLICY__MDOE" in w and "yupana.policy.mdoe" in w for w in snap["warnings"])
+    monkeypatch.setenv("YUPANA_POLICY__SCOPES__T__ALLOW_PATHS", "src/**")
+    with pytest.raises(ConfigError, match=r"environment variable YUPANA_POLICY__SCOPES__T__ALLOW_PATHS: "
+                                          r"yupana\.policy\.scopes\.t\.allow_paths takes a JSON array"):
+        resolve(str(home / "repo"))
+
+
+def test_the_top_level_variables_are_the_schemas_top_level_keys(home, monkeypatch):
+    from yupana import config_schema, settings
+
+    top = [f"YUPANA_{n.upper()}" for n, s in config_schema.SETTINGS["fields"].items() if s["kind"] != "table"]
+    assert sorted(settings.TOP_LEVEL_ENV) == sorted(top)
+    monkeypatch.setenv("YUPANA_BASE_REF", "develop")
+    monkeypatch.setenv("YUPANA_LANGUAGES", '["rust"]')
+    cfg = resolve(str(home / "repo"))["config"]
+    assert cfg["base_ref"] == "develop" and cfg["languages"] == ["rust"]

@@ -79,3 +79,30 @@ def test_no_state_dir_still_resolves(env, repo):
     env.pop("HOME")
     (repo / ".bobbin" / "config.toml").write_text('[yupana.policy]\nmode = "advise"\n')
     assert _load(env, repo)["mode"] == "advise"
+
+
+def test_a_miss_resolves_in_process_without_a_child_process(env, repo):
+    """The first hook after an edit must not wait on another interpreter (issue 9 §7)."""
+    (repo / ".bobbin" / "config.toml").write_text('[yupana.policy]\nmode = "enforce"\n')
+    code = (
+        "import sys, os, json\n"
+        "spawned = []\n"
+        "real = os.posix_spawn\n"
+        "os.posix_spawn = lambda *a, **k: spawned.append(a[0]) or real(*a, **k)\n"
+        "import subprocess\n"
+        "orig = subprocess.Popen.__init__\n"
+        "def popen(self, *a, **k):\n"
+        "    spawned.append(a[0] if a else k.get('args'))\n"
+        "    orig(self, *a, **k)\n"
+        "subprocess.Popen.__init__ = popen\n"
+        "from yupana import settings\n"
+        f"s = settings.load({str(repo)!r})\n"
+        "print(json.dumps({'mode': s['config']['policy']['mode'], 'spawned': spawned,"
+        " 'pydantic': 'pydantic' in sys.modules}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert json.loads(done.stdout) == {"mode": "enforce", "spawned": [], "pydantic": False}
+    assert list((env.state / "yupana" / "config").glob("*.snap"))  # and the next hook hits

@@ -1,12 +1,14 @@
 """Configuration for the hot path, in well under a millisecond, without pydantic.
 
-:mod:`yupana.config` (pydantic-settings) is the one settings model. Resolving it costs
-~300 ms, so its result is kept as a *snapshot* keyed by a fingerprint of everything it was
-resolved from: the user and project config files (path, inode, size, mtime, or their
-absence), the ``YUPANA_*`` environment and the settings model itself. A hook stats those
-files, loads the snapshot (marshal) and compares fingerprints. On a miss (an operator
-edited a file) the hook runs ``python -m yupana config snapshot`` once, which validates
-with the real model and rewrites the snapshot; every later hook hits again.
+The configuration is resolved by :mod:`yupana.config_resolve` (standard library only, on
+the schema table of :mod:`yupana.config_schema`) and kept as a *snapshot* keyed by a
+fingerprint of everything it was resolved from: the user and project config files (path,
+inode, size, mtime, or their absence), the ``YUPANA_*__*`` environment and the resolver and
+schema themselves. A hook stats those files, loads the snapshot (marshal) and compares
+fingerprints. On a miss (an operator edited a file, or a fresh state directory) the hook
+resolves in process — ``tomllib`` and a small validator, a few milliseconds — and rewrites
+the snapshot atomically; every later hook hits again. No hook ever waits on another process
+for its configuration.
 
 Errors are snapshotted too, so a broken config costs one resolution, not one per edit.
 """
@@ -19,8 +21,13 @@ import sys
 
 from yupana import paths
 
-RESOLVE_TIMEOUT_SECS = 4.0
-_MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.py")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# What a resolution depends on besides the files: the schema and the resolver.
+_MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "config_validate.py", "config_resolve.py"))
+
+
+# The top-level keys' variables (the schema's non-table keys; tests/test_config.py holds them equal).
+TOP_LEVEL_ENV = ("YUPANA_BASE_REF", "YUPANA_ENABLE_LSP", "YUPANA_ENABLE_CPG", "YUPANA_LANGUAGES")
 
 
 class ConfigError(Exception):
@@ -43,20 +50,25 @@ def fingerprint(root: str, override: str | None = None) -> tuple:
         files = (_stat_key(override),)
     else:
         files = (_stat_key(paths.user_config_file()), _stat_key(paths.project_config_file(root)))
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("YUPANA_") and "__" in k))
-    return (files, env, _stat_key(_MODEL_FILE))
+    env = sorted(f"{k}={v}" for k, v in os.environ.items()
+                 if k.startswith("YUPANA_") and ("__" in k or k in TOP_LEVEL_ENV))
+    # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
+    return (files, _digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES))
+
+
+def _digest(text: str) -> str:
+    try:
+        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
+    return sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def snapshot_path(root: str, override: str | None = None) -> str | None:
     base = paths.state_dir()
     if not base:
         return None
-    try:
-        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
-    except ImportError:  # pragma: no cover - interpreters built without it
-        from hashlib import sha1
-
-    key = sha1(f"{os.path.abspath(root)}\0{override or ''}".encode()).hexdigest()[:20]
+    key = _digest(f"{os.path.abspath(root)}\0{override or ''}")[:20]
     return os.path.join(base, "config", key + ".snap")
 
 
@@ -75,7 +87,7 @@ def load(root: str, override: str | None = None) -> dict:
                 return _unwrap(snap)
         except (OSError, EOFError, ValueError, TypeError, AttributeError):
             pass
-    return _unwrap(_resolve_out_of_process(root, override))
+    return _unwrap(resolve_and_store(root, override, fp))
 
 
 def _unwrap(snap: dict) -> dict:
@@ -84,30 +96,27 @@ def _unwrap(snap: dict) -> dict:
     return snap["resolved"]
 
 
-def _resolve_out_of_process(root: str, override: str | None) -> dict:
-    import subprocess
+def resolve_and_store(root: str, override: str | None, fp: tuple) -> dict:
+    """Resolve in process and write the snapshot; the snapshot dict (``resolved`` or ``error``).
 
-    argv = [sys.executable, "-m", "yupana", "config", "snapshot", "--root", root]
-    if override:
-        argv += ["--config", override]
+    ``fp`` is the fingerprint taken before any file was read (see :func:`write_snapshot`).
+    """
+    from yupana import config_resolve
+
+    resolved, error = None, None
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=RESOLVE_TIMEOUT_SECS, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise ConfigError(f"resolving the configuration took longer than {RESOLVE_TIMEOUT_SECS:g}s") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot run the config resolver: {exc}") from None
-    try:
-        snap = marshal.loads(done.stdout)
-    except (EOFError, ValueError, TypeError):
-        snap = None
-    if not isinstance(snap, dict):
-        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        raise ConfigError(f"config resolver failed (exit {done.returncode}): {tail[0]}")
+        resolved = config_resolve.resolve(root, override)
+    except ConfigError as exc:
+        error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - the snapshot must record, not crash
+        error = f"config resolution failed: {type(exc).__name__}: {exc}"
+    snap = {"fingerprint": fp, "resolved": resolved, "error": error}
+    write_snapshot(root, override, fp, resolved, error)
     return snap
 
 
 def write_snapshot(root: str, override: str | None, fp: tuple, resolved: dict | None, error: str | None) -> bytes:
-    """Write (best effort, atomically) and return the marshalled snapshot. Cold path.
+    """Write (best effort, atomically) and return the marshalled snapshot.
 
     ``fp`` must be the fingerprint taken *before* the files were read, so an edit made
     during resolution invalidates the snapshot instead of hiding behind it.

@@ -1,4 +1,14 @@
-"""``yupana config check|snapshot``: resolve the configuration with the real settings model."""
+"""``yupana config check|snapshot``: the resolved configuration, and every local control compiled.
+
+``check`` resolves the configuration (the same resolver the hooks run), prints every key
+with its value and where it came from, the unknown keys, and then compiles every local
+control the hooks would compile (:mod:`yupana.config_controls`): each broken one is named
+with its file, key and fix. Exit 0 when the configuration resolves and every control
+compiles; 1 on a configuration error or any broken control. ``--json``: docs/configuration.md.
+
+``snapshot`` (kept for tools that called it; hooks resolve in process now) resolves, writes
+the hot-path snapshot and prints it (marshal).
+"""
 
 from __future__ import annotations
 
@@ -6,42 +16,96 @@ import argparse
 import json
 import sys
 
+SCHEMA_VERSION = 1
+EXIT_OK, EXIT_BROKEN = 0, 1
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["check", "snapshot"],
-                        help="check: print the resolved configuration and warnings; "
-                             "snapshot: (used by hooks) resolve and write the hot-path snapshot")
+                        help="check: print the resolved configuration, compile every local control, exit 1 on "
+                             "any error; snapshot: resolve and write the hot-path snapshot (marshal on stdout)")
     parser.add_argument("--root", default=None, help="project root (default: the current directory)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from yupana import config, project_root, settings
+    from yupana import project_root, settings
 
     root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
     override = getattr(args, "config", None)
-    fp = settings.fingerprint(root, override)
-    resolved, error = None, None
-    try:
-        resolved = config.resolve(root, override)
-    except config.ConfigError as exc:
-        error = str(exc)
-    except Exception as exc:  # noqa: BLE001 - the snapshot must record, not crash
-        error = f"config resolution failed: {type(exc).__name__}: {exc}"
-    data = settings.write_snapshot(root, override, fp, resolved, error)
+    snap = settings.resolve_and_store(root, override, settings.fingerprint(root, override))
     if args.action == "snapshot":
-        sys.stdout.buffer.write(data)
-        return 1 if error else 0
-    if error:
-        print(f"yupana: configuration error\n{error}", file=sys.stderr)
-        return 1
-    if getattr(args, "json", False):
-        print(json.dumps(resolved, indent=2, sort_keys=True))
-        return 0
-    for src in resolved["sources"] or [{"layer": "defaults", "path": "(no config file found)"}]:
+        import marshal
+
+        sys.stdout.buffer.write(marshal.dumps(snap))
+        return 1 if snap["error"] else 0
+    as_json = bool(getattr(args, "json", False))
+    report = gather(root, override, snap["error"])
+    if as_json:
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        render(report)
+    return EXIT_OK if report["ok"] else EXIT_BROKEN
+
+
+def gather(root: str, override: str | None, error: str | None) -> dict:
+    """The ``config check --json`` object (docs/configuration.md)."""
+    from yupana import config_controls, config_resolve
+
+    report: dict = {"schema_version": SCHEMA_VERSION, "root": root, "ok": False, "error": error, "config": None,
+                    "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": []}
+    if error is None:
+        try:
+            checked = config_controls.check(root, override)
+        except config_resolve.ConfigError as exc:  # the files changed since the snapshot was written
+            report["error"] = str(exc)
+            return report
+        resolved, read = checked["resolved"], checked["layers"]
+        report.update(config=resolved["config"], sources=resolved["sources"], provenance=resolved["provenance"],
+                      warnings=resolved["warnings"], notes=checked["notes"], findings=checked["findings"],
+                      origins={key: config_resolve.origin(loc, read) for key, loc, _ in flatten(resolved["config"])})
+        report["ok"] = not checked["findings"]
+    return report
+
+
+def flatten(value: object, loc: tuple = ()) -> list[tuple[str, tuple, object]]:
+    """(dotted key, loc, value) for every leaf; arrays of strings stay whole, arrays of tables open."""
+    if isinstance(value, dict) and (value or not loc):
+        out = []
+        for key, sub in value.items():
+            out += flatten(sub, loc + (key,))
+        return out
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        out = []
+        for i, sub in enumerate(value):
+            out += flatten(sub, loc + (i,))
+        return out
+    return [("yupana." + ".".join(str(p) for p in loc), loc, value)]
+
+
+def render(report: dict) -> None:
+    if report["error"]:
+        print(f"yupana: configuration error\n{report['error']}", file=sys.stderr)
+        return
+    for src in report["sources"] or [{"layer": "defaults", "path": "(no config file found)"}]:
         print(f"{src['layer']:<9} {src['path']}")
-    prov = resolved["provenance"]
+    prov = report["provenance"]
     print(f"mode      {prov['effective']} (from {prov['source']})"
           + ("  ⚠ the project file lowered the user's mode" if prov["lowered_by_project"] else ""))
-    for warning in resolved["warnings"]:
+    print("\nresolved configuration (key = value  # where it came from)")
+    for key, _, value in flatten(report["config"]):
+        print(f"  {key} = {json.dumps(value, ensure_ascii=False)}  # {report['origins'][key]}")
+    print()
+    for warning in report["warnings"]:
         print(f"warning   {warning}")
-    return 0
+    for note in report["notes"]:
+        print(f"note      {note}")
+    for found in report["findings"]:
+        shown = "" if found["value"] is None else f" = {json.dumps(found['value'], ensure_ascii=False)}"
+        print(f"error     {found['file']}: {found['key']}{shown}: {found['problem']}")
+        print(f"          fix: {found['fix']}")
+    count = len(report["findings"])
+    if count:
+        print(f"\n{count} broken control{'s' if count != 1 else ''}: the hooks cannot run "
+              f"{'them' if count != 1 else 'it'} as written", file=sys.stderr)
+    else:
+        print("ok        every local control compiles")

@@ -2,6 +2,9 @@
 
 It reports, resolved for the tenant (``--tenant``, else ``$BOBBIN_ROLE``):
 
+* **local controls** — ``ok``, or ``degraded`` with each control of the configuration no
+  hook can run (a malformed glob, a regex RE2 refuses, a query that does not compile, a
+  broken tripwire, an endpoint no refresh can use): the findings of ``yupana config check``;
 * **policy** — the mode and where it came from (default, user or project file,
   ``--config``, environment), the tenant's declared scope (path and target counts, blast
   ceilings) with a ⚠ when ``enforce`` has nothing to enforce a path scope with
@@ -22,7 +25,7 @@ DNS lookup cannot hold the terminal longer), only when the cache is not fresh �
 (then a failed probe turns ``loaded``/``empty`` into ``stale``, as the Rust original's live
 projection does). ``--offline`` never contacts the store.
 
-Exit codes: 0 off / loaded / empty / stale; 3 degraded; 4 the project config lowered the
+Exit codes: 0 off / loaded / empty / stale; 3 degraded (rule set, or local controls); 4 the project config lowered the
 user's mode (3 wins when both apply: the guard not enforcing is the more urgent fact);
 1 a configuration or other error, with the reason on stderr (and in ``--json``).
 Schema and field meanings: docs/status.md.
@@ -103,10 +106,11 @@ def _error(kind: str, message: str, as_json: bool) -> int:
 def gather(root: str, override: str | None, tenant: tuple[str | None, str | None], now: int, *,
            live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
-    from yupana import config, paths, spool
+    from yupana import config_controls, paths, spool
     from yupana.commands import status_health
 
-    resolved = config.resolve(root, override)
+    checked = config_controls.check(root, override)  # the same findings as `yupana config check`
+    resolved = checked["resolved"]
     cfg = resolved["config"]
     name, source = tenant
     rule_set = rule_set_section(cfg, root, now, live)
@@ -128,7 +132,9 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
                   "endpoint": cfg["quipu"]["endpoint"]},
         "policy": policy_section(cfg, name),
         "policy_mode_provenance": resolved["provenance"],
-        "config": {"sources": resolved["sources"], "warnings": resolved["warnings"]},
+        "config": {"sources": resolved["sources"], "warnings": resolved["warnings"],
+                   "controls": {"state": "degraded" if checked["findings"] else "ok",
+                                "findings": checked["findings"], "notes": checked["notes"]}},
         "metrics": {"record_paths": cfg["metrics"]["record_paths"]},
         "rule_set": rule_set,
         "signed_rule_set": {"loaded": False, "state": "never-loaded", "note": SIGNED_NOTE},
@@ -142,8 +148,8 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
 
 
 def exit_code(report: dict) -> int:
-    """3 degraded, else 4 when the project lowered the user's mode, else 0."""
-    if report["rule_set"]["state"] == "degraded":
+    """3 degraded (the rule set, or a broken local control), else 4 when the project lowered the user's mode, else 0."""
+    if report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded":
         return EXIT_DEGRADED
     if report["policy_mode_provenance"].get("lowered_by_project"):
         return EXIT_LOWERED

@@ -17,6 +17,7 @@ def render(report: dict) -> str:
     lines: list[str] = []
     add = _adder(lines)
     _policy(report, add)
+    _local_controls(report, add)
     _rule_set(report, add)
     add("signed rules", f"{report['signed_rule_set']['state']} — {report['signed_rule_set']['note']}")
     _hooks(report, add)
@@ -71,6 +72,20 @@ def _policy(report: dict, add) -> None:
                 "meant to keep fail-open notices out of the user's pane (stderr and spool only), but this version "
                 "does not read it: the notices still appear")
         add("fail-open", f"notify_on_fail_open = false — {read}")
+
+
+def _local_controls(report: dict, add) -> None:
+    controls = report["config"]["controls"]
+    if controls["state"] == "ok":
+        add("controls", "ok — every local control compiles")
+    else:
+        count = len(controls["findings"])
+        add("controls", f"{WARN} DEGRADED — {count} broken local control{'s' if count != 1 else ''} the hooks cannot "
+                        "run as written (exit 3; `yupana config check` for the fixes)")
+        for found in controls["findings"]:
+            add("", f"{found['file']}: {found['key']}: {found['problem']}")
+    for note in controls["notes"]:
+        add("note", note)
 
 
 def _scope_text(policy: dict) -> str:

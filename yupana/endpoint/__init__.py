@@ -19,7 +19,7 @@ from yupana import paths
 from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult, Term
 
 __all__ = ["Deadline", "Endpoint", "EndpointError", "SelectResult", "Term", "bundled_location",
-           "detect_dialect", "open_endpoint"]
+           "check_location", "detect_dialect", "open_endpoint"]
 
 
 def bundled_location() -> str:
@@ -51,15 +51,7 @@ def open_endpoint(quipu: dict, *, allow_bundled: bool = False, deadline: Deadlin
 
         location = endpoint[len("file://"):] if endpoint.startswith("file://") else endpoint[len("file:"):]
         return EmbeddedStore.from_location(location)
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EndpointError("unsupported", f"[yupana.quipu] endpoint {_shown(endpoint)!r} is not an http(s):// URL "
-                                           "or a file: location")
-    if parts.username is not None or parts.password is not None:
-        raise EndpointError("auth", f"[yupana.quipu] endpoint {_shown(endpoint)!r} carries credentials in the URL: "
-                                    "remove them and use auth / auth_user / credentials_env instead")
+    check_location(endpoint)
     dialect = quipu.get("dialect")
     if dialect == "sparql11":
         return _sparql11(endpoint, quipu)
@@ -70,6 +62,24 @@ def open_endpoint(quipu: dict, *, allow_bundled: bool = False, deadline: Deadlin
     if deadline is None:
         deadline = Deadline(2 * (_setting(quipu, "connect_timeout_secs") + _setting(quipu, "request_timeout_secs")))
     return detect_dialect(endpoint, quipu, deadline)
+
+
+def check_location(endpoint: str, what: str = "[yupana.quipu] endpoint") -> None:
+    """EndpointError unless ``endpoint`` is an http(s):// URL with a host and no credentials
+    (``yupana config check`` asks the same question the refresh does)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        host = parts.hostname
+    except ValueError:
+        parts, host = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise EndpointError("unsupported", f"{what} {_shown(endpoint)!r} is not an http(s):// URL "
+                                           "or a file: location")
+    if parts.username is not None or parts.password is not None:
+        raise EndpointError("auth", f"{what} {_shown(endpoint)!r} carries credentials in the URL: "
+                                    "remove them and use auth / auth_user / credentials_env instead")
 
 
 def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:

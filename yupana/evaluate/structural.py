@@ -123,21 +123,50 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
 
 def _compile_rule(rule: dict) -> tuple:
     """(query, match type, pattern, gate or None), compiled; raises RuleError."""
-    from yupana.codegraph import parse
-
     match_type = rule.get("match_type")
     if match_type not in MATCH_TYPES:
         raise RuleError(f"match type {match_type!r} is not one of {', '.join(MATCH_TYPES)}")
+    query = _compile_query(rule)
+    pattern = _compile_regex(rule.get("pattern") or "", "pattern")
+    gate = rule.get("gate")
+    return query, match_type, pattern, (_compile_regex(gate, "gate") if gate else None)
+
+
+def _compile_query(rule: dict) -> "Query":
+    from yupana.codegraph import parse
+
     source = rule.get("query")
     if not isinstance(source, str) or not source.strip():
         raise RuleError("the selector query is empty")
     try:
-        query = parse.query(source)
+        return parse.query(source)
     except parse.QueryError as exc:
         raise RuleError(f"selector query {source!r} does not compile ({exc})") from None
-    pattern = _compile_regex(rule.get("pattern") or "", "pattern")
-    gate = rule.get("gate")
-    return query, match_type, pattern, (_compile_regex(gate, "gate") if gate else None)
+
+
+def problems(rule: dict) -> list[tuple[str, str]]:
+    """(key, what is wrong) for each part of ``rule`` that :func:`evaluate` could not compile.
+
+    The very compile steps a hook takes (``yupana config check`` asks this, so check and hook
+    cannot disagree); the query only for a language this build has a grammar for.
+    """
+    from yupana.codegraph.parse import has_grammar
+
+    steps = [("applies_to", lambda: _applies({}, rule, "")),
+             ("pattern", lambda: _compile_regex(rule.get("pattern") or "", "pattern"))]
+    if rule.get("gate"):
+        steps.append(("gate", lambda: _compile_regex(rule["gate"], "gate")))
+    if rule.get("match_type") not in MATCH_TYPES:
+        steps.append(("match_type", lambda: _compile_rule(rule)))
+    elif has_grammar(rule.get("language")):
+        steps.append(("query", lambda: _compile_query(rule)))
+    found = []
+    for key, step in steps:
+        try:
+            step()
+        except RuleError as exc:
+            found.append((key, str(exc)))
+    return found
 
 
 def _judge(query: "Query", match_type: str, pattern: object, gate: object, tree: "Tree") -> tuple[int, list[dict]]:

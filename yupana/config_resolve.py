@@ -1,0 +1,281 @@
+"""Resolving ``[yupana.*]`` from .bobbin/config.toml, layered, with the standard library only.
+
+Resolution, lowest to highest precedence, merged per key (tables deep-merge; arrays and
+scalars replace):
+
+1. the defaults of :mod:`yupana.config_schema`;
+2. the user file, ``$HOME/.config/bobbin/config.toml``;
+3. the project file, ``<root>/.bobbin/config.toml``;
+4. environment variables ``YUPANA_<TABLE>__<KEY>`` (for example ``YUPANA_POLICY__MODE``;
+   a list or table value is JSON).
+
+``--config PATH`` replaces discovery (2 and 3): the file must exist. Each file is checked on
+its own, so an error names the file, the key and what is allowed (in the words pydantic
+uses: the pydantic-settings model of :mod:`yupana.config` is built from the same schema, and
+a test holds the two to the same answers). Unknown keys are not errors (a newer config must
+not disarm an older binary) but are reported as warnings. A URL carrying ``user:password@``
+is refused, and the error shows it without them.
+
+This runs inside a hook when the snapshot of :mod:`yupana.settings` misses (a file was
+edited): ``tomllib`` is imported only then (~4 ms), nothing else that is costly.
+"""
+
+from __future__ import annotations
+
+import os
+
+from yupana import config_schema as schema
+from yupana import paths
+from yupana.config_validate import validate  # noqa: F401 - part of this module's interface
+from yupana.settings import TOP_LEVEL_ENV, ConfigError
+
+MODE_ORDER = {mode: i for i, mode in enumerate(schema.MODES)}
+CREDENTIALS_HELP = ("remove them from the URL and configure them apart: [yupana.quipu] auth = \"basic\" (with "
+                    "auth_user) or \"bearer\", and the secret in the environment variable named by credentials_env "
+                    "(default YUPANA_SPARQL_SECRET) or the file named by credentials_file (docs/endpoints.md, "
+                    "\"Credentials\")")
+
+
+def read_file(path: str) -> dict:
+    """The ``[yupana]`` table of one TOML file, checked; ConfigError naming the file when unusable."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("yupana", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [yupana] must be a table, found {type(table).__name__}")
+    check(table, path)
+    return table
+
+
+def check(table: dict, source: str) -> dict:
+    """``table`` validated on its own (defaults filled); ConfigError naming ``source`` and each bad key."""
+    errors: list[tuple] = []
+    out = validate(table, schema.SETTINGS, (), errors)
+    if errors:
+        raise ConfigError("\n".join(_explain(loc, msg, got, source) for loc, msg, got in errors))
+    refuse_userinfo(table, lambda key: source)
+    return out
+
+
+def _explain(loc: tuple, msg: str, got: object, source: str) -> str:
+    key = "yupana." + ".".join(str(p) for p in loc)
+    shown = "" if isinstance(got, dict) else f" = {got!r}"
+    return f"{source}: {key}{shown}: {msg}"
+
+
+# ── credentials in URLs ────────────────────────────────────────────────────────────
+
+
+def without_userinfo(url: str) -> tuple[str, bool]:
+    """(``url`` with any ``user:password@`` removed, whether it had one)."""
+    start = url.find("://")
+    if start < 0:
+        return url, False
+    start += 3
+    end = len(url)
+    for sep in "/?#":
+        at = url.find(sep, start)
+        if at != -1 and at < end:
+            end = at
+    at = url.rfind("@", start, end)
+    if at < 0:
+        return url, False
+    return url[:start] + url[at + 1:], True
+
+
+def refuse_userinfo(table: dict, source_of) -> None:
+    """ConfigError when a URL key of ``table`` carries userinfo; the message never shows it."""
+    for section, key in schema.URL_KEYS:
+        value = (table.get(section) or {}).get(key) if isinstance(table.get(section), dict) else None
+        if not isinstance(value, str):
+            continue
+        shown, had = without_userinfo(value.strip())
+        if had:
+            raise ConfigError(f"{source_of((section, key))}: yupana.{section}.{key} = {shown!r} (user:password@ "
+                              "removed here): a URL must not carry credentials — they would reach logs, records "
+                              f"and the user's pane; {CREDENTIALS_HELP}")
+
+
+# ── layering ───────────────────────────────────────────────────────────────────────
+
+
+def deep_merge(low: dict, high: dict) -> dict:
+    """Tables merge key by key; arrays and scalars in ``high`` replace those in ``low``."""
+    out = dict(low)
+    for key, value in high.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def env_var(loc: tuple) -> str:
+    """The environment variable that sets the key at ``loc``."""
+    return "YUPANA_" + "__".join(str(p).upper() for p in loc)
+
+
+def env_overrides() -> tuple[dict, list[str]]:
+    """The ``YUPANA_<TABLE>__<KEY>`` (and top-level ``YUPANA_<KEY>``) variables as a nested table,
+    and warnings for unknown ones."""
+    tree: dict = {}
+    warnings: list[str] = []
+    for var in sorted(os.environ):
+        if not var.startswith("YUPANA_") or ("__" not in var and var not in TOP_LEVEL_ENV):
+            continue
+        parts = var[len("YUPANA_"):].lower().split("__")
+        spec, path = schema.SETTINGS, []
+        for part in parts:
+            sub = None
+            if spec["kind"] == "table":
+                sub = next((s for n, s in spec["fields"].items() if part in (n, s["alias"])), None)
+                key = schema.key_of(part, sub) if sub else part
+            elif spec["kind"] == "map":
+                sub, key = spec["item"], part
+            if sub is None:
+                warnings.append(f"environment variable {var}: unknown key yupana.{'.'.join(path + [part])} (ignored)")
+                break
+            path.append(key)
+            spec = sub
+        else:
+            node = tree
+            for key in path[:-1]:
+                if not isinstance(node.get(key), dict):
+                    node[key] = {}
+                node = node[key]
+            node[path[-1]] = _env_value(var, os.environ[var], spec, path)
+    return tree, warnings
+
+
+def _env_value(var: str, raw: str, spec: dict, path: list) -> object:
+    if spec["kind"] not in ("list_str", "list_table", "map", "table"):
+        return raw
+    from yupana import fastjson
+
+    try:
+        return fastjson.loads(raw)
+    except ValueError as exc:
+        raise ConfigError(f"environment variable {var}: yupana.{'.'.join(path)} takes a JSON "
+                          f"{'array' if spec['kind'].startswith('list') else 'table'} here ({exc})") from None
+
+
+def layers(root: str, override: str | None) -> list[tuple[str, str, dict]]:
+    """(layer, path, checked [yupana] table) for each file read, lowest precedence first."""
+    if override:
+        return [("--config", override, read_file(override))]
+    found = []
+    user = paths.user_config_file()
+    if user and os.path.exists(user):
+        found.append(("user", user, read_file(user)))
+    project = paths.project_config_file(root)
+    if os.path.exists(project):
+        found.append(("project", project, read_file(project)))
+    return found
+
+
+def resolve_layers(root: str, override: str | None = None) -> tuple[dict, list[tuple[str, str, dict]]]:
+    """The snapshot dict (see :func:`resolve`) and the layers it was resolved from."""
+    read = layers(root, override)
+    merged: dict = {}
+    warnings: list[str] = []
+    for _, path, table in read:
+        merged = deep_merge(merged, table)
+        warnings += [f"{path}: unknown key {k} (ignored)" for k in unknown_keys(table)]
+    env_tree, env_warnings = env_overrides()
+    merged = deep_merge(merged, env_tree)
+    errors: list[tuple] = []
+    config = validate(merged, schema.SETTINGS, (), errors)
+    if errors:
+        lines = []
+        for loc, msg, got in errors:
+            var = env_var(loc)
+            lines.append(_explain(loc, msg, got, f"environment variable {var}" if var in os.environ
+                                  else "merged configuration"))
+        raise ConfigError("\n".join(lines))
+    refuse_userinfo(env_tree, lambda key: f"environment variable {env_var(key)}")
+    snap = {
+        "config": config,
+        "sources": [{"layer": layer, "path": path} for layer, path, _ in read],
+        "provenance": _mode_provenance(read, config["policy"]["mode"]),
+        "warnings": warnings + env_warnings,
+    }
+    return snap, read
+
+
+def resolve(root: str, override: str | None = None) -> dict:
+    """The configuration for ``root`` as a plain snapshot dict.
+
+    ``config`` (every key, defaults filled), ``sources`` (the files read), ``provenance``
+    (where the effective mode came from and whether the project lowered the user's mode)
+    and ``warnings`` (unknown keys). Raises ConfigError.
+    """
+    return resolve_layers(root, override)[0]
+
+
+def unknown_keys(table: dict, spec: dict = schema.SETTINGS, prefix: str = "yupana") -> list[str]:
+    """Dotted names of keys the schema does not define (reported, never fatal)."""
+    found: list[str] = []
+    fields = {schema.key_of(n, s): s for n, s in spec["fields"].items()}
+    fields.update({n: s for n, s in spec["fields"].items() if n not in fields})
+    for key, value in table.items():
+        sub = fields.get(key)
+        if sub is None:
+            found.append(f"{prefix}.{key}")
+        elif sub["kind"] == "table" and isinstance(value, dict):
+            found += unknown_keys(value, sub, f"{prefix}.{key}")
+        elif sub["kind"] == "map" and isinstance(value, dict):
+            for name, entry in value.items():
+                if isinstance(entry, dict):
+                    found += unknown_keys(entry, sub["item"], f"{prefix}.{key}.{name}")
+        elif sub["kind"] == "list_table" and isinstance(value, list):
+            for i, entry in enumerate(value):
+                if isinstance(entry, dict):
+                    found += unknown_keys(entry, sub["item"], f"{prefix}.{key}[{i}]")
+    return found
+
+
+def _mode_provenance(read: list[tuple[str, str, dict]], effective: str) -> dict:
+    source = "default"
+    user_mode = None
+    project_mode = None
+    for layer, _, table in read:
+        mode = (table.get("policy") or {}).get("mode")
+        if mode is not None:
+            source = layer
+            if layer == "user":
+                user_mode = mode
+            elif layer == "project":
+                project_mode = mode
+    if os.environ.get("YUPANA_POLICY__MODE"):
+        source = "env"
+    lowered = (user_mode is not None and project_mode is not None
+               and MODE_ORDER[project_mode] < MODE_ORDER[user_mode])
+    return {"effective": effective, "source": source, "user_mode": user_mode, "lowered_by_project": lowered}
+
+
+def origin(loc: tuple, read: list[tuple[str, str, dict]]) -> str:
+    """Where the key at ``loc`` (``("policy", "rules", 0, "pattern")``) got its value."""
+    for depth in range(len(loc), 1, -1):
+        if env_var(loc[:depth]) in os.environ:
+            return f"environment variable {env_var(loc[:depth])}"
+    for _, path, table in reversed(read):
+        node: object = table
+        for part in loc:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+            else:
+                break
+        else:
+            return path
+    return "default"

@@ -1,0 +1,171 @@
+"""The one settings schema: every ``[yupana.*]`` key, its type, default and allowed values.
+
+Plain data, standard library only, so that a hook can resolve a changed configuration in
+process (:mod:`yupana.config_resolve`) in a few milliseconds. The pydantic-settings model
+of :mod:`yupana.config` is *built from* this table; nothing else declares a key.
+
+A field is a dict made by :func:`field`:
+
+* ``kind``: ``str``, ``int``, ``float``, ``bool``, ``enum`` (one of ``choices``),
+  ``list_str``, ``table`` (``fields``; ``name`` is the model's class name), ``map`` (a table
+  of ``item`` tables keyed by any name: ``scopes.<tenant>``) or ``list_table`` (an array of
+  ``item`` tables: ``[[rules]]``);
+* ``default`` (a table's default is all of its fields' defaults), ``required``,
+  ``optional`` (``None`` allowed: the key's unset default), bounds ``ge`` / ``gt`` / ``le``,
+  ``alias`` (the key as written in TOML, when the Python name differs: ``class``).
+
+Merge rule (the same for every key): tables merge key by key; arrays and scalars replace.
+Unknown keys are kept inside tables and dropped at the top level, and are reported.
+"""
+
+from __future__ import annotations
+
+MODES = ("off", "advise", "enforce")
+
+
+def field(kind: str, default: object = None, *, choices: tuple = (), ge: float | None = None,
+          gt: float | None = None, le: float | None = None, optional: bool = False, required: bool = False,
+          alias: str | None = None, fields: dict | None = None, item: dict | None = None,
+          name: str | None = None) -> dict:
+    """One schema entry (see the module doc)."""
+    spec = {"kind": kind, "default": default, "choices": choices, "ge": ge, "gt": gt, "le": le,
+            "optional": optional, "required": required, "alias": alias, "fields": fields, "item": item,
+            "name": name}
+    return spec
+
+
+def table(model_name: str, /, **fields: dict) -> dict:
+    return field("table", fields=fields, name=model_name)
+
+
+def enum(default: str | None, *choices: str, optional: bool = False) -> dict:
+    return field("enum", default, choices=choices, optional=optional)
+
+
+FRESHNESS = table(
+    "Freshness",
+    debounce_ms=field("int", 300, ge=0),
+    heavy_debounce_ms=field("int", 1500, ge=0),
+    lsp_on=enum("save", "save", "change", "off"),
+)
+
+TENANCY = table(
+    "Tenancy",
+    max_overlays=field("int", 32, ge=1),
+    high_fanin_threshold=field("int", 200, ge=1),
+    overlay_eviction=enum("on_session_close", "on_session_close", "lru"),
+)
+
+SERVE = table(
+    "Serve",
+    bind_address=field("str", "127.0.0.1"),
+    mcp_http_port=field("int", 3040, ge=1, le=65535),
+    read_only=field("bool", False),
+    use_daemon=field("bool", False),
+)
+
+QUIPU = table(
+    "Quipu",
+    enabled=field("bool", False),
+    endpoint=field("str", ""),
+    dialect=enum(None, "sparql11", "quipu", optional=True),
+    default_graph=field("str", None, optional=True),
+    update_endpoint=field("str", None, optional=True),  # SPARQL Update URL (sparql11); default: the query URL
+    projection_cache_ttl_secs=field("int", 3600, ge=0),
+    refresh_interval_secs=field("int", 300, ge=0),
+    connect_timeout_secs=field("float", 2.0, gt=0),
+    request_timeout_secs=field("float", 2.0, gt=0),
+    refresh_deadline_secs=field("float", 20.0, gt=0),
+    refresh_backoff_secs=field("int", 60, ge=1),
+    batch_size=field("int", 200, ge=1, le=5000),
+    max_rows=field("int", 10000, ge=1),
+    auth=enum("none", "none", "basic", "bearer"),
+    auth_user=field("str", None, optional=True),
+    credentials_env=field("str", "YUPANA_SPARQL_SECRET"),
+    credentials_file=field("str", None, optional=True),
+    signing_key_path=field("str", "yupana-signing.pk8"),
+    promote_on=field("str", "merge"),
+    branch_model=field("str", "named_graph"),
+    shapes_path=field("str", "shapes/"),
+)
+
+SCOPE = table(
+    "Scope",
+    allow_paths=field("list_str", []),
+    deny_paths=field("list_str", []),
+    max_impacted_symbols=field("int", None, ge=0, optional=True),
+    max_impacted_files=field("int", None, ge=0, optional=True),
+    allow_targets=field("list_str", []),
+    deny_targets=field("list_str", []),
+)
+
+LOCAL_RULE = table(
+    "LocalRule",
+    name=field("str", required=True),
+    language=field("str", required=True),
+    query=field("str", required=True),
+    match_type=field("enum", choices=("must-match", "must-not-match", "must-exist"), required=True),
+    pattern=field("str", required=True),
+    gate=field("str", None, optional=True),
+    applies_to=field("list_str", []),
+    message=field("str", None, optional=True),
+    class_=field("enum", None, choices=("hard", "soft", "escalation"), optional=True, alias="class"),
+    verification_point=enum(None, "PAG", "ATM", "PAA", "tool_layer", "policy_layer", optional=True),
+    backoff_formula=field("str", None, optional=True),
+)
+
+# Loosely typed on purpose: a misconfigured wire is a loud fail-open naming that wire, not a
+# config error that disarms every other check (yupana.evaluate.tripwires); `config check`
+# names it too.
+TRIPWIRE = table(
+    "Tripwire",
+    name=field("str", ""),
+    paths=field("list_str", []),
+    rule=field("str", None, optional=True),
+    effect=field("str", ""),
+    message=field("str", None, optional=True),
+    backoff_secs=field("int", None, optional=True),
+)
+
+POLICY = table(
+    "Policy",
+    mode=enum("off", *MODES),
+    deadline_ms=field("int", 100, ge=1, le=60000),
+    notify_on_fail_open=field("bool", True),
+    max_hops=field("int", 5, ge=0, le=64),
+    verify=field("bool", False),
+    work_item_scope=enum("off", *MODES),
+    action_scope=enum("off", *MODES),
+    disk_advisory=field("bool", True),
+    scopes=field("map", {}, item=SCOPE),
+    rules=field("list_table", [], item=LOCAL_RULE),
+    tripwires=field("list_table", [], item=TRIPWIRE),
+)
+
+METRICS = table(
+    "Metrics",
+    record_paths=enum("off", "off", "relative", "absolute"),
+)
+
+# Every [yupana] key, with the defaults of the interop reference §5.6.
+SETTINGS = table(
+    "Settings",
+    base_ref=field("str", "main"),
+    enable_lsp=field("bool", True),
+    enable_cpg=field("bool", False),
+    languages=field("list_str", ["rust", "typescript", "python", "go", "java", "cpp"]),
+    freshness=FRESHNESS,
+    tenancy=TENANCY,
+    serve=SERVE,
+    quipu=QUIPU,
+    policy=POLICY,
+    metrics=METRICS,
+)
+
+# The keys whose value is a URL: userinfo (user:password@) is refused in each of them.
+URL_KEYS = (("quipu", "endpoint"), ("quipu", "update_endpoint"))
+
+
+def key_of(name: str, spec: dict) -> str:
+    """The key as written in TOML (the alias when there is one)."""
+    return spec["alias"] or name
