@@ -97,6 +97,7 @@ def refresh_now(
     only_if_due: bool = False,
     env: dict | None = None,
     shapes_dir: str | None = None,
+    accept_empty: bool = False,
 ) -> RefreshOutcome:
     """Refresh the projection cache for the configuration of ``root`` (see the module doc).
 
@@ -106,7 +107,9 @@ def refresh_now(
     by the spawning hook. ``only_if_due``: re-check under the lock and skip when the cache
     is no longer due or the back-off is active (the detached worker). ``env`` is passed to
     the projection (``SHANTY_ROOT``/``SHANTY_AGENT``). ``shapes_dir`` replaces the bundled
-    shapes/ for the SHACL gate (a deployment with stricter shapes).
+    shapes/ for the SHACL gate (a deployment with stricter shapes). ``accept_empty``: store
+    a projection that governs nothing over a cache that governed something (``yupana project
+    --accept-empty`` only; :mod:`yupana.projection.empty`).
     """
     started = time.monotonic()
     say = progress or (lambda message: None)
@@ -135,7 +138,7 @@ def refresh_now(
         _prior(outcome, path, key)
         return outcome
     try:
-        return _locked(quipu, key, path, started, say, only_if_due, env, shapes_dir)
+        return _locked(quipu, key, path, started, say, only_if_due, env, shapes_dir, accept_empty)
     finally:
         os.close(fd)
 
@@ -154,7 +157,7 @@ def cache_path_for(configured: str) -> str | None:
 
 
 def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: bool,
-            env: dict | None, shapes_dir: str | None) -> RefreshOutcome:
+            env: dict | None, shapes_dir: str | None, accept_empty: bool = False) -> RefreshOutcome:
     now = int(time.time())
     state = refresh_state.read(path, key)
     outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path)
@@ -167,6 +170,13 @@ def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: 
     try:
         proj, report = _project_and_gate(quipu, say, env, shapes_dir)
         outcome.gate = report
+        from yupana.projection import empty
+
+        refused, warning = empty.check(proj.cache, path, key, accept_empty=accept_empty)
+        if refused:
+            raise _Refused("empty", refused)
+        if warning:
+            outcome.warnings.append(warning)
         body = dict(proj.cache)
         source = body.get("endpoint")
         body["endpoint"] = key

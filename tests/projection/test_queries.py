@@ -125,9 +125,30 @@ def test_render_checks_its_placeholders():
     with pytest.raises(QueryError):
         queries.render("policies_discover", limit=-1, offset=0)
     with pytest.raises(QueryError):
-        queries.render("policies_discover", limit=10)
+        queries.render("grounding_set", limit=10)  # OFFSET missing (discovery pages by key now)
     with pytest.raises(QueryError):
         queries.load("no_such_query")
+
+
+def test_after_is_a_serialised_literal_and_blank_nodes_pass():
+    text = queries.render("policies_discover", limit=10, after='http://x/a" ) } #')
+    assert "FILTER(!isIRI(?s) || STR(?s) > " + queries.serialise_literal('http://x/a" ) } #') + ")" in text
+    assert "OFFSET {" not in queries.load("policies_discover") and text.rstrip().endswith("ORDER BY STR(?s)\nLIMIT 10")
+
+
+def test_counted_keeps_the_prologue_and_embeds_the_select():
+    plain = queries.render("policies_read", values={"s": ["http://x/a"]})
+    wrapped = queries.counted(plain)
+    assert wrapped.startswith(plain[:plain.index("SELECT")])
+    assert wrapped.count("VALUES ?s") == 2 and "COUNT(*) AS ?yupanaRowCount" in wrapped
+    import pyoxigraph
+
+    store = pyoxigraph.Store()
+    store.add(pyoxigraph.Quad(pyoxigraph.NamedNode("http://x/a"), pyoxigraph.NamedNode(
+        "http://www.w3.org/2000/01/rdf-schema#label"), pyoxigraph.Literal("a")))
+    rows = list(store.query(wrapped))
+    counts = [r["yupanaRowCount"].value for r in rows if r["yupanaRowCount"] is not None]
+    assert counts == ["1"] and len(rows) == 2
 
 
 def test_batched():

@@ -10,6 +10,11 @@
   log, ``.fail_next(...)``, ``.policy_outcomes``, ``.delay_secs``). One per test.
 * ``guarded_server(*ttl_paths, basic=(user, password) | None, bearer=None) -> GuardedServer``:
   a SPARQL 1.1 Protocol server that demands credentials (401 otherwise) and logs headers.
+* ``virtuoso_server(max_rows=None) -> VirtuosoServer``: a real Virtuoso (Debian
+  ``virtuoso-opensource``) with its own database directory and virtuoso.ini: stock settings,
+  or ``[SPARQL] ResultSetMaxRows = max_rows``. Session-scoped, one per setting; tests load
+  data into a graph of their own (``.load_turtle(path, graph)``) and read it through
+  ``default_graph``. Skips when Virtuoso is not installed.
 * ``faulty_server(behaviour, **opts) -> str``: the URL of a misbehaving socket server
   (see :mod:`servers.faulty`). One per call.
 
@@ -22,7 +27,7 @@ import os
 
 import pytest
 
-from servers import oxigraph
+from servers import oxigraph, virtuoso
 from servers.faulty import FaultyServer
 from servers.guarded import GuardedServer
 from servers.quipu_server import QuipuServer
@@ -49,6 +54,23 @@ def oxigraph_server(tmp_path_factory):
 
     yield start
     for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def virtuoso_server(tmp_path_factory):
+    if virtuoso.binary() is None or virtuoso.isql_binary() is None:
+        pytest.skip("Virtuoso is not installed (apt-get install virtuoso-opensource; .ci/run installs it as root)")
+    started: dict[int | None, virtuoso.VirtuosoServer] = {}
+
+    def start(max_rows: int | None = None) -> virtuoso.VirtuosoServer:
+        if max_rows not in started:
+            where = str(tmp_path_factory.mktemp("virtuoso"))
+            started[max_rows] = virtuoso.VirtuosoServer(where, max_rows=max_rows).start()
+        return started[max_rows]
+
+    yield start
+    for server in started.values():
         server.stop()
 
 

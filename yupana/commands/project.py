@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-refresh", action="store_true",
                         help="--dump without first projecting the bundled catalogue")
     parser.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
+    parser.add_argument("--accept-empty", action="store_true",
+                        help="store the answer even if it governs nothing while the cache it replaces governs rules "
+                             "(refused otherwise: docs/refresh.md)")
     parser.add_argument("--wait", type=float, default=None,
                         help="seconds to wait for a refresh that is already running (default: the refresh deadline)")
 
@@ -55,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dump:
         return _dump(root, override, args.format or ("json" if as_json else "table"), args.no_refresh,
                      args.wait, bool(getattr(args, "quiet", False)))
-    outcome = _refresh(root, override, args.wait, quiet=bool(getattr(args, "quiet", False)))
+    outcome = _refresh(root, override, args.wait, quiet=bool(getattr(args, "quiet", False)),
+                       accept_empty=bool(getattr(args, "accept_empty", False)))
     if as_json:
         print(json.dumps(_outcome_json(outcome), indent=2, sort_keys=True))
     return _report(outcome, print_table=not as_json)
@@ -64,14 +68,15 @@ def run(args: argparse.Namespace) -> int:
 # ── refresh ─────────────────────────────────────────────────────────────────────────
 
 
-def _refresh(root: str, override: str | None, wait: float | None, quiet: bool = False):
+def _refresh(root: str, override: str | None, wait: float | None, quiet: bool = False, accept_empty: bool = False):
     from yupana import refresher
 
     ticker = _Progress(enabled=not quiet)
     if wait is None:
         wait = _deadline_secs(root, override) + 5.0
     try:
-        return refresher.refresh_now(root, override, progress=ticker.stage, allow_bundled=True, lock_wait_secs=wait)
+        return refresher.refresh_now(root, override, progress=ticker.stage, allow_bundled=True, lock_wait_secs=wait,
+                                     accept_empty=accept_empty)
     finally:
         ticker.stop()
 
@@ -141,6 +146,10 @@ def summary_lines(outcome) -> list[str]:
     lines.append(f"rule set digest {outcome.digest}{gate_note}")
     for notice in outcome.notices:
         lines.append(f"notice: {notice}")
+    from yupana.projection.empty import governed_rules
+
+    if outcome.counts and governed_rules(outcome.counts) == 0:
+        lines.append("WARNING: the catalogue is EMPTY: no governed rule is enforced (see the warning on stderr)")
     return lines
 
 

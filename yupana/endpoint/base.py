@@ -39,6 +39,8 @@ class SelectResult:
     # Things the server told us that a human should know (for example quipu withholding
     # subclass inference for a constant type). Never errors: those raise.
     notices: list[str] = field(default_factory=list)
+    # The row cap the server said it applies (Virtuoso's ``X-SPARQL-MaxRows``), if any.
+    row_cap: int | None = None
 
 
 class EndpointError(Exception):
@@ -88,6 +90,11 @@ class Endpoint:
     identity: str = ""
     #: "sparql11" | "quipu" | "embedded"
     dialect: str = ""
+    #: Whether the projection must prove each answer complete itself, by asking the store
+    #: for its row count in the same query (:func:`yupana.projection.queries.counted`):
+    #: true for SPARQL 1.1 stores, which may cap rows without saying so; quipu proves
+    #: completeness with its ``truncated`` flag, the embedded store has no cap.
+    counted_reads: bool = False
 
     def select(self, query: str, deadline: Deadline) -> SelectResult:  # pragma: no cover - interface
         raise NotImplementedError

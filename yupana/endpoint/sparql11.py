@@ -23,8 +23,12 @@ from yupana.endpoint.results import parse_boolean, parse_select
 ACCEPT_RESULTS = "application/sparql-results+json"
 
 
+MAX_ROWS_HEADER = "x-sparql-maxrows"
+
+
 class Sparql11Endpoint(Endpoint):
     dialect = "sparql11"
+    counted_reads = True
 
     def __init__(self, url: str, *, default_graph: str | None = None, update_url: str | None = None,
                  connect_timeout: float = 2.0, request_timeout: float = 2.0,
@@ -43,8 +47,12 @@ class Sparql11Endpoint(Endpoint):
         return self._http.requests
 
     def select(self, query: str, deadline: Deadline) -> SelectResult:
-        doc = self._query(query, deadline, "a SPARQL query")
-        return parse_select(doc, self.url)
+        reply = self._query_reply(query, deadline, "a SPARQL query")
+        result = parse_select(parse_json(reply, "a SPARQL query"), self.url)
+        result.row_cap = _row_cap(reply)
+        if result.row_cap is not None and len(result.rows) >= result.row_cap:
+            raise capped_error(self.url, len(result.rows), None, result.row_cap)
+        return result
 
     def ask(self, query: str, deadline: Deadline) -> bool:
         """An ASK query's answer."""
@@ -62,6 +70,9 @@ class Sparql11Endpoint(Endpoint):
         self._http.close()
 
     def _query(self, query: str, deadline: Deadline, what: str) -> object:
+        return parse_json(self._query_reply(query, deadline, what), what)
+
+    def _query_reply(self, query: str, deadline: Deadline, what: str) -> Reply:
         form = {"query": query}
         if self.default_graph:
             form["default-graph-uri"] = self.default_graph
@@ -69,7 +80,28 @@ class Sparql11Endpoint(Endpoint):
                                 headers={"Accept": ACCEPT_RESULTS})
         if not 200 <= reply.status < 300:
             raise status_error(reply, what)
-        return parse_json(reply, what)
+        return reply
+
+
+def _row_cap(reply: Reply) -> int | None:
+    value = reply.headers.get(MAX_ROWS_HEADER, "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def capped_error(url: str, received: int, expected: int | None, cap: int | None, *, fix: str = "") -> EndpointError:
+    """The answer was cut by the store's row cap: say so, name the setting and what to do.
+
+    ``expected`` is the row count the store itself gave for the full answer (when known);
+    ``cap`` the cap it announced (``X-SPARQL-MaxRows``), when it did.
+    """
+    of = f" of the {expected} rows of the full answer" if expected is not None else ""
+    said = (f" (it announced X-SPARQL-MaxRows: {cap})" if cap is not None
+            else " without saying so (no X-SPARQL-MaxRows header)")
+    lower = (f"[yupana.quipu] {fix}" if fix
+             else "[yupana.quipu] batch_size (batched reads) or max_rows (paged discovery: at most the cap)")
+    return EndpointError("truncated", f"{url} returned only {received} rows{of}: the store caps result rows{said}. "
+                                      "A partial catalogue is never used, so nothing was stored — raise the store's "
+                                      f"row cap (Virtuoso: [SPARQL] ResultSetMaxRows in virtuoso.ini) or lower {lower}")
 
 
 def status_error(reply: Reply, what: str, endpoint_key: str = "endpoint") -> EndpointError:

@@ -6,9 +6,12 @@ this module fills, and nothing else ever touches the text:
 * ``{{VALUES ?var}}`` — a ``VALUES ?var { … }`` block of terms, each serialised by
   :func:`serialise_term` (IRIs validated and written ``<…>``, literals escaped per the
   SPARQL grammar); a value that cannot be written safely raises :class:`TermError`;
-* ``{{LIMIT}}`` / ``{{OFFSET}}`` — non-negative integers (paged discovery).
+* ``{{LIMIT}}`` / ``{{OFFSET}}`` — non-negative integers (paged reads);
+* ``{{AFTER ?var}}`` — ``FILTER(!isIRI(?var) || STR(?var) > "…")`` with the last key of the previous page
+  serialised as a literal (keyset paging of discovery: no large sorted OFFSET).
 
 Strings are never pasted into query text: there is no other substitution.
+:func:`counted` wraps a rendered query so the same answer carries its own row count.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from yupana import paths
 from yupana.endpoint.base import Term
 
-_PLACEHOLDER = re.compile(r"\{\{\s*(VALUES\s+\?([A-Za-z_][A-Za-z0-9_]*)|LIMIT|OFFSET)\s*\}\}")
+_PLACEHOLDER = re.compile(r"\{\{\s*(VALUES\s+\?([A-Za-z_][A-Za-z0-9_]*)|AFTER\s+\?([A-Za-z_][A-Za-z0-9_]*)|LIMIT|OFFSET)"
+                          r"\s*\}\}")
+#: The variable :func:`counted` binds to the answer's row count.
+COUNT_VAR = "yupanaRowCount"
+_SELECT_LINE = re.compile(r"^\s*SELECT\b", re.MULTILINE | re.IGNORECASE)
 _VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _LANG = re.compile(r"[A-Za-z]+(?:-[A-Za-z0-9]+)*\Z")
@@ -127,8 +134,9 @@ def values_block(var: str, terms: Iterable[Term | str]) -> str:
 
 
 def render(name: str, *, values: dict[str, Sequence[Term | str]] | None = None,
-           limit: int | None = None, offset: int | None = None) -> str:
-    """``queries/<name>.rq`` with its placeholders filled; every placeholder must be given."""
+           limit: int | None = None, offset: int | None = None, after: str = "") -> str:
+    """``queries/<name>.rq`` with its placeholders filled; every placeholder must be given
+    (``after`` defaults to ``""``, before every key: the first page)."""
     values = values or {}
     used: set[str] = set()
 
@@ -139,6 +147,9 @@ def render(name: str, *, values: dict[str, Sequence[Term | str]] | None = None,
                 raise QueryError(f"query {name}: no values given for ?{var}")
             used.add(var)
             return values_block(var, values[var])
+        if match.group(3):
+            key = match.group(3)  # a blank node passes on every page, so discovery sees (and refuses) it
+            return f"FILTER(!isIRI(?{key}) || STR(?{key}) > {serialise_literal(after)})"
         number = limit if match.group(1) == "LIMIT" else offset
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
             raise QueryError(f"query {name}: {match.group(1)} needs a non-negative integer, got {number!r}")
@@ -149,6 +160,24 @@ def render(name: str, *, values: dict[str, Sequence[Term | str]] | None = None,
     if unused:
         raise QueryError(f"query {name}: has no VALUES placeholder for {sorted(unused)}")
     return text
+
+
+def counted(query: str) -> str:
+    """``query`` (a rendered SELECT) made to carry its own row count: the same SELECT as a
+    subquery, UNIONed with ``SELECT (COUNT(*) AS ?yupanaRowCount)`` over it.
+
+    A complete answer holds exactly one row binding ``?yupanaRowCount`` and that many other
+    rows. A store that cuts the answer at a row cap (Virtuoso's ``ResultSetMaxRows``)
+    either drops rows (fewer than the count) or the count row itself (no count): both are
+    visible, whatever order the store returns the union in. The prologue (``PREFIX`` /
+    ``BASE``) stays in front; the SELECT, with its modifiers, is embedded verbatim.
+    """
+    found = _SELECT_LINE.search(query)
+    if found is None:
+        raise QueryError("counted(): the query has no SELECT line")
+    prologue, select = query[:found.start()], query[found.start():].strip()
+    return (f"{prologue}SELECT * WHERE {{\n  {{ SELECT (COUNT(*) AS ?{COUNT_VAR}) WHERE {{ {{\n{select}\n  }} }} }}\n"
+            f"  UNION\n  {{\n{select}\n  }}\n}}\n")
 
 
 def batched(items: Sequence, size: int) -> Iterator[Sequence]:

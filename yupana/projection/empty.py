@@ -1,0 +1,70 @@
+"""An empty answer never silently replaces a catalogue that governed something. Cold path.
+
+A store that answers with no governed rules at all — a wrong or missing ``default_graph``,
+an empty or half-reloaded store, another endpoint behind the same URL — looks exactly
+like a catalogue whose rules were all retired, and caching it switches governed policy
+off everywhere. So a refresh whose projection governs nothing, where the cache it would
+replace governs something, is **refused** (error kind ``empty``; the prior cache keeps
+serving) unless the operator accepts it for this one run (``yupana project
+--accept-empty``). The background refresh worker never accepts it: an empty catalogue
+reaches the hooks only by a person's explicit choice.
+
+When there is nothing to protect (no prior cache, or the prior one was empty too) the
+empty projection is stored, and the refresh says so loudly (a warning on stderr and in
+``yupana project``'s summary; ``yupana status`` shows the rule set as ``empty``).
+"""
+
+from __future__ import annotations
+
+#: The planes whose entries govern edits and commands (docs/cache-format.md "counts").
+GOVERNED = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies")
+
+ACCEPT_FLAG = "--accept-empty"
+
+
+def governed_rules(counts: dict | None) -> int:
+    """How many governed rules a cache's ``counts`` holds (0 for a missing or odd table)."""
+    if not isinstance(counts, dict):
+        return 0
+    return sum(v for v in (counts.get(plane) for plane in GOVERNED) if isinstance(v, int) and not isinstance(v, bool))
+
+
+def _prior_counts(path: str, key: str) -> dict | None:
+    """The counts of the cache this refresh would replace (None: none for this endpoint)."""
+    from yupana import cache
+
+    found, miss = cache.read(path, hot=False)
+    if miss or not isinstance(found, dict) or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
+        return None
+    return found.get("counts") if isinstance(found.get("counts"), dict) else None
+
+
+def check(projected: dict, path: str, key: str, *, accept_empty: bool) -> tuple[str | None, str | None]:
+    """``(refusal, warning)`` for storing ``projected`` (a cache dict) at ``path``.
+
+    ``refusal`` (the message of an ``empty`` failure) when the projection governs nothing
+    but the prior cache for ``key`` governs something and ``accept_empty`` is false;
+    otherwise ``warning`` is set whenever the projection governs nothing.
+    """
+    if governed_rules(projected.get("counts")) > 0:
+        return None, None
+    prior = _prior_counts(path, key)
+    before = governed_rules(prior)
+    endpoint = projected.get("endpoint") or key
+    if before > 0 and not accept_empty:
+        return (f"the store answered with no governed rules at all, but the cache it would replace governs {before} "
+                f"({_shown(prior)}); refusing to switch governed policy off. Likely causes: a wrong or missing "
+                f"[yupana.quipu] default_graph, an empty or half-loaded store, or the wrong endpoint ({endpoint}). "
+                f"If the catalogue really is empty now, run `yupana project {ACCEPT_FLAG}` once"), None
+    if before > 0:
+        return None, (f"accepted an empty catalogue ({ACCEPT_FLAG}): it replaces {before} governed rules "
+                      f"({_shown(prior)}); hooks now enforce no governed rule from {endpoint}")
+    return None, (f"EMPTY CATALOGUE: {endpoint} holds no governed rules (no policies, text rules, grounded rules, "
+                  "tripwires or host-memory policies), so no governed rule is enforced — check [yupana.quipu] "
+                  "endpoint and default_graph, and that the store is loaded")
+
+
+def _shown(counts: dict | None) -> str:
+    counts = counts or {}
+    return ", ".join(f"{plane.replace('_', ' ')} {counts[plane]}" for plane in GOVERNED
+                     if isinstance(counts.get(plane), int) and counts[plane])
