@@ -153,6 +153,8 @@ def run(p: "Parser", source: bytes, old_tree: "Tree | None" = None) -> "Tree":
         return time.monotonic() > at
 
     try:
+        if old_tree is None:
+            return p.parse(read, progress_callback=progress)
         return p.parse(read, old_tree, progress_callback=progress)
     except ValueError:  # "Parsing failed": the progress callback cancelled it
         p.reset()
