@@ -317,9 +317,13 @@ def test_a_blown_deadline_names_the_checks_it_left_unknown(env, repo, store):
     deadline = stage(report, "deadline")
     assert deadline["state"] == "unknown" and "1 ms ran out before the" in deadline["why"]
     assert [f["id"] for f in deadline["findings"]] == ["deadline"]
-    assert report["decision"] == "notify" and "UNKNOWN" in report["stdout"]  # the scope would have denied
+    # the path-only checks ran first: the scope's deny stands, and the notice rides with it
+    assert report["decision"] == "deny" and "UNKNOWN" in report["stdout"]
+    order = [s["stage"] for s in report["stages"]]
+    assert order.index("scope") < order.index("deadline") and order.index("tripwires") < order.index("deadline")
     missed = {m["stage"] for m in report["not_reached"]}
-    assert {"scope", "tripwires"} <= missed and all(m["file"] == "src/lib.rs" for m in report["not_reached"])
+    assert {"verify", "blast radius", "rule tripwires"} <= missed and not {"scope", "tripwires"} & missed
+    assert all(m["file"] == "src/lib.rs" for m in report["not_reached"])
     assert [r["stage"] for r in report["records"] if r.get("fail_kind") == "deadline"] == [
         deadline["why"].split("before the ")[1].split(" check")[0]]
 

@@ -1,26 +1,36 @@
-"""deadline_ms bounds the analysis: a blown budget is an allow with a once-per-session UNKNOWN notice."""
+"""deadline_ms bounds the analysis, never the decisive path-only checks (issue 9 §2).
+
+A blown budget leaves the expensive checks UNKNOWN: a ``deadline`` constraint and a
+``fail_open`` record naming the stage that was cut on every invocation, the notice once per
+session. Declared path scope, path-only tripwires and throttle records run first and a deny
+they reach stands, however large the edit.
+"""
 
 from __future__ import annotations
+
+import json
 
 from guard_kit import Repo, hook, text_rule, write_cache
 
 ENDPOINT = "http://127.0.0.1:9"
+SLOW_RULES = [text_rule(f"r{i}", rf"zq{i}\d{{40}}", tier="warn") for i in range(3000)]  # admitted, never matching
 
 
-def _config(deadline_ms: int) -> str:
-    return (f'[yupana.policy]\nmode = "enforce"\ndeadline_ms = {deadline_ms}\n'
-            '[yupana.policy.scopes.polecat-3]\ndeny_paths = ["src/config.rs"]\n'
+def _config(deadline_ms: int, deny: str = "src/config.rs", verify: bool = False, extra: str = "") -> str:
+    return (f'[yupana.policy]\nmode = "enforce"\ndeadline_ms = {deadline_ms}\nverify = {str(verify).lower()}\n'
+            f'[yupana.policy.scopes.polecat-3]\ndeny_paths = ["{deny}"]\n{extra}'
             f'[yupana.quipu]\nenabled = true\nendpoint = "{ENDPOINT}"\ndialect = "quipu"\n')
 
 
-def test_blown_deadline_allows_with_unknown_notice_once_per_session(env, tmp_path):
-    # 3000 rules whose prefilter admits the edit and whose regexes do not match: slow, and clean
-    write_cache(env, ENDPOINT, text_rules=[text_rule(f"r{i}", rf"zq{i}\d{{40}}", tier="warn") for i in range(3000)])
-    repo = Repo(tmp_path / "repo", env).config(_config(60000))
-    payload = repo.payload(rel="src/config.rs", new_string="zq1 zq2")
-    assert hook(env, payload, "--tenant", "polecat-3").denied  # with time to spare, the scope denies
+def _huge(size: int) -> str:
+    line = "fn f() { let zq1 = 1; let zq2 = 2; }\n"
+    return line * (size // len(line))
 
-    repo.config(_config(1))
+
+def test_blown_deadline_leaves_the_analysis_unknown_with_a_notice_once_per_session(env, tmp_path):
+    write_cache(env, ENDPOINT, text_rules=SLOW_RULES)
+    repo = Repo(tmp_path / "repo", env).config(_config(1, deny="vendor/**"))
+    payload = repo.payload(rel="src/config.rs", new_string="zq1 zq2")
     first = hook(env, payload, "--tenant", "polecat-3")
     assert not first.denied and "deadline" in first.message and "UNKNOWN" in first.message
     second = hook(env, payload, "--tenant", "polecat-3")
@@ -28,5 +38,50 @@ def test_blown_deadline_allows_with_unknown_notice_once_per_session(env, tmp_pat
     guard = env.records("guard")[-1]
     assert guard["result"] == "allow"
     assert {"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"} in guard["constraints"]
+    # every cut edit gets its own record, the notice is once per session
     assert [r["fail_kind"] for r in env.records("fail_open")] == ["deadline", "deadline"]
-    assert env.records("fail_open")[0]["stage"] in ("verify", "scope")
+
+
+def test_a_denied_path_is_denied_however_large_the_write_and_tight_the_deadline(env, tmp_path):
+    write_cache(env, ENDPOINT, text_rules=SLOW_RULES)
+    repo = Repo(tmp_path / "repo", env).config(_config(5, verify=True))
+    for size in (200_000, 2_000_000):
+        payload = repo.payload("Write", rel="src/config.rs", content=_huge(size), session=f"s{size}")
+        done = hook(env, payload, "--tenant", "polecat-3")
+        assert done.denied and "deny_paths `src/config.rs`" in done.reason, (size, done)
+        guard = env.records("guard")[-1]
+        assert guard["result"] == "deny"
+        assert any(c["id"] == "scope-declared:polecat-3" and c["response"] == "blocked" for c in guard["constraints"])
+
+
+def test_a_path_only_deny_tripwire_stands_on_a_huge_edit(env, tmp_path):
+    write_cache(env, ENDPOINT, text_rules=SLOW_RULES)
+    wire = '[[yupana.policy.tripwires]]\nname = "auth"\npaths = ["src/auth/**"]\neffect = "deny"\n'
+    repo = Repo(tmp_path / "repo", env).config(_config(5, deny="vendor/**", extra=wire))
+    done = hook(env, repo.payload("Write", rel="src/auth/keys.rs", content=_huge(2_000_000)), "--tenant", "polecat-3")
+    assert done.denied and "tripwire `auth`" in done.reason
+    assert [r["name"] for r in env.records("tripwire")] == ["auth"]
+
+
+def test_a_throttle_is_recorded_on_a_huge_edit_past_the_deadline(env, tmp_path):
+    write_cache(env, ENDPOINT, text_rules=SLOW_RULES)
+    wire = '[[yupana.policy.tripwires]]\nname = "hot"\npaths = ["src/core.rs"]\neffect = "throttle"\nbackoff_secs = 300\n'
+    repo = Repo(tmp_path / "repo", env).config(_config(5, deny="vendor/**", extra=wire))
+    hook(env, repo.payload("Write", rel="src/core.rs", content=_huge(2_000_000)), "--tenant", "polecat-3")
+    [throttle] = env.records("throttle")
+    assert throttle["constraint_id"] == "tripwire:hot" and throttle["backoff_secs"] == 300
+    lines = [json.loads(x) for x in (env.state / "yupana" / "throttles.jsonl").read_text().splitlines()]
+    assert lines[0]["scope"] == str(repo.root)
+
+
+def test_every_cut_edit_is_recorded_and_the_notice_names_the_stage_really_cut(env, tmp_path):
+    write_cache(env, ENDPOINT, text_rules=SLOW_RULES)
+    repo = Repo(tmp_path / "repo", env).config(_config(1, deny="vendor/**", verify=False))
+    payload = repo.payload(rel="src/config.rs", new_string="zq1 zq2")
+    first = hook(env, payload, "--tenant", "polecat-3")
+    hook(env, payload, "--tenant", "polecat-3")
+    assert "verify" not in first.message  # verify is off: it cannot be what was cut
+    stages = [r["stage"] for r in env.records("fail_open") if r["fail_kind"] == "deadline"]
+    assert len(stages) == 2 and set(stages) <= {"governed", "text rules"}
+    assert stages[0] in first.message
+    assert all(any(c["id"] == "deadline" for c in g["constraints"]) for g in env.records("guard"))

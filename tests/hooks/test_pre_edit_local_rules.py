@@ -48,7 +48,9 @@ def test_advise_notifies_and_short_circuits(env, repo):
     repo.config(_config("advise", SCOPE))
     result = hook(env, _edit(repo, "src/secret.rs", "// ABC-12\nfn a() {}"), "--tenant", "polecat-3")
     assert not result.denied and "local rules" in result.message and "enforce would deny" in result.message
-    assert [c["id"] for c in env.records("guard")[-1]["constraints"]] == ["no-ticket-in-comment"]
+    # the path scope runs first (issue 9 §2) and is recorded; the local rule still short-circuits the rest
+    assert [c["id"] for c in env.records("guard")[-1]["constraints"]] == ["scope-declared:polecat-3",
+                                                                          "no-ticket-in-comment"]
 
 
 def test_soft_rule_does_not_shadow_a_scope_deny(env, repo):

@@ -11,11 +11,21 @@ load in ~2-4 ms, plus ~5 ms for what the binding's own init imports (``re`` for 
 predicates, ``enum`` for its LogType). :func:`_binding` finds each extension through the
 normal path finder and loads it without running its package ``__init__``; any failure falls
 back to the ordinary import, so correctness never depends on the shortcut.
+
+**The deadline.** A hook binds its ``deadline_at`` (:func:`bind_deadline`, a
+``time.monotonic()`` instant); from then on every parse in this process runs through the
+parser's read callback with a progress callback that cancels it once the instant has
+passed, raising :class:`Cancelled` — a 10 MB buffer stops within a millisecond of the
+deadline instead of taking a second and a half. (py-tree-sitter ignores the progress
+callback for a plain bytestring, hence the read callback; the query cursor's own progress
+callback crashes the 0.26 binding, so queries are bounded by byte windows instead, see
+:func:`captures`.)
 """
 
 from __future__ import annotations
 
 import sys
+import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -38,6 +48,23 @@ LANGUAGE_BY_EXT = {
 GRAMMARS = ("rust",)
 
 _state: dict = {}
+READ_CHUNK = 1 << 16  # bytes handed to tree-sitter per read callback under a deadline
+QUERY_WINDOW = 1 << 16  # bytes of the tree a bounded query visits between deadline checks
+
+
+class Cancelled(TimeoutError):
+    """A parse or query stopped at the bound deadline: its answer is UNKNOWN, not clean."""
+
+
+def bind_deadline(deadline_at: float | None) -> None:
+    """Bound every later parse and query in this process by ``deadline_at`` (None: unbounded)."""
+    _state["deadline_at"] = deadline_at
+
+
+def _check_deadline() -> None:
+    at = _state.get("deadline_at")
+    if at is not None and time.monotonic() > at:
+        raise Cancelled("the deadline ran out while tree-sitter was working")
 
 
 def language_for_path(path: str) -> str | None:
@@ -108,8 +135,32 @@ def parser() -> "Parser":
 
 def parse(source: bytes, old_tree: "Tree | None" = None) -> "Tree":
     """Parse ``source`` (bytes); ``old_tree`` (already ``edit``-ed) makes it incremental."""
-    p = parser()
-    return p.parse(source, old_tree) if old_tree is not None else p.parse(source)
+    return run(parser(), source, old_tree)
+
+
+def run(p: "Parser", source: bytes, old_tree: "Tree | None" = None) -> "Tree":
+    """``p.parse(source)``, cancelled at the bound deadline (raises :class:`Cancelled`)."""
+    at = _state.get("deadline_at")
+    if at is None:
+        return p.parse(source, old_tree) if old_tree is not None else p.parse(source)
+    _check_deadline()
+    view = memoryview(source)
+
+    def read(offset: int, _point) -> bytes:
+        return bytes(view[offset:offset + READ_CHUNK])
+
+    def progress(_offset: int, _has_error: bool) -> bool:
+        return time.monotonic() > at
+
+    try:
+        if old_tree is None:
+            return p.parse(read, progress_callback=progress)
+        return p.parse(read, old_tree, progress_callback=progress)
+    except ValueError:  # "Parsing failed": the progress callback cancelled it
+        p.reset()
+        if time.monotonic() > at:
+            raise Cancelled("the deadline ran out while tree-sitter was parsing") from None
+        raise
 
 
 class QueryError(ValueError):
@@ -132,10 +183,28 @@ def query(source: str) -> "Query":
 
 def captures(q: "Query", node: "Node", start_byte: int | None = None, end_byte: int | None = None) -> dict:
     """``{capture name: [nodes]}`` of query ``q`` under ``node`` (optionally a byte range)."""
-    cursor = api().QueryCursor(q)
-    if start_byte is not None:
-        cursor.set_byte_range(start_byte, end_byte)
-    return cursor.captures(node)
+    if _state.get("deadline_at") is None or node.end_byte - node.start_byte <= QUERY_WINDOW:
+        cursor = api().QueryCursor(q)
+        if start_byte is not None:
+            cursor.set_byte_range(start_byte, end_byte)
+        _check_deadline()
+        return cursor.captures(node)
+    # Bounded: one byte window at a time, the deadline checked between windows. A node
+    # crossing a window boundary is captured by each window it touches: de-duplicated by id.
+    lo = node.start_byte if start_byte is None else max(start_byte, node.start_byte)
+    hi = node.end_byte if end_byte is None else min(end_byte, node.end_byte)
+    out: dict = {}
+    seen: set = set()
+    for at in range(lo, max(hi, lo + 1), QUERY_WINDOW):
+        _check_deadline()
+        cursor = api().QueryCursor(q)
+        cursor.set_byte_range(at, min(at + QUERY_WINDOW, hi))
+        for name, nodes in cursor.captures(node).items():
+            for n in nodes:
+                if (name, n.id) not in seen:
+                    seen.add((name, n.id))
+                    out.setdefault(name, []).append(n)
+    return out
 
 
 def matches(q: "Query", node: "Node", start_byte: int | None = None, end_byte: int | None = None) -> list:
@@ -143,4 +212,5 @@ def matches(q: "Query", node: "Node", start_byte: int | None = None, end_byte: i
     cursor = api().QueryCursor(q)
     if start_byte is not None:
         cursor.set_byte_range(start_byte, end_byte)
+    _check_deadline()
     return cursor.matches(node)

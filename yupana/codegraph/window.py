@@ -73,7 +73,7 @@ def parse_windows(new: bytes, spans: list[tuple[int, int]]) -> "Tree":
         ranges.append(ts.Range(_point(new, s), _point(new, e), s, e))
     p = ts.Parser(parse.language())
     p.included_ranges = ranges
-    return p.parse(new)
+    return parse.run(p, new)
 
 
 def _point(data: bytes, offset: int) -> tuple[int, int]:

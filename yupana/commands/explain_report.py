@@ -13,7 +13,7 @@ from yupana.commands.explain_trace import Trace
 
 SCHEMA_VERSION = 1
 INTRODUCED_SHOWN = 400  # characters of introduced text quoted per file
-PER_FILE_STAGES = ("local rules", "governed", "verify", "scope", "tripwires")
+PER_FILE_STAGES = ("scope", "tripwires", "local rules", "governed", "verify", "blast radius", "rule tripwires")
 SETTINGS = {"mode": ("policy", "mode"), "deadline_ms": ("policy", "deadline_ms"), "verify": ("policy", "verify"),
             "work_item_scope": ("policy", "work_item_scope"), "action_scope": ("policy", "action_scope"),
             "disk_advisory": ("policy", "disk_advisory"), "quipu.enabled": ("quipu", "enabled"),

@@ -68,7 +68,10 @@ def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadli
     cid = f"blast:{tenant}"
     max_sym = scope.get("max_impacted_symbols")
     max_files = scope.get("max_impacted_files")
-    result = blast.measure(edit, root, max_hops, deadline_at, limit_symbols=max_sym, limit_files=max_files)
+    try:
+        result = blast.measure(edit, root, max_hops, deadline_at, limit_symbols=max_sym, limit_files=max_files)
+    except TimeoutError:  # a parse cancelled at the deadline (yupana.codegraph.parse.Cancelled)
+        result = blast.Unmeasured("deadline", "the deadline ran out while tree-sitter was parsing")
     if not hasattr(result, "symbols"):
         return Finding(cid, "scope",
                        f"blast radius of the edit to {rel} was UNMEASURED ({result.kind}: {result.reason}); "

@@ -19,6 +19,8 @@ the hook wraps each local rule the same way. The rule semantics are the Rust ori
 A query, pattern, gate or glob that does not compile gives that policy an UNKNOWN finding
 carrying ``extra["error"]`` (naming the policy and what failed); the hook turns it into the
 loud fail-open ``projection-rules`` (governed) or ``rules`` (local). Other policies still run.
+When the deadline bound by the hook (:func:`yupana.codegraph.parse.bind_deadline`) runs out
+inside a parse or a query, that policy and the rest are UNKNOWN with ``extra["deadline"]``.
 tree-sitter is imported only when a rule applies to the file's language.
 """
 
@@ -86,7 +88,7 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
     language = language_for_path(rel)
     tree = None
     out: list[Finding] = []
-    for policy in policies:
+    for i, policy in enumerate(policies):
         rule = policy.get("rule") or {}
         name = str(rule.get("name") or policy.get("iri") or "unnamed-structural-rule")
         vp = rule.get("verification_point")
@@ -104,6 +106,9 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
 
                 tree = parse.parse(text.encode("utf-8"))
             found = _judge(query, match_type, pattern, gate, tree)
+        except TimeoutError:  # parse.Cancelled: the bound deadline ran out inside tree-sitter
+            out += _not_evaluated(policies[i:], language, rel)
+            return out
         except RuleError as exc:
             why = f"structural rule `{name}`: {exc}"
             out.append(Finding(name, PLANE, why, outcome=UNKNOWN, class_=rule.get("class"), verification_point=vp,
@@ -118,6 +123,20 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
             continue
         out.append(Finding(name, PLANE, _message(name, rule, rel, bad), outcome=UNSATISFIED, blocking=blocking,
                            class_=rule.get("class"), verification_point=vp, source=source, rel=rel, extra=extra))
+    return out
+
+
+def _not_evaluated(policies: list[dict], language: str | None, rel: str) -> list[Finding]:
+    """UNKNOWN (``extra["deadline"]``) for each policy of ``language`` the deadline cut off."""
+    out = []
+    for policy in policies:
+        rule = policy.get("rule") or {}
+        if rule.get("verification_point") not in (None, "PAG") or rule.get("language") != language:
+            continue
+        name = str(rule.get("name") or policy.get("iri") or "unnamed-structural-rule")
+        out.append(Finding(name, PLANE, f"structural policy `{name}` not evaluated on {rel} before the deadline",
+                           outcome=UNKNOWN, class_=rule.get("class"), source=policy.get("iri") or "config",
+                           rel=rel, extra={"deadline": True, "tier": TIER}))
     return out
 
 

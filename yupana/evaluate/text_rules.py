@@ -19,6 +19,10 @@ Semantics (interop reference §1.2, with combined exemptions per docs/vocabulary
 
 Errors come back as :class:`Finding` objects with outcome ``unknown`` and
 ``extra["error"]`` set, so the evaluator keeps the one-signature interface.
+
+Bounded on huge inputs: for an introduced text over 64 KB the deadline is checked between
+rules and, inside a rule, between 256 KB windows of the scan (:func:`_windowed`, which finds
+what a whole scan finds); the rules left over are one UNKNOWN ``text-rules`` finding.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from yupana.evaluate import UNKNOWN, Finding
 from yupana.regex_prefilter import may_match
 
 MAX_SHOWN = 3  # matched substrings quoted per rule in a message
-CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules
+CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules and between windows
+SCAN_CHUNK = 256 * 1024  # characters a bounded scan takes per window (the deadline is checked between)
+SCAN_OVERLAP = 64 * 1024  # how far past its chunk a window reads, so a match straddling the boundary is whole
 
 _re2 = None
 _compiled: dict[str, object] = {}
@@ -117,11 +123,10 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
         except ValueError as exc:
             out.append(_error(name, source, path_rel, f"text rule `{name}`: pattern {pattern!r} does not compile ({exc})"))
             continue
-        found: list[str] = []
-        for match in regex.finditer(introduced):
-            text = match.group(0)
-            if text and text not in found:
-                found.append(text)
+        found, complete = _matches(regex, introduced, deadline_at if check else None)
+        if not complete:
+            skipped += len(admitted) - n
+            break
         if not found:
             continue
         blocking, verdict = _severity(rule.get("tier"), exposure_of)
@@ -136,6 +141,57 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
         out.append(Finding("text-rules", "text", f"{skipped} text rule(s) not evaluated before the deadline",
                            outcome=UNKNOWN, rel=path_rel, extra={"deadline": skipped}))
     return out
+
+
+def _matches(regex, text: str, deadline_at: float | None) -> tuple[list[str], bool]:
+    """Distinct matched substrings of ``regex`` in ``text`` (first-seen order), and whether
+    the scan finished: without a deadline one whole ``finditer``; with one, window by window."""
+    found: list[str] = []
+    if deadline_at is None:
+        for match in regex.finditer(text):
+            if match.group(0) and match.group(0) not in found:
+                found.append(match.group(0))
+        return found, True
+    for match in _windowed(regex, text, deadline_at):
+        if match is None:
+            return found, False
+        if match.group(0) and match.group(0) not in found:
+            found.append(match.group(0))
+    return found, True
+
+
+def _windowed(regex, text: str, deadline_at: float):
+    """The matches a whole ``regex.finditer(text)`` yields, found ``SCAN_CHUNK`` characters at
+    a time so the deadline is checked between windows; yields None when it runs out.
+
+    Each search sees the whole string as context (RE2's ``pos``/``endpos`` keep ``^``, ``$``
+    and ``\\b`` true to the full text) but stops at ``endpos``: a chunk plus ``SCAN_OVERLAP``.
+    A match is taken only if it starts inside the chunk; one that reaches the window's end
+    may have been cut short by it, so the window grows and the search is repeated from the
+    same place (leftmost-first: a longer window may reveal an earlier, longer match). The
+    one thing a window cannot see is a match longer than the overlap none of whose prefixes
+    matches — a pattern matching more than 64 KB of introduced text at once.
+    """
+    n = len(text)
+    at = 0
+    while at <= n:
+        if time.monotonic() > deadline_at:
+            yield None
+            return
+        end = min(at + SCAN_CHUNK, n)
+        stop = min(end + SCAN_OVERLAP, n)
+        match = regex.search(text, at, stop)
+        while match is not None and match.end() == stop < n:  # maybe cut short by the window
+            if time.monotonic() > deadline_at:
+                yield None
+                return
+            stop = min(n, stop + max(SCAN_OVERLAP, stop - at))
+            match = regex.search(text, at, stop)
+        if match is None or (match.start() >= end and end < n):
+            at = end if end < n else n + 1  # nothing starts in this chunk: the next one
+            continue
+        yield match
+        at = match.end() if match.end() > match.start() else match.start() + 1
 
 
 def _exemption_note(rule: dict, name: str, regex: str, path_rel: str, introduced: str, hit) -> dict:

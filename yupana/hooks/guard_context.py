@@ -60,6 +60,7 @@ class GuardContext:
         self._throttles = None
         self._wires = None
         self._throttle_done: set = set()
+        self._scope_denied: set[str] = set()  # files the path scope already decided (blast radius skips them)
 
     def note(self, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
         """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),

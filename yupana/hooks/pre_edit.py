@@ -1,31 +1,33 @@
 """``yupana hook pre-edit``: the guard contract for edits, top to bottom. Hot path.
 
-Decision order (the guard contract; interop reference §5.3), per file of the tool call:
+Decision order (the guard contract; interop reference §5.3):
 
 1. parse the payload — unparseable, or no file: allow (``guard`` record ``parsed:false`` /
    ``ext:""``);
 2. resolve the configuration snapshot — an error fails open (kind ``config``);
-   ``mode = "off"`` stops here: the guard is inert;
-   Codex ``apply_patch`` problems (unsupported syntax, missing or ambiguous anchors) are an
-   UNKNOWN constraint and a fail-open advisory, never a clean allow;
-3. local ``[[yupana.policy.rules]]`` — compile errors fail open (``rules``); a violation
-   decides the edit and short-circuits 4-6 (unless it is a non-blocking one under
-   enforce, which must not shadow a check that would deny);
-4. the governed plane (quipu enabled, endpoint set, introduced text): the servable cache, or
-   a loud fail-open (``projection``) naming the miss; text rules, then structural, then
-   grounded; one message with the freshness note; a ``governed`` record;
-5. the verify arm (``verify = true``, ``.rs`` files);
-6. the capability scope: declared path scope (deny beats allow), then blast radius when a
-   ceiling is set; without a declared scope, the work-item ladder;
-7. tripwires, local and governed: one decision per edit, every tripped wire its own
-   constraint, throttles recorded as expiring back-offs even when a sibling wire denies.
+   ``mode = "off"`` stops here: the guard is inert. The deadline starts now. Codex
+   ``apply_patch`` problems are an UNKNOWN constraint and a fail-open advisory;
+3. the decisive, path-only checks, for every file of the call, never cut by the deadline
+   (a deny they reach stands, and rides with whatever else is found): the active throttle
+   records are loaded; the declared path scope (deny beats allow; without one, the
+   work-item ladder); the path-only tripwires, local and governed;
+4. the expensive stages, file by file, each bounded by ``deadline_ms``: local
+   ``[[yupana.policy.rules]]`` (compile errors fail open, ``rules``; a violation decides the
+   edit and short-circuits the governed plane, verify and blast radius, unless it is a
+   non-blocking one under enforce); the governed plane (the servable cache, or a loud
+   fail-open ``projection``; text rules, structural, grounded; one message with the
+   freshness note; a ``governed`` record); the verify arm (``verify = true``, ``.rs``);
+   blast radius when a ceiling is set; then the tripwires conditioned on a local rule.
 
-Then, for every invocation: active throttle advisories are folded in (no mode gate; never
-onto a deny) and one ``guard`` record is written. ``deadline_ms`` bounds the analysis
-(from the moment the configuration is known): it is checked between stages, and a blown
-budget leaves the remaining checks UNKNOWN and allowed, with a once-per-session notice.
-Nothing reaches stdout until the end, in one write; an internal error discards the partial
-outcome and fails open loudly.
+Tripwires: one decision per edit, every tripped wire its own constraint, throttles recorded
+as expiring back-offs even when a sibling wire denies. Then, for every invocation: active
+throttle advisories are folded in (no mode gate; never onto a deny) and one ``guard`` record
+is written. The deadline is checked before each expensive stage and inside them (text rules
+between rules and 256 KB windows, tree-sitter through the parser's progress callback and
+bounded query windows, the codegraph's own loops); a cut leaves the rest UNKNOWN: a
+``deadline`` constraint and a ``fail_open`` record naming the stage that was cut, on every
+invocation, and a notice once per session. Nothing reaches stdout until the end, in one
+write; an internal error discards the partial outcome and fails open loudly.
 
 ``yupana explain`` runs this very code as a dry run (:meth:`Guard.answer` with a ``trace``,
 see :mod:`yupana.hooks.guard_context`): every stage tells the trace whether it ran, was
@@ -92,8 +94,12 @@ class Guard(GuardContext):
             if inv.codex and not patched:
                 patched = True
                 self.patch_problems()
-            if not all(self.check_edit(edit) for edit in edits):
-                break
+            self.throttle_table()  # active back-offs: loaded before any analysis, folded in below
+            for edit in edits:  # the decisive, path-only checks first, for every file, never cut
+                self.path_checks(edit)
+            for edit in edits:
+                if self.blown or not self.check_edit(edit):
+                    break
         if configured:
             self.fold_throttles()
         if len(self.modes) > 1:  # the record names the strongest mode the patch was judged under
@@ -121,24 +127,28 @@ class Guard(GuardContext):
         self.modes.append(self.mode)
         self.note("config", RAN, snapshot=snap, project=project)
 
+    def path_checks(self, edit) -> None:
+        """What only the path decides — declared path scope (else the work-item ladder) and
+        path-only tripwires. Never gated by ``deadline_ms``: a deny they reach stands."""
+        self.path_scope(edit)
+        self.tripwires(edit, set(), set(), rule_wires=False)
+
     def check_edit(self, edit) -> bool:
-        """Stages 3-7 for one file; False once the deadline is blown."""
+        """The expensive stages for one file, each within the deadline; False once it is blown."""
         fired: set[str] = set()
         evaluated: set[str] = set()
-        if not self.budget("local rules"):
-            return False
         if not self.local_rules(edit, fired, evaluated):
-            for name, stage in (("governed", self.governed), ("verify", self.verify), ("scope", self.capability_scope)):
-                if not self.budget(name):
+            for stage in (self.governed, self.verify, self.blast_radius):
+                if self.blown:
                     return False
                 stage(edit)
         else:
-            for name in ("governed", "verify", "scope"):
+            for name in ("governed", "verify", "blast radius"):
                 self.note(name, SKIPPED, "a local rule decided the edit", edit)
-        if not self.budget("tripwires"):
+        if self.blown:
             return False
-        self.tripwires(edit, fired, evaluated)
-        return True
+        self.tripwires(edit, fired, evaluated, rule_wires=True)
+        return not self.blown
 
     # ── stages ─────────────────────────────────────────────────────────────────────
     def patch_problems(self) -> None:
@@ -162,7 +172,10 @@ class Guard(GuardContext):
             self.note("local rules", SKIPPED, "no introduced text" if rules else "no [[yupana.policy.rules]] for this "
                       "gate (PAA rules run after the edit)", edit)
             return False
-        found = self.structural([{"rule": r, "effect": "deny", "iri": None} for r in rules], edit, "rules")
+        if not self.budget("local rules", edit):
+            return False
+        found = self.structural([{"rule": r, "effect": "deny", "iri": None} for r in rules], edit, "rules",
+                                "local rules")
         found = self.split_errors(found, "rules", "local rule")
         fired.update(f.id for f in found if f.outcome == UNSATISFIED)
         evaluated.update(f.id for f in found if f.outcome in (SATISFIED, UNSATISFIED))
@@ -179,6 +192,8 @@ class Guard(GuardContext):
         gov = self.gov()
         if gov is None:
             return self.note("governed", self.gov_why[0], self.gov_why[1], edit)
+        if not self.budget("governed", edit):
+            return
         from yupana.evaluate import text_rules
 
         cache = gov.cache
@@ -188,11 +203,11 @@ class Guard(GuardContext):
         text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
                                    self.deadline_at, notes)
         if any(f.extra.get("deadline") for f in text):
-            self.budget("text rules")  # the deadline ran out inside the plane: say so, once
+            self.cut("text rules", edit, during=True)  # what was found before the cut still stands
         policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
-        shape = self.structural(policies, edit, "projection-rules") if policies else []
+        shape = self.structural(policies, edit, "projection-rules") if policies and not self.blown else []
         ground = []
-        if cache.get("grounded_rules"):
+        if cache.get("grounded_rules") and self.budget("grounded rules", edit):
             from yupana.evaluate import grounded
 
             ground = grounded.evaluate(cache["grounded_rules"], cache.get("grounding"), edit.introduced, edit.rel)
@@ -227,16 +242,23 @@ class Guard(GuardContext):
             why = ("verify = false" if not self.cfg["policy"].get("verify") else
                    "no introduced text" if not edit.introduced else "not a .rs file")
             return self.note("verify", SKIPPED, why, edit)
+        if not self.budget("verify", edit):
+            return
         try:
-            from yupana.codegraph import verify
+            from yupana.codegraph import parse, verify
 
+            parse.bind_deadline(self.deadline_at)
             created = [e.path for e in self.inv.edits if e.op in (payload.ADD, payload.MOVE)]
             result = verify.verify_edit(edit, edit.project.root, self.deadline_at, created=created)
+        except TimeoutError:  # parse.Cancelled: tree-sitter stopped at the deadline
+            result = None
         except Exception as exc:  # noqa: BLE001 - no opinion, said out loud
             result = None
             protocol.stderr(f"yupana: verify arm unavailable ({type(exc).__name__}: {exc})")
         if result is None:
             self.findings.append(Finding("verify", "verify", "", outcome=UNKNOWN, rel=edit.rel))
+            if time.monotonic() > self.deadline_at:
+                self.cut("verify", edit, during=True)
             return self.note("verify", UNKNOWN, "no opinion: no buffer to verify, the deadline ran out, or the "
                              "verifier is unavailable", edit)
         problems = [f"line {v.get('line')}: {v.get('message')}" for v in result.violations]
@@ -247,12 +269,16 @@ class Guard(GuardContext):
                              outcome=UNSATISFIED if problems else SATISFIED)], "verify")
         self.note("verify", RAN, "", edit)
 
-    def capability_scope(self, edit) -> None:
+    def declared_scope(self) -> tuple[str | None, dict | None]:
+        tenant = self.args.tenant
+        return tenant, (self.cfg["policy"].get("scopes") or {}).get(tenant) if tenant else None
+
+    def path_scope(self, edit) -> None:
+        """The path half of the capability scope (deny beats allow); without one, the ladder."""
         from yupana import globs
         from yupana.evaluate import scope
 
-        tenant = self.args.tenant
-        declared = (self.cfg["policy"].get("scopes") or {}).get(tenant) if tenant else None
+        tenant, declared = self.declared_scope()
         if declared is None:
             self.note("scope", SKIPPED, f"tenant `{tenant}` declares no scope" if tenant else
                       "no tenant (--tenant, else $BOBBIN_ROLE)", edit)
@@ -264,14 +290,25 @@ class Guard(GuardContext):
             self.degrade("globs", f"capability scope for tenant `{tenant}` has a malformed glob ({exc}) — path scope "
                          "is NOT enforced (failing open); fix [yupana.policy.scopes]", {"reason": str(exc)})
             return self.note("scope", UNKNOWN, f"malformed glob: {exc}", edit, tenant=tenant, declared=declared)
-        spoke = self.decide([found], "scope")
+        if self.decide([found], "scope"):
+            self._scope_denied.add(edit.rel)
         self.note("scope", RAN, "", edit, tenant=tenant, declared=declared)
-        if spoke or not scope.has_ceiling(declared):
-            return self.note("blast radius", SKIPPED, "the path scope decided the edit" if spoke else
+
+    def blast_radius(self, edit) -> None:
+        """Blast-radius ceilings (tree-sitter tier), within what is left of the deadline."""
+        from yupana.evaluate import scope
+
+        tenant, declared = self.declared_scope()
+        if declared is None or edit.rel in self._scope_denied or not scope.has_ceiling(declared):
+            return self.note("blast radius", SKIPPED, "no declared scope" if declared is None else
+                             "the path scope decided the edit" if edit.rel in self._scope_denied else
                              "no max_impacted_symbols / max_impacted_files ceiling", edit)
-        if not self.budget("blast radius"):
+        if not self.budget("blast radius", edit):
             return
         try:
+            from yupana.codegraph import parse
+
+            parse.bind_deadline(self.deadline_at)
             found = scope.check_blast(tenant, declared, edit, edit.project.root, self.cfg["policy"]["max_hops"],
                                       self.deadline_at)
         except Exception as exc:  # noqa: BLE001 - unmeasured, not clean
@@ -281,6 +318,9 @@ class Guard(GuardContext):
             self.decide([found], "scope")
             return self.note("blast radius", RAN, "", edit, tenant=tenant, declared=declared)
         self.findings.append(found)
+        if found.extra.get("unmeasured") == "deadline":
+            self.cut("blast radius", edit, during=True)
+            return self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
         protocol.stderr(f"yupana: {found.message}")
         if protocol.first_time(self.inv.session_id, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
             self.outcome.notify(f"yupana: {found.message}")
@@ -317,15 +357,19 @@ class Guard(GuardContext):
         self.note("work-item ladder", UNKNOWN if found.outcome == UNKNOWN else RAN,
                   found.extra.get("reason") or "", edit, rung=rung, item=item)
 
-    def tripwires(self, edit, fired: set, evaluated: set) -> None:
+    def tripwires(self, edit, fired: set, evaluated: set, rule_wires: bool) -> None:
+        """Path-only wires (``rule_wires`` False: first, never deadline-gated), or the wires
+        conditioned on a local rule (after the rules ran)."""
         from yupana.evaluate import tripwires
 
-        wires = self.wire_set()
+        stage = "rule tripwires" if rule_wires else "tripwires"
+        wires = [w for w in self.wire_set() if bool(w.rule) == rule_wires]
         if not wires:
-            return self.note("tripwires", SKIPPED, "no well-formed tripwire, local or governed", edit)
+            return self.note(stage, SKIPPED, "no rule-conditioned tripwire" if rule_wires else
+                             "no well-formed path-only tripwire, local or governed", edit)
         found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
         if not found:
-            return self.note("tripwires", RAN, f"none of {len(wires)} wire(s) covers this path", edit, wires=wires)
+            return self.note(stage, RAN, f"none of {len(wires)} wire(s) covers this path", edit, wires=wires)
         gov = self._gov if self._gov not in (None, UNSET) else None
         for f in found:  # local config is authoritative (fresh); governed wires carry the cache's freshness
             f.extra["freshness"] = gov.freshness if gov and f.extra.get("wire_source") == "governed" else "fresh"
@@ -341,7 +385,7 @@ class Guard(GuardContext):
                                       "session": self.inv.session_id}, item=self.plate_item())
             if effect == "throttle":
                 self.record_throttle(edit, f)
-        self.note("tripwires", RAN, "", edit, wires=wires)
+        self.note(stage, RAN, "", edit, wires=wires)
 
     # ── helpers ────────────────────────────────────────────────────────────────────
     def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
@@ -375,7 +419,7 @@ class Guard(GuardContext):
             self.findings += [Finding(f.id, f.plane, "", outcome=UNKNOWN, source=f.source) for f in errors]
         return [f for f in found if not f.extra.get("error")]
 
-    def structural(self, policies: list[dict], edit, kind: str) -> list[Finding]:
+    def structural(self, policies: list[dict], edit, kind: str, stage: str = "structural") -> list[Finding]:
         """Structural policies (governed or local) for this file's language, through the
         codegraph evaluator — imported only when some policy is for this language."""
         from yupana.codegraph.parse import language_for_path
@@ -386,16 +430,22 @@ class Guard(GuardContext):
             self.note("structural", SKIPPED, f"no structural rule for this file's language ({lang or 'none known'})",
                       edit, kind=kind, language=lang)
             return []
+        if not self.budget(stage, edit):
+            return []
         try:
+            from yupana.codegraph import parse
             from yupana.evaluate import structural
 
+            parse.bind_deadline(self.deadline_at)
             found = structural.evaluate(armed, edit, self.mode)
         except Exception as exc:  # noqa: BLE001 - one broken plane must not disarm the others
             why = f"structural checks could not run ({type(exc).__name__}: {exc})"
             self.note("structural", UNKNOWN, why, edit, kind=kind, language=lang, armed=armed)
             names = [str((p.get("rule") or {}).get("name")) for p in armed]
             return [Finding(n, "structural", why, outcome=UNKNOWN, rel=edit.rel, extra={"error": why}) for n in names]
-        unknown = [f for f in found if f.outcome == UNKNOWN and not f.extra.get("error")]
+        if any(f.extra.get("deadline") for f in found):
+            self.cut(stage, edit, during=True)
+        unknown = [f for f in found if f.outcome == UNKNOWN and not f.extra.get("error") and not f.extra.get("deadline")]
         self.note("structural", RAN, "", edit, kind=kind, language=lang, armed=armed)
         if unknown:
             what = f"{len(unknown)} {lang} structural polic{'y' if len(unknown) == 1 else 'ies'}"
@@ -405,17 +455,27 @@ class Guard(GuardContext):
                                     f"{unknown[0].message}", to_model=self.codex)
         return found
 
-    def budget(self, stage: str) -> bool:
-        """False (and, once, a loud UNKNOWN) when ``deadline_ms`` has run out."""
+    def budget(self, stage: str, edit=None) -> bool:
+        """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
+        once ``deadline_ms`` has run out."""
         if self.blown:
             return False
         if time.monotonic() <= self.deadline_at:
             return True
-        self.blown = True
-        ms = self.cfg["policy"]["deadline_ms"]
-        self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
-        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline before the {stage} check; the remaining "
-                     "checks of this edit are UNKNOWN and it is allowed", {"stage": stage, "deadline_ms": ms})
-        self.note("deadline", UNKNOWN, f"{ms} ms ran out before the {stage} check: the remaining checks are UNKNOWN")
+        self.cut(stage, edit)
         return False
 
+    def cut(self, stage: str, edit=None, during: bool = False) -> None:
+        """The deadline cut the analysis at ``stage``: an UNKNOWN ``deadline`` constraint and a
+        ``fail_open`` record on every invocation it happens to, the notice once per session."""
+        if self.blown:
+            return
+        self.blown = True
+        ms = self.cfg["policy"]["deadline_ms"]
+        where = f"{'during' if during else 'before'} the {stage} check" + (f" of {edit.rel}" if edit else "")
+        decided = ("the path-only checks' deny stands" if self.outcome.decision == protocol.DENY
+                   else "the edit is allowed")
+        self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
+        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline {where}; the remaining checks of "
+                     f"this edit are UNKNOWN and {decided}", {"stage": stage, "deadline_ms": ms, "during": during})
+        self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")
