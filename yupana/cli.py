@@ -110,7 +110,9 @@ def run_hook(argv: list[str]) -> int:
 
 def _stderr(line: str) -> None:
     try:
-        os.write(2, (line + "\n").encode("utf-8", "replace"))
+        from yupana.redact import redact_text
+
+        os.write(2, (redact_text(line) + "\n").encode("utf-8", "replace"))
     except OSError:
         pass
 
@@ -181,10 +183,26 @@ def _run_command(argv: list[str]) -> int:
         from yupana import spool
 
         spool.record("command", {"cmd": args.command})
+    from yupana.redact import RedactingStream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)  # no command prints a secret
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except Exception:  # the traceback Python would print, through the redacting stderr (same exit status)
+        import traceback
+
+        traceback.print_exc()
+        return 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdout, sys.stderr = streams
 
 
 def _add_globals(parser, suppress: bool = False) -> None:

@@ -17,7 +17,7 @@ import marshal
 import os
 import sys
 
-from yupana import paths
+from yupana import paths, redact
 
 RESOLVE_TIMEOUT_SECS = 4.0
 _MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.py")
@@ -43,7 +43,8 @@ def fingerprint(root: str, override: str | None = None) -> tuple:
         files = (_stat_key(override),)
     else:
         files = (_stat_key(paths.user_config_file()), _stat_key(paths.project_config_file(root)))
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("YUPANA_") and "__" in k))
+    # Stored in the snapshot: a credential in a YUPANA_QUIPU__ENDPOINT URL is kept out of it.
+    env = tuple(sorted((k, redact.redact_text(v)) for k, v in os.environ.items() if k.startswith("YUPANA_") and "__" in k))
     return (files, env, _stat_key(_MODEL_FILE))
 
 
@@ -106,13 +107,34 @@ def _resolve_out_of_process(root: str, override: str | None) -> dict:
     return snap
 
 
+def redacted(resolved: dict | None) -> dict | None:
+    """``resolved`` as a snapshot keeps it: endpoint URLs without credentials, warnings too.
+
+    Hooks need only the endpoint's identity (:func:`yupana.cache.endpoint_key`, the
+    workers' ``--endpoint``); every worker that talks to the store resolves the
+    configuration itself, with the configured URL.
+    """
+    if not resolved:
+        return resolved
+    out = dict(resolved)
+    config = dict(out.get("config") or {})
+    quipu = dict(config.get("quipu") or {})
+    for key in ("endpoint", "update_endpoint"):
+        if isinstance(quipu.get(key), str):
+            quipu[key] = redact.redact_url(quipu[key])
+    config["quipu"] = quipu
+    out["config"] = config
+    out["warnings"] = redact.redact_fields(out.get("warnings") or [])
+    return out
+
+
 def write_snapshot(root: str, override: str | None, fp: tuple, resolved: dict | None, error: str | None) -> bytes:
     """Write (best effort, atomically) and return the marshalled snapshot. Cold path.
 
     ``fp`` must be the fingerprint taken *before* the files were read, so an edit made
     during resolution invalidates the snapshot instead of hiding behind it.
     """
-    snap = {"fingerprint": fp, "resolved": resolved, "error": error}
+    snap = {"fingerprint": fp, "resolved": redacted(resolved), "error": redact.redact_text(error) if error else error}
     data = marshal.dumps(snap)
     target = snapshot_path(root, override)
     if target:

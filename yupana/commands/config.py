@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if error:
         print(f"yupana: configuration error\n{error}", file=sys.stderr)
         return 1
+    resolved = settings.redacted(resolved)  # what is printed holds no credentials
     if getattr(args, "json", False):
         print(json.dumps(resolved, indent=2, sort_keys=True))
         return 0
