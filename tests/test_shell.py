@@ -43,6 +43,31 @@ def test_pipeline_members_are_flagged():
         ("ls", True), ("wc", True), ("ssh", True), ("tee", True), ("echo", False)]
 
 
+def test_a_member_beside_pure_filters_only_is_read_as_if_alone():
+    reading = shell.read("ssh a.example.com 2>&1 | tee log | grep -v x; ls | awk 1; ssh b.example.com | sed 's/a/b/e'")
+    assert [(c.name, c.pipeline, c.others_pure) for c in reading.commands] == [
+        ("ssh", True, True), ("tee", True, False), ("grep", True, False),
+        ("ls", True, False), ("awk", True, False), ("ssh", True, False), ("sed", True, False)]
+    assert all(c.others_pure for c in shell.read("ssh a.example.com; echo x").commands)
+
+
+def test_pure_filters_are_plain_commands_that_run_nothing():
+    from yupana.shell_filters import pure_filter
+
+    def pure(line: str) -> bool:
+        [cmd] = shell.read(line).commands
+        return pure_filter(cmd)
+
+    for line in ("tee -a log", "sudo tee /etc/x", "grep -E 'a|b' f", 'grep "$P"', "head -c 10", "LC_ALL=C sort -u -k2",
+                 "sort -t: -k3n", "sed -n '1,5p'", "sed -e 's/a/b/g' -e '/x/d'", "sed 's|a|b|2;$d'", "sed y/abc/xyz/",
+                 "jq -r .x", "cut -d, -f1", "tr -d '\\r'", "wc -l", "uniq -c", "cat", "cat a b", "nl"):
+        assert pure(line), line
+    for line in ("sed 's/a/b/e'", "sed e", "sed 's/a/b/w f'", "sed 1wout", "sed -i s/a/b/ f", "sed -f x.sed",
+                 'sed "$S"', "sed", "sort --compress-program=sh", "sort --compress=sh", "sort -k$N", "awk 1", "xargs echo",
+                 "rg x", "less", "sh -c 'tee x'", "LD_PRELOAD=x.so cat", '"$F" x', "echo x", "perl -pe 1", "sed 'r x'"):
+        assert not pure(line), line
+
+
 def test_operators_inside_quotes_are_data():
     reading = shell.read("""echo "a && b; c | d" 'e || f' g\\;h""")
     assert argvs("""echo "a && b; c | d" 'e || f' g\\;h""") == [["echo", "a && b; c | d", "e || f", "g;h"]]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import atomic, fastjson, globs, paths, regex_prefilter
+from yupana import atomic, fastjson, globs, paths, redact, regex_prefilter
 
 CACHE_VERSION = 1
 HOT_FORMAT = 2
@@ -42,7 +42,9 @@ class Miss:
 
 
 def normalize_endpoint(endpoint: str) -> str:
-    return endpoint.rstrip("/")
+    """An endpoint as a cache and its state files carry it: no trailing ``/``, no credentials
+    (:func:`yupana.redact.redact_url`), so no state file ever holds a URL's secret."""
+    return redact.redact_url(endpoint.rstrip("/"))
 
 
 def endpoint_key(configured: str, root: str | None = None) -> str:
@@ -53,7 +55,7 @@ def endpoint_key(configured: str, root: str | None = None) -> str:
     directories; an empty endpoint is the bundled example catalogue (``yupana project``
     only). Cheap and standard-library only: hooks compute it on every call.
     """
-    configured = (configured or "").strip()
+    configured = redact.redact_url((configured or "").strip())
     if not configured:
         configured = "file:" + os.path.join(paths.source_root(), "fixtures", "catalogue")
     if configured.startswith("file:"):
@@ -98,6 +100,9 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
     cache = dict(cache)
     cache["version"] = CACHE_VERSION
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
+    for key in ("source", "notices"):
+        if cache.get(key):
+            cache[key] = redact.redact_fields(cache[key])
     try:
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         st = atomic.write(target, fastjson.dumps(cache).encode("utf-8"), fsync=True)

@@ -110,14 +110,37 @@ def run_hook(argv: list[str]) -> int:
 
 def _stderr(line: str) -> None:
     try:
-        os.write(2, (line + "\n").encode("utf-8", "replace"))
+        from yupana.redact import redact_text
+
+        os.write(2, (redact_text(line) + "\n").encode("utf-8", "replace"))
     except OSError:
         pass
 
 
+def command_word(argv: list[str]) -> str | None:
+    """The subcommand: the first word that is neither a global flag nor a global flag's value.
+
+    ``yupana status --tenant hook`` is ``status``; ``yupana --tenant t hook pre-edit`` is
+    ``hook``. A word that names no command (a newer harness's flag value, say) is not taken
+    for one: the scan goes on, so ``yupana --from-the-future x hook pre-edit`` still reaches
+    the hook parser, which allows with a stderr line instead of argparse's exit 2.
+    """
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, _ = arg.partition("=")
+        if name in GLOBAL_VALUE_FLAGS and not eq:
+            i += 2
+            continue
+        if not arg.startswith("-") and (arg in COMMANDS or arg == "hook"):
+            return arg
+        i += 1
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if "hook" in argv and "--help" not in argv and "-h" not in argv and "--version" not in argv:
+    if command_word(argv) == "hook" and "--help" not in argv and "-h" not in argv and "--version" not in argv:
         return run_hook(argv)
     return _run_command(argv)
 
@@ -138,7 +161,7 @@ def _run_command(argv: list[str]) -> int:
     parser.add_argument("--version", action="version", version=f"yupana {__version__}")
     _add_globals(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = next((a for a in argv if a in COMMANDS), None)
+    wanted = command_word(argv)
     for name, (module_name, summary) in COMMANDS.items():
         p = sub.add_parser(name, help=summary, description=summary)
         _add_globals(p, suppress=True)
@@ -160,10 +183,26 @@ def _run_command(argv: list[str]) -> int:
         from yupana import spool
 
         spool.record("command", {"cmd": args.command})
+    from yupana.redact import RedactingStream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)  # no command prints a secret
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except Exception:  # the traceback Python would print, through the redacting stderr (same exit status)
+        import traceback
+
+        traceback.print_exc()
+        return 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdout, sys.stderr = streams
 
 
 def _add_globals(parser, suppress: bool = False) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import atomic, detached, fastjson, paths
+from yupana import atomic, detached, fastjson, paths, redact
 
 MAX_OPEN_SECS = 24 * 3600  # an open sample older than this measures too much else: dropped
 PENDING_SECS = 60
@@ -247,7 +247,9 @@ def _close(prior: dict, fss: list[Fs], now: int) -> tuple[list[dict], str | None
 
 def queue_path(endpoint: str) -> str | None:
     base = disk_dir()
-    return os.path.join(base, f"queue-{_digest('endpoint' + chr(0) + endpoint.rstrip('/'))}.jsonl") if base else None
+    if not base:
+        return None
+    return os.path.join(base, f"queue-{_digest('endpoint' + chr(0) + redact.redact_url(endpoint.rstrip('/')))}.jsonl")
 
 
 def writes_disabled(session: str | None) -> bool:
@@ -315,7 +317,7 @@ def start_flush(endpoint: str, root: str, now: int, config: str | None = None) -
     marker = target[: -len(".jsonl")] + ".pending"
     if not detached.claim(marker, now, PENDING_SECS):
         return False
-    args = ["disk-flush", "--endpoint", endpoint, "--root", root, "--marker", marker]
+    args = ["disk-flush", "--endpoint", redact.redact_url(endpoint), "--root", root, "--marker", marker]  # argv is public
     if config:
         args += ["--config", config]
     if detached.spawn(args):

@@ -39,7 +39,9 @@ def repo_iri(repo: str) -> str:
 
 
 def key(endpoint: str, repo: str) -> str:
-    return endpoint.rstrip("/") + "|" + repo
+    from yupana.redact import redact_url
+
+    return redact_url(endpoint.rstrip("/")) + "|" + repo  # exposure.json holds no credentials
 
 
 def read_entries(path: str | None = None) -> dict:
@@ -95,7 +97,9 @@ def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = 
         return detached.claimable(marker, time.time(), PENDING_SECS)
     if not detached.claim(marker, time.time(), PENDING_SECS):
         return False
-    args = ["exposure-worker", "--repo", repo, "--endpoint", endpoint, "--root", root, "--marker", marker]
+    from yupana.redact import redact_url
+
+    args = ["exposure-worker", "--repo", repo, "--endpoint", redact_url(endpoint), "--root", root, "--marker", marker]
     if override:
         args += ["--config", override]
     if detached.spawn(args):

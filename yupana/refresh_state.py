@@ -82,7 +82,9 @@ def failed_since(state: dict, written_at: int) -> bool:
 
 def write(cache_path: str, state: dict) -> str | None:
     """Replace the state file atomically; return None or why it could not be written."""
-    state = dict(state)
+    from yupana import redact
+
+    state = redact.redact_fields(dict(state))  # an error quoting a URL keeps no credentials
     state["version"] = STATE_VERSION
     target = state_path(cache_path)
     from yupana import atomic

@@ -219,12 +219,13 @@ def _project_and_gate(quipu: dict, say, env: dict | None, shapes_dir: str | None
     from yupana.endpoint.base import Deadline
     from yupana.projection import gate
     from yupana.projection.refresh import project
+    from yupana.redact import redact_url
 
     deadline = Deadline(float(quipu.get("refresh_deadline_secs") or 20.0))
-    say(f"opening {quipu.get('endpoint') or 'the bundled example catalogue'}")
+    say(f"opening {redact_url(quipu.get('endpoint') or '') or 'the bundled example catalogue'}")
     endpoint = open_endpoint(quipu, allow_bundled=True, deadline=deadline)
     try:
-        say(f"projecting from {endpoint.identity} ({endpoint.dialect})")
+        say(f"projecting from {redact_url(endpoint.identity)} ({endpoint.dialect})")
         proj = project(endpoint, quipu, deadline, env=env)
     finally:
         endpoint.close()

@@ -19,7 +19,7 @@ import marshal
 import os
 import sys
 
-from yupana import paths
+from yupana import paths, redact
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
@@ -115,13 +115,34 @@ def resolve_and_store(root: str, override: str | None, fp: tuple) -> dict:
     return snap
 
 
+def redacted(resolved: dict | None) -> dict | None:
+    """``resolved`` as a snapshot keeps it: endpoint URLs without credentials, warnings too.
+
+    Hooks need only the endpoint's identity (:func:`yupana.cache.endpoint_key`, the
+    workers' ``--endpoint``); every worker that talks to the store resolves the
+    configuration itself, with the configured URL.
+    """
+    if not resolved:
+        return resolved
+    out = dict(resolved)
+    config = dict(out.get("config") or {})
+    quipu = dict(config.get("quipu") or {})
+    for key in ("endpoint", "update_endpoint"):
+        if isinstance(quipu.get(key), str):
+            quipu[key] = redact.redact_url(quipu[key])
+    config["quipu"] = quipu
+    out["config"] = config
+    out["warnings"] = redact.redact_fields(out.get("warnings") or [])
+    return out
+
+
 def write_snapshot(root: str, override: str | None, fp: tuple, resolved: dict | None, error: str | None) -> bytes:
     """Write (best effort, atomically) and return the marshalled snapshot.
 
     ``fp`` must be the fingerprint taken *before* the files were read, so an edit made
     during resolution invalidates the snapshot instead of hiding behind it.
     """
-    snap = {"fingerprint": fp, "resolved": resolved, "error": error}
+    snap = {"fingerprint": fp, "resolved": redacted(resolved), "error": redact.redact_text(error) if error else error}
     data = marshal.dumps(snap)
     target = snapshot_path(root, override)
     if target:

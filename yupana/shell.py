@@ -13,7 +13,9 @@ would execute and with which words:
 * ``sh|bash|dash|zsh|ksh -c '…'`` payloads and ``eval '…'``, read recursively up to
   :data:`MAX_DEPTH` nested shells;
 * segments split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines; members of a
-  multi-command pipeline are flagged ``pipeline``;
+  multi-command pipeline are flagged ``pipeline``, and ``others_pure`` says whether every
+  other member of that pipeline is a pure filter (:mod:`yupana.shell_filters`: ``tee``,
+  ``grep``, ``head``…, which run no command), so the member can be read as if alone;
 * heredoc bodies and quoted text are data: they never become commands.
 
 Redirections (``> log``, ``2>&1``, ``< in``, heredocs and here-strings) are set aside: they
@@ -34,6 +36,7 @@ uncertainty into an abstention.
 
 from __future__ import annotations
 
+from yupana.shell_filters import pure_filter
 from yupana.shell_lexer import Word, lex
 
 __all__ = ["Word", "Command", "Reading", "read", "read_argv", "MAX_DEPTH", "KEYWORDS", "SHELLS"]
@@ -52,17 +55,20 @@ class Command:
 
     ``argv`` — the effective command words; ``assigns`` — names of ``VAR=`` prefixes;
     ``wrappers`` — wrapper names removed, outermost first (``sudo``, ``env``, ``bash -c``…);
-    ``pipeline`` — part of a pipeline of two or more commands; ``uncertain`` — reasons it
-    cannot be read with certainty (empty when it can); ``depth`` — nested shell level.
+    ``pipeline`` — part of a pipeline of two or more commands; ``others_pure`` — every
+    other member of each pipeline it is part of is a pure filter (True outside pipelines);
+    ``uncertain`` — reasons it cannot be read with certainty (empty when it can);
+    ``depth`` — nested shell level.
     """
 
-    __slots__ = ("argv", "assigns", "wrappers", "pipeline", "uncertain", "depth")
+    __slots__ = ("argv", "assigns", "wrappers", "pipeline", "others_pure", "uncertain", "depth")
 
     def __init__(self, argv: list[Word], *, depth: int = 0) -> None:
         self.argv = argv
         self.assigns: list[str] = []
         self.wrappers: list[str] = []
         self.pipeline = False
+        self.others_pure = True
         self.uncertain: list[str] = []
         self.depth = depth
 
@@ -159,15 +165,32 @@ def read(command: str, depth: int = 0) -> Reading:
     sizes: dict[int, int] = {}
     for _, _, pid in raw:
         sizes[pid] = sizes.get(pid, 0) + 1
+    pipelines: dict[int, list[list[Command]]] = {}
     for seg_words, seg_reasons, pid in raw:
-        for cmd in _unwrap(seg_words, depth):
+        segment = _unwrap(seg_words, depth)
+        for cmd in segment:
             cmd.uncertain = seg_reasons + cmd.uncertain
             cmd.pipeline = cmd.pipeline or sizes[pid] > 1
             reading.commands.append(cmd)
+        if sizes[pid] > 1:
+            pipelines.setdefault(pid, []).append(segment)
+    for members in pipelines.values():
+        _mark_others_pure(members, depth)
     if reading.error:
         for cmd in reading.commands:
             cmd.uncertain.append(reading.error)
     return reading
+
+
+def _mark_others_pure(members: list[list[Command]], depth: int) -> None:
+    """Clear ``others_pure`` on the commands of each member beside a member that is no pure
+    filter. A member is one only as one plain command (not a shell payload's commands)."""
+    pure = [len(m) == 1 and m[0].depth == depth and pure_filter(m[0]) for m in members]
+    impure = pure.count(False)
+    for member, is_pure in zip(members, pure):
+        if impure - (0 if is_pure else 1) > 0:
+            for cmd in member:
+                cmd.others_pure = False
 
 
 def read_argv(argv: list[str]) -> Reading:

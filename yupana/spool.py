@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import fastjson, paths
+from yupana import fastjson, paths, redact
 
 ROTATE_BYTES = 64 * 1024 * 1024
 
@@ -67,7 +67,7 @@ def record(kind: str, fields: dict | None = None, *, item: str | None = None, pa
             return False
         # A lone surrogate (from a "\ud800" escape in a payload) cannot be UTF-8; inside a JSON
         # string, backslashreplace turns it back into the same JSON escape.
-        line = (fastjson.dumps(rec) + "\n").encode("utf-8", "backslashreplace")
+        line = (redact.redact_text(fastjson.dumps(rec)) + "\n").encode("utf-8", "backslashreplace")
         return _append(target, line)
     except Exception as exc:  # noqa: BLE001 - the spool must never raise into a hook
         _last_error = f"{type(exc).__name__}: {exc}"

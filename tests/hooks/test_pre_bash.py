@@ -122,7 +122,15 @@ def test_enforce_denies_with_a_reason_for_the_model(env):
     ("git push https://github.com/other/tool.git", True),
     ("docker stop web", True),                                    # not in the allow list
     ("ssh prod 'uptime'", False),                                 # bare hostname: abstains
-    ("ssh prod.example.com uptime | tee log", False),             # pipeline: abstains
+    ("ssh prod.example.com uptime | tee log", True),              # into a pure filter: the ssh is read alone
+    ("ssh user@prod.example.com 2>&1 | tee ssh.log", True),
+    ("ssh prod.example.com uptime | grep -v load | head -n 3", True),
+    ("systemctl restart etcd 2>&1 | tail -5", True),
+    ("ssh build-7.example.com make | tee build.log", False),      # allowed target, through a filter
+    ("ssh prod.example.com uptime | ssh b.example.com 'cat > x'", False),  # two non-filters: abstains
+    ("ssh prod.example.com | sed -e 's/x/y/e'", False),            # sed's e flag runs a command: abstains
+    ("ssh prod.example.com | awk '{print}'", False),               # awk is no pure filter: abstains
+    ("grep -r 'ssh prod.example.com' docs | head -3", False),      # only filters: nothing acts
     ("make && ssh prod.example.com", True),                       # every segment certain
     ("make > log 2>&1 && ssh prod.example.com", True),            # a redirection is data, not a command
     ("ssh prod.example.com uptime > \"$(mktemp)\"", False),        # a substitution: the line abstains

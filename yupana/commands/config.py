@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 def gather(root: str, override: str | None, error: str | None) -> dict:
     """The ``config check --json`` object (docs/configuration.md)."""
-    from yupana import config_controls, config_resolve
+    from yupana import config_controls, config_resolve, settings
 
     report: dict = {"schema_version": SCHEMA_VERSION, "root": root, "ok": False, "error": error, "config": None,
                     "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": []}
@@ -59,7 +59,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict:
         except config_resolve.ConfigError as exc:  # the files changed since the snapshot was written
             report["error"] = str(exc)
             return report
-        resolved, read = checked["resolved"], checked["layers"]
+        resolved, read = settings.redacted(checked["resolved"]), checked["layers"]  # printed: no credentials
         report.update(config=resolved["config"], sources=resolved["sources"], provenance=resolved["provenance"],
                       warnings=resolved["warnings"], notes=checked["notes"], findings=checked["findings"],
                       origins={key: config_resolve.origin(loc, read) for key, loc, _ in flatten(resolved["config"])})

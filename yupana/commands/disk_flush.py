@@ -176,7 +176,9 @@ def _open_writer(endpoint: str, root: str, override: str | None):
     except Exception as exc:  # noqa: BLE001
         return None, 60, f"configuration error: {exc}"
     backoff = int(quipu.get("refresh_backoff_secs") or 60)
-    if str(quipu.get("endpoint") or "").rstrip("/") != endpoint.rstrip("/"):
+    from yupana.cache import normalize_endpoint
+
+    if normalize_endpoint(str(quipu.get("endpoint") or "")) != normalize_endpoint(endpoint):  # as the hook saw it
         return None, backoff, "the configured endpoint is no longer the one these samples were queued for"
     try:
         from yupana.endpoint import open_endpoint
@@ -289,8 +291,10 @@ def _fail(endpoint: str, done: Flushed, reason: str, backoff: int, kept: int) ->
     spool.record("disk_write_failed", {"reason": reason, "samples": kept, "kept": True, "retry_in_secs": backoff})
     state = disk_samples.flush_state_path(endpoint)
     if state:
+        from yupana.redact import redact_text
+
         atomic.write_quietly(state, json.dumps({"retry_after": int(time.time()) + backoff,
-                                                "last_error": reason}).encode())
+                                                "last_error": redact_text(reason)}).encode())
 
 
 def _clear_backoff(endpoint: str) -> None:

@@ -49,7 +49,9 @@ def ask(repo: str, endpoint: str, root: str, override: str | None) -> tuple[str,
         quipu = config.resolve(root, override)["config"]["quipu"]
     except Exception as exc:  # noqa: BLE001 - stored as the reason
         return "unknown", f"configuration error: {exc}"
-    if str(quipu.get("endpoint") or "").rstrip("/") != endpoint.rstrip("/"):
+    from yupana.cache import normalize_endpoint
+
+    if normalize_endpoint(str(quipu.get("endpoint") or "")) != normalize_endpoint(endpoint):  # as the hook saw it
         return "unknown", "the configured endpoint changed while the lookup was pending"
     try:
         from yupana.endpoint import open_endpoint
@@ -90,8 +92,10 @@ def store(entry_key: str, found: str, reason: str | None, path: str | None = Non
         entries = exposure.read_entries(target)
         now = int(time.time())
         entries = {k: v for k, v in entries.items() if isinstance(v, dict) and now - v.get("at", 0) <= 7 * 86400}
+        from yupana.redact import redact_text
+
         entry = {"exposure": found, "at": now}
         if reason:
-            entry["reason"] = reason
+            entry["reason"] = redact_text(reason)
         entries[entry_key] = entry
         atomic.write(target, json.dumps({"version": 1, "entries": entries}, indent=1, sort_keys=True).encode())

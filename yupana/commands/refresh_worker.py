@@ -63,7 +63,9 @@ def log(message: str) -> None:
         return
     target = refresh_state.log_path(cache)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    line = f"{stamp} pid {os.getpid()}: {message}\n".encode("utf-8", "replace")
+    from yupana.redact import redact_text
+
+    line = f"{stamp} pid {os.getpid()}: {redact_text(message)}\n".encode("utf-8", "replace")
     try:
         try:
             if os.stat(target).st_size > LOG_MAX_BYTES:

@@ -108,6 +108,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
     from yupana import config_controls, paths, spool
     from yupana.commands import status_health
+    from yupana.redact import redact_url
 
     checked = config_controls.check(root, override)  # the same findings as `yupana config check`
     resolved = checked["resolved"]
@@ -129,7 +130,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
         "tiers": ["tree-sitter"],
         "languages": cfg["languages"],
         "quipu": {"enabled": bool(cfg["quipu"]["enabled"]), "branch_model": cfg["quipu"]["branch_model"],
-                  "endpoint": cfg["quipu"]["endpoint"]},
+                  "endpoint": redact_url(cfg["quipu"]["endpoint"])},
         "policy": policy_section(cfg, name),
         "policy_mode_provenance": resolved["provenance"],
         "config": {"sources": resolved["sources"], "warnings": resolved["warnings"],

@@ -48,6 +48,9 @@ class EndpointError(Exception):
     protocol, truncated, query, auth, unsupported."""
 
     def __init__(self, kind: str, message: str) -> None:
+        from yupana.redact import redact_text
+
+        message = redact_text(message)  # every URL an error quotes, without its credentials
         super().__init__(message)
         self.kind = kind
         self.message = message

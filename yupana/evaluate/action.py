@@ -24,8 +24,9 @@ every simple command in it is read with certainty (:mod:`yupana.shell`: no comma
 substitution, subshell, compound command or syntax error anywhere; redirections and
 heredocs are data and do not count).
 Otherwise the whole line resolves to a single ``unknown`` carrying the reason. A member of
-a multi-command pipeline resolves to ``unknown`` (``pipeline``) on its own; the other
-simple commands of the line still resolve. The words a resolver relies on (the command
+a multi-command pipeline resolves on its own only when every other member is a pure filter
+(:mod:`yupana.shell_filters`: ``ssh a.example.com 2>&1 | tee log`` is ``host:a.example.com``);
+otherwise it is ``unknown`` (``pipeline``); the other simple commands of the line still resolve. The words a resolver relies on (the command
 name, options before the target, the target itself) must be literal: an expansion there
 abstains.
 """
@@ -81,7 +82,7 @@ def resolve_reading(reading: shell.Reading) -> list[Action]:
     for cmd in reading.commands:
         if not cmd.argv:
             continue
-        if cmd.pipeline:
+        if cmd.pipeline and not cmd.others_pure:
             actions.append(Action(UNKNOWN, reason="pipeline"))
             continue
         actions.extend(resolve_command(cmd))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 from yupana import cache as cache_mod
-from yupana import detached, paths, refresh_state, spool
+from yupana import detached, paths, redact, refresh_state, spool
 
 FRESH, STALE = "fresh", "stale"
 
@@ -108,8 +108,8 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
 def _served_stale(gov: Governed, record: dict | None = None) -> None:
     reason = gov.stale_reason()
     try:
-        os.write(2, f"yupana: serving the projection cache STALE (age {gov.age_secs}s, ttl {gov.ttl_secs}s): "
-                    f"{reason}\n".encode("utf-8", "replace"))
+        os.write(2, redact.redact_text(f"yupana: serving the projection cache STALE (age {gov.age_secs}s, ttl "
+                                       f"{gov.ttl_secs}s): {reason}\n").encode("utf-8", "replace"))
     except OSError:
         pass
     fields = {"age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "reason": reason}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, paths, spool
+from yupana import fastjson, paths, redact, spool
 
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
@@ -107,7 +107,7 @@ def emit(text: str) -> None:
     """Write the whole of stdout in one call (or nothing)."""
     if not text:
         return
-    data = text.encode("utf-8", "backslashreplace")  # lone surrogates become JSON escapes
+    data = redact.redact_text(text).encode("utf-8", "backslashreplace")  # lone surrogates become JSON escapes
     view = memoryview(data)
     while view:
         n = os.write(1, view)
@@ -116,7 +116,7 @@ def emit(text: str) -> None:
 
 def stderr(line: str) -> None:
     try:
-        os.write(2, (line.rstrip("\n") + "\n").encode("utf-8", "replace"))
+        os.write(2, (redact.redact_text(line.rstrip("\n")) + "\n").encode("utf-8", "replace"))
     except OSError:
         pass
 
