@@ -35,12 +35,13 @@ def codex_home() -> str:
     return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
 
 
-def hooks_list(codex: list[str], cwd: str, timeout: float = APP_SERVER_TIMEOUT_SECS) -> list[dict]:
+def hooks_list(codex: list[str], cwd: str, timeout: float = APP_SERVER_TIMEOUT_SECS,
+               env: dict | None = None) -> list[dict]:
     """Every hook ``codex app-server`` reports for ``cwd``; AppServerError past ``timeout``."""
     deadline = time.monotonic() + timeout
     try:
         proc = subprocess.Popen([*codex, "app-server"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+                                stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     except OSError as exc:
         raise AppServerError(f"cannot start {codex[0]} app-server: {exc}") from None
     buf = bytearray()  # bytes read past the last reply
