@@ -110,9 +110,9 @@ def resolve_and_store(root: str, override: str | None, fp: tuple) -> dict:
         error = str(exc)
     except Exception as exc:  # noqa: BLE001 - the snapshot must record, not crash
         error = f"config resolution failed: {type(exc).__name__}: {exc}"
-    snap = {"fingerprint": fp, "resolved": resolved, "error": error}
-    write_snapshot(root, override, fp, resolved, error)
-    return snap
+    import marshal
+
+    return marshal.loads(write_snapshot(root, override, fp, resolved, error))  # what a later hit reads
 
 
 def redacted(resolved: dict | None) -> dict | None:

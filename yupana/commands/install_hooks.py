@@ -1,0 +1,192 @@
+"""What ``yupana install`` registers, how ours are recognised, and the merge into a hooks file.
+
+Both clients read the same shape — ``{"hooks": {"PreToolUse": [{"matcher": …, "hooks":
+[{"type": "command", "command": …, "timeout": 5}]}], "PostToolUse": […]}}`` — in
+``.claude/settings.json`` / ``~/.claude/settings.json`` (Claude Code) and
+``$CODEX_HOME/hooks.json`` (Codex). Every command goes through the skew-proof wrapper
+(docs/integration.md) with the absolute path of the yupana that is installing.
+
+A handler is *ours* when its command runs ``yupana … hook <event>`` for one of our events
+(:func:`our_event`) — hand-written registrations from the docs included, so an install
+upgrades them and an uninstall removes them. Nothing else in the file is touched: other
+keys, other hooks, and the position of every other handler (Codex keys its trust by
+position, :func:`positions` lets the caller carry trust over when one moves).
+
+:func:`inspect` is the read side (for ``yupana status``): which of ours a file registers,
+with what command and timeout.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shlex
+import sys
+
+TIMEOUT_SECS = 5
+EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
+EVENTS = ("pre-edit", "pre-bash", "post-edit")
+
+# client -> [(hook event in the file, matcher, our event)]
+PLAN = {
+    "claude": [("PreToolUse", EDIT_MATCHER, "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
+               ("PostToolUse", EDIT_MATCHER, "post-edit")],
+    "codex": [("PreToolUse", "apply_patch", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
+              ("PostToolUse", "apply_patch", "post-edit")],
+}
+
+_OURS = re.compile(r"yupana['\"]?\s+(?:--?\S+\s+)*hook\s+(pre-edit|pre-bash|post-edit)\b")
+
+
+class HooksFileError(Exception):
+    """The existing file cannot be merged into (unreadable, not JSON, wrong shape). Nothing was written."""
+
+
+def yupana_command() -> str:
+    """The shell words that run this very yupana: its bin/yupana script, else ``python -m yupana``."""
+    candidates = [sys.argv[0] if os.path.basename(sys.argv[0]) == "yupana" else "",
+                  os.path.join(os.path.dirname(sys.executable), "yupana")]
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return shlex.quote(os.path.abspath(path))
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m yupana"
+
+
+def wrapper(event: str, command: str | None = None) -> str:
+    """The skew-proof wrapper: any failure of yupana is an allow, and a crash prints nothing."""
+    return f"out=$({command or yupana_command()} hook {event} 2>/dev/null) || exit 0; printf '%s' \"$out\""
+
+
+def our_event(handler: object) -> str | None:
+    """``pre-edit`` / ``pre-bash`` / ``post-edit`` when the handler runs a yupana hook, else None."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return None
+    m = _OURS.search(handler["command"])
+    return m.group(1) if m else None
+
+
+def desired(client: str, command: str | None = None) -> list[tuple[str, str, dict]]:
+    """(file event, matcher, handler) for every hook ``client`` should have."""
+    return [(file_event, matcher, {"type": "command", "command": wrapper(event, command), "timeout": TIMEOUT_SECS})
+            for file_event, matcher, event in PLAN[client]]
+
+
+def read(path: str) -> tuple[str | None, dict]:
+    """The file's text (None when absent) and its JSON object; HooksFileError when unusable."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HooksFileError(f"cannot read {path}: {exc}") from None
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise HooksFileError(f"{path} is not valid JSON ({exc}); fix it or move it aside — nothing was written") from None
+    if not isinstance(data, dict):
+        raise HooksFileError(f"{path} holds a JSON {type(data).__name__}, not an object; nothing was written")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise HooksFileError(f"{path}: \"hooks\" is not an object; nothing was written")
+    for name, groups in hooks.items():
+        if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+            raise HooksFileError(f"{path}: hooks.{name} is not a list of matcher groups; nothing was written")
+        for g in groups:
+            if not isinstance(g.get("hooks", []), list):
+                raise HooksFileError(f"{path}: a hooks.{name} group's \"hooks\" is not a list; nothing was written")
+    return text, data
+
+
+def render(data: dict) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def positions(data: dict) -> dict[int, tuple[str, int, int]]:
+    """id(handler) -> (file event, group index, handler index), for carrying trust across a move."""
+    out = {}
+    for file_event, groups in (data.get("hooks") or {}).items():
+        for gi, group in enumerate(groups):
+            for hi, handler in enumerate(group.get("hooks") or []):
+                out[id(handler)] = (file_event, gi, hi)
+    return out
+
+
+def merge(data: dict, wanted: list[tuple[str, str, dict]]) -> dict:
+    """A copy of ``data`` with exactly ``wanted`` as our hooks; others keep their place.
+
+    One of ours already registered is updated in its slot (its group keeps its position);
+    a missing one is appended as a group of its own; a duplicate of ours is dropped.
+    Handler objects that are not ours are the very objects of ``data`` (see :func:`positions`).
+    """
+    new = dict(data)
+    hooks = {k: [dict(g, hooks=list(g.get("hooks") or [])) if isinstance(g.get("hooks"), list) else dict(g)
+                 for g in v] for k, v in (data.get("hooks") or {}).items()}
+    for file_event, matcher, handler in wanted:
+        event = our_event(handler)
+        placed = False
+        for group in hooks.setdefault(file_event, []):
+            kept = []
+            for existing in group.get("hooks") or []:
+                if our_event(existing) != event:
+                    kept.append(existing)
+                elif not placed and (group.get("matcher") == matcher or len(group["hooks"]) == 1):
+                    kept.append(copy.deepcopy(handler))
+                    group["matcher"] = matcher
+                    placed = True
+                # else: a duplicate of ours, or ours in a shared group under another matcher: dropped
+            if "hooks" in group:
+                group["hooks"] = kept
+        if not placed:
+            hooks[file_event].append({"matcher": matcher, "hooks": [copy.deepcopy(handler)]})
+    new["hooks"] = _drop_emptied(hooks, data)
+    return new
+
+
+def remove(data: dict) -> dict:
+    """A copy of ``data`` without any of our handlers (groups left empty by that are dropped)."""
+    new = dict(data)
+    if "hooks" not in data:
+        return new
+    hooks = {k: [dict(g, hooks=[h for h in g.get("hooks") or [] if our_event(h) is None]) for g in v]
+             for k, v in data["hooks"].items()}
+    new["hooks"] = _drop_emptied(hooks, data)
+    if not new["hooks"] and not data["hooks"] == {}:
+        del new["hooks"]
+    return new
+
+
+def _drop_emptied(hooks: dict, before: dict) -> dict:
+    """Drop the groups (and then events) that our edit left empty; ones already empty stay."""
+    old = before.get("hooks") or {}
+    out = {}
+    for name, groups in hooks.items():
+        was = old.get(name) or []
+        kept = [g for i, g in enumerate(groups)
+                if g.get("hooks") or (i < len(was) and not (was[i].get("hooks") or []))]
+        if kept or name in old and not old[name]:
+            out[name] = kept
+    return out
+
+
+def inspect(data: dict) -> list[dict]:
+    """Our handlers in a parsed hooks file: event, file event, matcher, command, timeout, wrapped."""
+    found = []
+    for file_event, groups in (data.get("hooks") or {}).items():
+        if not isinstance(groups, list):
+            continue
+        for group in groups:
+            if not isinstance(group, dict):
+                continue
+            for handler in group.get("hooks") or []:
+                event = our_event(handler)
+                if event:
+                    command = handler["command"]
+                    found.append({"event": event, "file_event": file_event, "matcher": group.get("matcher"),
+                                  "command": command, "timeout": handler.get("timeout"),
+                                  "wrapped": "|| exit 0" in command})
+    return found

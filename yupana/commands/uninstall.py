@@ -1,0 +1,15 @@
+"""``yupana uninstall claude|codex``: remove only yupana's hooks (and, for Codex, their trust entries)."""
+
+from __future__ import annotations
+
+import argparse
+
+from yupana.commands import install
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    install.add_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    return install.apply(args, install=False)
