@@ -166,7 +166,6 @@ def test_garbage_or_truncated_hook_output_is_an_allow(case):
 SUBDIR = '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.polecat-3]\ndeny_paths = ["src/vault/**"]\n'
 
 
-@pytest.mark.xfail(strict=False, reason="needs issue 9 §1")
 def test_an_agent_started_in_a_subdirectory_is_still_governed(case):
     case.config(SUBDIR).register()
     target = case.repo / "src" / "vault" / "key.pem"

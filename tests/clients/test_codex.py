@@ -114,7 +114,6 @@ def test_an_untrusted_hook_is_skipped_silently_and_the_denied_edit_lands(case):
 SUBDIR = '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.polecat-3]\ndeny_paths = ["src/vault/**"]\n'
 
 
-@pytest.mark.xfail(strict=False, reason="needs issue 9 §1")
 def test_an_agent_started_in_a_subdirectory_is_still_governed(case):
     case.config(SUBDIR).register()
     (case.repo / "src").mkdir()
