@@ -166,10 +166,12 @@ def test_garbage_or_truncated_hook_output_is_an_allow(case):
 SUBDIR = '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.polecat-3]\ndeny_paths = ["src/vault/**"]\n'
 
 
-def test_an_agent_started_in_a_subdirectory_is_still_governed(case):
+def test_an_agent_that_cd_into_a_subdirectory_is_still_governed(case):
+    """Claude Code reads .claude/settings.json in the directory it starts in, so the agent
+    starts at the repository and `cd`s: the hooks then see cwd = <repo>/src."""
     case.config(SUBDIR).register()
     target = case.repo / "src" / "vault" / "key.pem"
     target.parent.mkdir(parents=True)
-    run = case.run(kit.write(str(target), "KEY\n"), cwd=case.repo / "src", mode="bypassPermissions")
+    run = case.run(kit.bash("cd src") + kit.write(str(target), "KEY\n"), mode="bypassPermissions")
     assert not target.exists()
-    assert "deny_paths `src/vault/**`" in run.tool_results()[0]
+    assert "deny_paths `src/vault/**`" in run.tool_results()[-1]
