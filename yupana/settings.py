@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import sys
 
 from yupana import paths, redact
 

@@ -350,7 +350,7 @@ def probe(quipu: dict, key: str) -> dict:
 
     def ask() -> None:
         from yupana.endpoint import open_endpoint
-        from yupana.endpoint.base import Deadline, EndpointError
+        from yupana.endpoint.base import Deadline, DeadlineError, EndpointError
 
         settings = dict(quipu)
         if key.startswith("file:"):
@@ -365,7 +365,7 @@ def probe(quipu: dict, key: str) -> dict:
             result.update(ok=True, error_kind=None, error=None)
         except EndpointError as exc:
             message = exc.message
-            if exc.kind == "deadline":  # the transport's text speaks of the refresh deadline; this is ours
+            if isinstance(exc, DeadlineError):  # the transport's text speaks of the refresh deadline; this is ours
                 message = (f"no answer from {key} within {budget:g}s (status waits at most "
                            "[yupana.quipu] request_timeout_secs)")
             result.update(error_kind=exc.kind, error=message)
