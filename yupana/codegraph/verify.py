@@ -33,7 +33,7 @@ from yupana.codegraph.checks import ARITY, IDENT, IMPORT, Checker  # noqa: F401 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from tree_sitter import Tree
-    from yupana.hooks.payload import FileEdit
+    from yupana.edit.payload import FileEdit
 
 TIER = "tree_sitter"
 MAX_UNCHECKED = 50
@@ -91,7 +91,7 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
     """
     if parse.language_for_path(edit.rel or edit.path) != "rust" or edit.op in ("delete", "notebook"):
         return None
-    from yupana.hooks.payload import proposed_buffer
+    from yupana.edit.payload import proposed_buffer
 
     buffer = proposed_buffer(edit)
     if buffer is None:

@@ -106,7 +106,7 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
     from yupana.cli import HookArgs
     from yupana.commands import explain_report
     from yupana.commands.explain_trace import Trace, rehearsal
-    from yupana.hooks import payload
+    from yupana.edit import payload
 
     args = HookArgs(hook)
     args.tenant = tenant

@@ -32,7 +32,7 @@ from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blo
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from tree_sitter import Query, Tree
-    from yupana.hooks.payload import FileEdit
+    from yupana.edit.payload import FileEdit
 
 PLANE = "structural"
 TIER = "tree-sitter"

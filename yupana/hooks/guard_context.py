@@ -24,7 +24,8 @@ import time
 
 from yupana import spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
-from yupana.hooks import payload, protocol
+from yupana.edit import payload
+from yupana.hooks import protocol
 
 UNSET = object()
 MAX_RECORDED_CONSTRAINTS = 200

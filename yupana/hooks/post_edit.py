@@ -21,7 +21,8 @@ from __future__ import annotations
 import time
 
 from yupana import settings, spool
-from yupana.hooks import payload, protocol
+from yupana.edit import payload
+from yupana.hooks import protocol
 
 MAX_NEIGHBOURS = 5
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace

@@ -41,7 +41,8 @@ import time
 
 from yupana import fastjson, globs, settings, shell, spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED, action
-from yupana.hooks import payload, protocol
+from yupana.edit import payload
+from yupana.hooks import protocol
 
 _MODES = {"off": 0, "advise": 1, "enforce": 2}
 _UNSET = object()

@@ -40,7 +40,8 @@ import time
 
 from yupana import settings, spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
-from yupana.hooks import payload, protocol
+from yupana.edit import payload
+from yupana.hooks import protocol
 from yupana.hooks.guard_context import RAN, SKIPPED, UNSET, GuardContext
 
 

@@ -46,7 +46,7 @@ module imports anything else, and only Codex calls load them.
 from __future__ import annotations
 
 # Chunk, apply_chunks and EOF_MARKER are part of this module's API (callers import them from here).
-from yupana.hooks.patch_chunks import EOF_MARKER, WS, Chunk, apply_chunks, clip, parse_chunks  # noqa: F401
+from yupana.edit.patch_chunks import EOF_MARKER, WS, Chunk, apply_chunks, clip, parse_chunks  # noqa: F401
 
 ADD, DELETE, UPDATE = "add", "delete", "update"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.hooks.payload import ADD, MOVE, PATCH_TOOLS, UPDATE, Invocation, new_edit, normpath
+from yupana.edit.payload import ADD, MOVE, PATCH_TOOLS, UPDATE, Invocation, new_edit, normpath
 
 
 def read(tool_input: object, inv: Invocation) -> None:
@@ -20,7 +20,7 @@ def read(tool_input: object, inv: Invocation) -> None:
     text = _patch_text(tool_input, inv)
     if text is None:
         return
-    from yupana.hooks import apply_patch  # only a readable patch text pays for the grammar
+    from yupana.edit import apply_patch  # only a readable patch text pays for the grammar
 
     patch = apply_patch.parse(text)
     inv.patch = patch

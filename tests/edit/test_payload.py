@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from yupana.hooks import payload
-from yupana.hooks.payload import parse, proposed_buffer
+from yupana.edit import payload
+from yupana.edit.payload import parse, proposed_buffer
 
 # The same location tests/conftest.py names (imported by value: several conftest modules exist).
 CODEX_FIXTURES = Path(os.environ.get("YUPANA_SHARED_FIXTURES", "/work/shared/fixtures")) / "codex-apply-patch"
@@ -506,7 +506,7 @@ def test_repo_name_legacy_section_and_missing_git(tmp_path):
 
 
 def test_import_adds_no_stdlib_modules_beyond_json_accelerator():
-    code = ("import sys; before = set(sys.modules); import yupana.hooks.payload as p; "
+    code = ("import sys; before = set(sys.modules); import yupana.edit.payload as p; "
             "p.parse(b'{\"tool_name\": \"apply_patch\", \"tool_input\": {\"command\": \"x\"}}'); "
             "print('\\n'.join(sorted(set(sys.modules) - before)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.hooks.payload import ADD, DELETE, EDIT, MOVE, MULTI_EDIT, UNSET, UPDATE, WRITE, FileEdit
+from yupana.edit.payload import ADD, DELETE, EDIT, MOVE, MULTI_EDIT, UNSET, UPDATE, WRITE, FileEdit
 
 
 def proposed_buffer(edit: FileEdit) -> str | None:
@@ -57,7 +57,7 @@ def _build(edit: FileEdit) -> tuple[str | None, str | None]:
         text, why = _read_text(source)
         if text is None:
             return None, f"update of {_shown(edit, source)}: {why} (the patch will fail)"
-        from yupana.hooks.patch_chunks import apply_chunks  # only patch updates pay for it
+        from yupana.edit.patch_chunks import apply_chunks  # only patch updates pay for it
 
         buffer, why = apply_chunks(text, edit.chunks)
         return buffer, (f"update of {_shown(edit, source)}: {why}" if why else None)

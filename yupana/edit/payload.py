@@ -387,7 +387,7 @@ def _opt_bool(obj: dict, key: str, problems: list[str]) -> bool:
 
 
 def _read_patch(tool_input: object, inv: Invocation) -> None:
-    from yupana.hooks import patch_input  # only Codex calls pay for the patch reader
+    from yupana.edit import patch_input  # only Codex calls pay for the patch reader
 
     patch_input.read(tool_input, inv)
 
@@ -397,20 +397,20 @@ def _read_patch(tool_input: object, inv: Invocation) -> None:
 
 def proposed_buffer(edit: FileEdit) -> str | None:
     """The file after ``edit``, or None (why: ``edit.problems``); see :func:`rebuild.proposed_buffer`."""
-    from yupana.hooks import rebuild
+    from yupana.edit import rebuild
 
     return rebuild.proposed_buffer(edit)
 
 
 def git_top(path: str) -> str | None:
     """The nearest directory at or above ``path`` holding ``.git``; see :func:`git_repo.git_top`."""
-    from yupana.hooks import git_repo
+    from yupana.edit import git_repo
 
     return git_repo.git_top(path)
 
 
 def repo_name(top: str) -> str | None:
     """The origin remote's repository name for the git tree ``top``; see :func:`git_repo.repo_name`."""
-    from yupana.hooks import git_repo
+    from yupana.edit import git_repo
 
     return git_repo.repo_name(top)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yupana.hooks import apply_patch as ap
+from yupana.edit import apply_patch as ap
 
 # The same location tests/conftest.py names (imported by value: several conftest modules exist).
 CODEX_FIXTURES = Path(os.environ.get("YUPANA_SHARED_FIXTURES", "/work/shared/fixtures")) / "codex-apply-patch"
