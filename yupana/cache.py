@@ -24,7 +24,8 @@ from yupana import atomic, fastjson, globs, paths, redact, regex_prefilter
 CACHE_VERSION = 1
 HOT_FORMAT = 2
 
-LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors")
+LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors",
+               "repo_exposure")
 OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history")
 
 
