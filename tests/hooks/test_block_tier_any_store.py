@@ -32,9 +32,9 @@ def catalogue(tmp_path, exposure: str = "") -> str:
     return str(path)
 
 
-def configure(repo: Repo, endpoint: str, *, dialect: str | None = "sparql11", policy: str = "") -> Repo:
+def configure(repo: Repo, endpoint: str, *, dialect: str | None = "sparql11", policy: str = "", quipu: str = "") -> Repo:
     lines = ["[yupana.policy]", 'mode = "enforce"', policy, "[yupana.quipu]", "enabled = true",
-             f'endpoint = "{endpoint}"'] + ([f'dialect = "{dialect}"'] if dialect else [])
+             f'endpoint = "{endpoint}"'] + ([f'dialect = "{dialect}"'] if dialect else []) + [quipu]
     return repo.config("\n".join(lines) + "\n")
 
 
@@ -71,6 +71,26 @@ def test_a_block_rule_denies_in_a_repository_the_graph_states_public(env, tmp_pa
     guard = env.records("guard")[-1]
     assert guard["result"] == "deny" and guard["exposure"] == "public" and guard["repo"] == "widgets"
     assert not env.records("fail_open")
+
+
+def test_a_block_rule_denies_on_virtuoso_with_the_graph_statement(env, tmp_path, widgets, virtuoso_server):
+    server = virtuoso_server()
+    graph = "http://yupana.test/exposure"
+    server.load_turtle(catalogue(tmp_path, 'aegis:repo_widgets aegis:exposure "public" .\n'), graph)
+    project(configure(widgets, server.url, quipu=f'default_graph = "{graph}"'), env)
+    result = edit(env, widgets)
+    assert result.denied and "repo `widgets` is public (stated in the governed graph" in result.reason
+    assert env.records("governed")[0]["exposure_source"] == "graph"
+
+
+def test_on_quipu_the_graph_statement_answers_without_asking_policy_check(env, tmp_path, widgets, quipu_server):
+    server = quipu_server(catalogue(tmp_path, 'aegis:repo_widgets aegis:exposure "public" .\n'))
+    server.policy_outcomes[AEGIS + "repo_widgets"] = "unsatisfied"  # the graph statement comes first
+    project(configure(widgets, server.url, dialect="quipu"), env)
+    result = edit(env, widgets)
+    assert result.denied and "stated in the governed graph" in result.reason
+    assert not [r for r in server.requests if r.path == "/policy/check"]
+    assert not (env.state / "yupana" / "exposure.json").exists()
 
 
 def test_a_repository_the_graph_states_internal_only_warns(env, tmp_path, widgets, oxigraph_server):
