@@ -29,6 +29,9 @@ def assess(cfg: dict, cache: dict | None, root: str, now: int, *, override: str 
         cfg["quipu"], (cache or {}).get("repo_exposure"), cfg["policy"].get("exposure"), repo, now, root=root,
         override=override, dry=True,
         no_repo_reason="the project root is in no git tree" if not top else "the repository has no origin remote")
+    if reason:  # a dry run starts no lookup: say who will
+        reason = reason.replace("looking it up in the background",
+                                "a hook looks it up in the background when a block-tier rule next fires")
     out = {"block_rules": None if cache is None else len(rules), "repo": repo or "unresolved", "exposure": found,
            "source": source, "reason": reason, "mode": mode, "can_block": False}
     shown = f"repo `{out['repo']}`"
