@@ -64,7 +64,8 @@ def for_status(cfg: dict, root: str, now: int, override: str | None, rule_set: d
 
     body = None
     if rule_set["state"] != "off" and rule_set["miss"] is None:
-        body, _ = cache.load_servable(rule_set["cache_path"], rule_set["endpoint"], rule_set["ttl_secs"], now, hot=False)
+        body, _ = cache.load_servable(rule_set["cache_path"], rule_set["endpoint"], rule_set["ttl_secs"], now,
+                                      hot=False)
     miss = rule_set["miss"]
     return assess(cfg, body, root, now, override=override, no_cache=miss["reason"] if miss else None)
 

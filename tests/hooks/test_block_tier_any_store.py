@@ -32,7 +32,8 @@ def catalogue(tmp_path, exposure: str = "") -> str:
     return str(path)
 
 
-def configure(repo: Repo, endpoint: str, *, dialect: str | None = "sparql11", policy: str = "", quipu: str = "") -> Repo:
+def configure(repo: Repo, endpoint: str, *, dialect: str | None = "sparql11", policy: str = "",
+              quipu: str = "") -> Repo:
     lines = ["[yupana.policy]", 'mode = "enforce"', policy, "[yupana.quipu]", "enabled = true",
              f'endpoint = "{endpoint}"'] + ([f'dialect = "{dialect}"'] if dialect else []) + [quipu]
     return repo.config("\n".join(lines) + "\n")
@@ -94,8 +95,8 @@ def test_on_quipu_the_graph_statement_answers_without_asking_policy_check(env, t
 
 
 def test_a_repository_the_graph_states_internal_only_warns(env, tmp_path, widgets, oxigraph_server):
-    project(configure(widgets, oxigraph_server(catalogue(tmp_path, 'aegis:repo_widgets aegis:exposure "internal" .\n'))),
-            env)
+    data = catalogue(tmp_path, 'aegis:repo_widgets aegis:exposure "internal" .\n')
+    project(configure(widgets, oxigraph_server(data)), env)
     result = edit(env, widgets)
     assert not result.denied and "downgraded to a warning because repo `widgets` is internal" in result.message
     assert "stated in the governed graph" in result.message
@@ -213,7 +214,8 @@ def test_dump_and_status_say_the_block_tier_can_block_with_the_graph_statement(e
     data = catalogue(tmp_path, 'aegis:repo_widgets aegis:exposure "public" ; rdfs:comment "open source" .\n')
     project(configure(widgets, oxigraph_server(data)), env)
     text = run_yupana(["project", "--dump"], env, cwd=widgets.root).stdout.decode()
-    assert "block tier: 1 block-tier text rule can block: repo `widgets` is public (stated in the governed graph" in text
+    assert ("block tier: 1 block-tier text rule can block: repo `widgets` is public (stated in the governed graph"
+            in text)
     assert "REPOSITORY EXPOSURE (1)" in text and "open source" in text
     status = run_yupana(["status", "--offline"], env, cwd=widgets.root).stdout.decode()
     assert "block tier  : 1 block-tier text rule can block: repo `widgets` is public" in status

@@ -199,8 +199,8 @@ aegis:BadShape a sh:NodeShape ; sh:target [ a sh:SPARQLTarget ; sh:select "SELEC
 
 # ── the shapes agree with the strict decoder ─────────────────────────────────────────
 
-BASE = (structural() + wire() + MEMORY + rule("; aegis:exemptionSelector aegis:sel_fixtures") + SELECTOR + grounded() + CI
-        + EXPOSURE)
+BASE = (structural() + wire() + MEMORY + rule("; aegis:exemptionSelector aegis:sel_fixtures") + SELECTOR + grounded()
+        + CI + EXPOSURE)
 
 # (description, old, new, where the decoder and the gate both point: subject, property)
 MUTATIONS = [
@@ -252,7 +252,8 @@ MUTATIONS = [
     ("command without scope", 'aegis:appliesTo "**/*.py" .', ".", "cmd_ruff", "aegis:appliesTo"),
     ("unclosed class in a scope", '"**/*.py"', '"**/[abc.py"', "cmd_ruff", "aegis:appliesTo"),
     ("exposure word", 'aegis:exposure "public"', 'aegis:exposure "secret"', "repo_widgets", "aegis:exposure"),
-    ("two exposures", 'aegis:exposure "internal"', 'aegis:exposure "internal" , "public"', "repo_infra", "aegis:exposure"),
+    ("two exposures", 'aegis:exposure "internal"', 'aegis:exposure "internal" , "public"', "repo_infra",
+     "aegis:exposure"),
     ("exposure an IRI", 'aegis:exposure "internal"', "aegis:exposure aegis:internal", "repo_infra", "aegis:exposure"),
     ("blank exposure comment", 'rdfs:comment "open source"', 'rdfs:comment "  "', "repo_widgets", "rdfs:comment"),
 ]
