@@ -155,6 +155,11 @@ def derive_hot(cache: dict) -> dict:
         pol["_applies_to"] = _compile_all((pol.get("rule") or {}).get("applies_to") or ())
         policies.append(pol)
     out["policies"] = policies
+    # Hooks look a repository's exposure up by name: one small dict marshals ~4x faster than
+    # the entries (the JSON keeps them; a hook never needs their IRI or comment).
+    out["_repo_exposure"] = {e["repo"]: e.get("exposure") for e in cache.get("repo_exposure") or ()
+                             if isinstance(e, dict) and isinstance(e.get("repo"), str)}
+    out["repo_exposure"] = []
     return out
 
 

@@ -46,16 +46,21 @@ def resolve(quipu: dict, statements, declared: str | None, repo: str | None, now
             dry: bool = False) -> tuple[str, str | None, str]:
     """``(exposure, why, source)`` for ``repo``: the first source that knows, in precedence order.
 
-    ``statements`` is the cache's ``repo_exposure`` list (the governed graph's word),
+    ``statements`` is the governed graph's word: the hot cache's ``_repo_exposure`` index
+    (``{repo: exposure}``) or the cache's ``repo_exposure`` entries;
     ``declared`` the config's ``[yupana.policy] exposure`` (or None). ``why`` says where a
     known answer came from, or, for ``unknown``, what every source answered. Never waits:
     ``/policy/check`` answers from ``exposure.json`` (see :func:`lookup`).
     """
     said: list[str] = []
     if repo:
-        for entry in statements or ():
-            if isinstance(entry, dict) and entry.get("repo") == repo and entry.get("exposure") in KNOWN:
-                return entry["exposure"], f"stated in the governed graph on aegis:repo_{repo}", GRAPH
+        if isinstance(statements, dict):
+            stated = statements.get(repo)
+        else:
+            stated = next((e.get("exposure") for e in statements or () if isinstance(e, dict) and e.get("repo") == repo),
+                          None)
+        if stated in KNOWN:
+            return stated, f"stated in the governed graph on aegis:repo_{repo}", GRAPH
         said.append(f"the governed graph states no aegis:exposure for aegis:repo_{repo}")
     found, reason = lookup(quipu, repo, now, root=root, override=override, no_repo_reason=no_repo_reason, dry=dry)
     if found in KNOWN:

@@ -131,9 +131,9 @@ class GuardContext:
                 top = self.top(edit)
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                gov = self._gov if self._gov is not UNSET else None
+                gov = self._gov.cache if self._gov not in (UNSET, None) else {}
                 found, reason, source = exposure.resolve(
-                    self.cfg["quipu"], gov.cache.get("repo_exposure") if gov is not None else None,
+                    self.cfg["quipu"], gov.get("_repo_exposure", gov.get("repo_exposure")),
                     self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
                     override=self.args.config, no_repo_reason=why, dry=self.trace is not None)
                 asked.append((found, reason, repo or "unresolved", source))
