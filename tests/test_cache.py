@@ -178,6 +178,17 @@ def test_save_writes_the_json_and_a_matching_hot_twin(path):
     assert found["tripwires"][0]["_paths"] is not None
 
 
+def test_the_twin_indexes_repository_exposure_by_name_and_the_json_keeps_the_entries(path):
+    entries = [{"iri": "http://aegis.gastown.local/ontology/repo_widgets", "repo": "widgets", "exposure": "public",
+                "comment": "open source"}]
+    assert cache.save({**body(), "repo_exposure": entries}, path) is None
+    with open(path) as fh:
+        assert json.load(fh)["repo_exposure"] == entries
+    found, _ = cache.read(path)
+    assert found["_repo_exposure"] == {"widgets": "public"}
+    assert cache.read(path, hot=False)[0]["repo_exposure"] == entries
+
+
 def _poison_twin(path: str, marker: str) -> None:
     """Rewrite the twin's content (same key) so a read reveals whether it used the twin."""
     hot = cache.hot_path_for(path)

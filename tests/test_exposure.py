@@ -112,3 +112,31 @@ def test_outcome_mapping():
     assert exposure.outcome_to_exposure({})[0] == "unknown"
     assert "unrecognised" in exposure.outcome_to_exposure({"outcome": "maybe"})[1]
     assert exposure.outcome_to_exposure("nope")[0] == "unknown"
+
+
+def test_resolve_takes_the_first_source_that_knows(env, monkeypatch, tmp_path):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    path = env.state / "yupana" / "exposure.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    now = int(time.time())
+    path.write_text(json.dumps({"entries": {"http://127.0.0.1:9|acme": {"exposure": "internal", "at": now - 10}}}))
+    quipu = {"endpoint": "http://127.0.0.1:9", "dialect": "quipu"}
+    graph = [{"iri": AEGIS + "repo_acme", "repo": "acme", "exposure": "public", "comment": None}]
+    # 1. the projected graph statement, before /policy/check
+    assert exposure.resolve(quipu, graph, "internal", "acme", now, root=str(tmp_path)) == (
+        "public", "stated in the governed graph on aegis:repo_acme", "graph")
+    # 2. /policy/check's stored answer, before the config declaration
+    assert exposure.resolve(quipu, [], "public", "acme", now, root=str(tmp_path)) == (
+        "internal", "quipu's /policy/check", "policy-check")
+    # 3. the config declaration while /policy/check does not know yet (dry: no lookup started)
+    found = exposure.resolve(quipu, [], "public", "other", now, root=str(tmp_path), dry=True)
+    assert found == ("public", "declared by [yupana.policy] exposure", "config")
+    # nothing knows: unknown, naming every source
+    found, why, source = exposure.resolve({"endpoint": "http://x", "dialect": "sparql11"}, graph, None, "other", now,
+                                          root=str(tmp_path))
+    assert (found, source) == ("unknown", "none")
+    assert why == ("no exposure source knows this repository: the governed graph states no aegis:exposure for "
+                   "aegis:repo_other; a generic SPARQL 1.1 store has no /policy/check to ask; "
+                   "[yupana.policy] exposure is not set")
+    assert not os.path.exists(exposure.pending_marker("other"))

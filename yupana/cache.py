@@ -24,7 +24,8 @@ from yupana import atomic, fastjson, globs, paths, redact, regex_prefilter
 CACHE_VERSION = 1
 HOT_FORMAT = 2
 
-LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors")
+LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors",
+               "repo_exposure")
 OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history")
 
 
@@ -154,6 +155,11 @@ def derive_hot(cache: dict) -> dict:
         pol["_applies_to"] = _compile_all((pol.get("rule") or {}).get("applies_to") or ())
         policies.append(pol)
     out["policies"] = policies
+    # Hooks look a repository's exposure up by name: one small dict marshals ~4x faster than
+    # the entries (the JSON keeps them; a hook never needs their IRI or comment).
+    out["_repo_exposure"] = {e["repo"]: e.get("exposure") for e in cache.get("repo_exposure") or ()
+                             if isinstance(e, dict) and isinstance(e.get("repo"), str)}
+    out["repo_exposure"] = []
     return out
 
 

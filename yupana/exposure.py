@@ -13,6 +13,13 @@ and say the exposure is unknown) and starts at most one detached
 ``yupana exposure-worker`` for that repository (single-flight through an O_EXCL marker
 file). The worker calls the store through the transport and writes the file.
 
+Any SPARQL store can state exposure as data instead (docs/vocabulary.md, "Repository
+exposure"): ``aegis:repo_<name> aegis:exposure "public"``, projected with the catalogue into
+the cache's ``repo_exposure``; and a project can declare it in config (``[yupana.policy]
+exposure``). :func:`resolve` asks the sources in this order and takes the first that knows:
+the governed graph's statement, quipu's ``/policy/check``, the config declaration. When none
+does the exposure is unknown and the reason names each source's answer.
+
 Hot path: standard library only, imported only when a block-tier text rule fired.
 """
 
@@ -28,6 +35,41 @@ TTL_SECS = 3600
 UNKNOWN_TTL_SECS = 300
 PENDING_SECS = 30
 OUTCOMES = {"satisfied": "public", "unsatisfied": "internal"}
+KNOWN = ("public", "internal")
+#: Where an exposure came from (``exposure_source`` on the ``governed`` record).
+GRAPH, POLICY_CHECK, CONFIG, NONE = "graph", "policy-check", "config", "none"
+NOT_DECLARED = "[yupana.policy] exposure is not set"
+
+
+def resolve(quipu: dict, statements, declared: str | None, repo: str | None, now: int, *, root: str,
+            override: str | None = None, no_repo_reason: str = "the file is in no git tree",
+            dry: bool = False) -> tuple[str, str | None, str]:
+    """``(exposure, why, source)`` for ``repo``: the first source that knows, in precedence order.
+
+    ``statements`` is the governed graph's word: the hot cache's ``_repo_exposure`` index
+    (``{repo: exposure}``) or the cache's ``repo_exposure`` entries;
+    ``declared`` the config's ``[yupana.policy] exposure`` (or None). ``why`` says where a
+    known answer came from, or, for ``unknown``, what every source answered. Never waits:
+    ``/policy/check`` answers from ``exposure.json`` (see :func:`lookup`).
+    """
+    said: list[str] = []
+    if repo:
+        if isinstance(statements, dict):
+            stated = statements.get(repo)
+        else:
+            stated = next((e.get("exposure") for e in statements or () if isinstance(e, dict) and e.get("repo") == repo),
+                          None)
+        if stated in KNOWN:
+            return stated, f"stated in the governed graph on aegis:repo_{repo}", GRAPH
+        said.append(f"the governed graph states no aegis:exposure for aegis:repo_{repo}")
+    found, reason = lookup(quipu, repo, now, root=root, override=override, no_repo_reason=no_repo_reason, dry=dry)
+    if found in KNOWN:
+        return found, "quipu's /policy/check", POLICY_CHECK
+    if declared in KNOWN:
+        return declared, "declared by [yupana.policy] exposure", CONFIG
+    said.append(reason or "/policy/check gave no answer")
+    said.append(NOT_DECLARED)
+    return "unknown", "no exposure source knows this repository: " + "; ".join(said), NONE
 
 
 def cache_path() -> str | None:

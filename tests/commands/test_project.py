@@ -13,7 +13,8 @@ from catalogue_kit import configure, write_catalogue
 from servers.faulty import FaultyServer
 
 PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
-          "ci_map", "grounding", "work_item_scopes", "work_item_parents", "disk_history", "unprojected")
+          "ci_map", "repo_exposure", "grounding", "work_item_scopes", "work_item_parents", "disk_history",
+          "unprojected")
 
 
 @pytest.fixture

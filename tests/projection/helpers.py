@@ -188,6 +188,10 @@ aegis:commit_b aegis:implements aegis:bead_1 ; aegis:modifies aegis:file_x .
 aegis:file_x aegis:filePath "src/x.rs" .
 aegis:file_y aegis:filePath "src/y.rs" .
 """
+EXPOSURE = """
+aegis:repo_widgets aegis:exposure "public" ; rdfs:comment "open source" , "since 2024" .
+aegis:repo_infra a aegis:GitRepo ; aegis:exposure "internal" .
+"""
 WIRED = {"SHANTY_ROOT": "/srv/shanty", "SHANTY_AGENT": "polecat-3"}
 
 

@@ -153,8 +153,8 @@ def _detail(n, ctx: Context) -> dict:
     if stage == "governed":
         text = d.get("text") or {}
         asked = d.get("exposure") or []
-        exposure = ({"exposure": asked[0][0], "reason": asked[0][1], "repo": asked[0][2]} if asked
-                    else "not asked: no block-tier text rule fired")
+        exposure = ({"exposure": asked[0][0], "reason": asked[0][1], "repo": asked[0][2], "source": asked[0][3]}
+                    if asked else "not asked: no block-tier text rule fired")
         counts = {k: len(ctx.cache.get(k) or ()) for k in ("text_rules", "policies", "grounded_rules")}
         return {"rules": counts, "prefilter_admitted": text.get("admitted", []), "checked_path": text.get("path"),
                 "exemptions": text.get("exemptions", []), "exposure": exposure}

@@ -106,7 +106,7 @@ def _error(kind: str, message: str, as_json: bool) -> int:
 def gather(root: str, override: str | None, tenant: tuple[str | None, str | None], now: int, *,
            live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
-    from yupana import config_controls, paths, spool
+    from yupana import block_tier, config_controls, paths, spool
     from yupana.commands import status_health
     from yupana.redact import redact_url
 
@@ -115,6 +115,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
     cfg = resolved["config"]
     name, source = tenant
     rule_set = rule_set_section(cfg, root, now, live)
+    rule_set["block_tier"] = block_tier.for_status(cfg, root, now, override, rule_set)
     spool_path = paths.metrics_spool()
     records, spool_info = status_health.read_spool(spool_path)
     complete = (spool_info["read_all"] and not spool_info["rotated"]) or (

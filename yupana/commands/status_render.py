@@ -19,6 +19,7 @@ def render(report: dict) -> str:
     _policy(report, add)
     _local_controls(report, add)
     _rule_set(report, add)
+    _block_tier(report, add)
     add("signed rules", f"{report['signed_rule_set']['state']} — {report['signed_rule_set']['note']}")
     _hooks(report, add)
     return "\n".join(lines) + "\n"
@@ -116,6 +117,15 @@ def _rung(rung: dict) -> str:
 
 
 # ── rule set ────────────────────────────────────────────────────────────────────────
+
+
+def _block_tier(report: dict, add) -> None:
+    from yupana.block_tier import line
+
+    found = report["rule_set"].get("block_tier")
+    if found:
+        add("block tier", ("" if found["can_block"] or not found["block_rules"] else f"{WARN} ") + line(found))
+
 
 
 def _rule_set(report: dict, add) -> None:

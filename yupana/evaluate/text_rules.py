@@ -84,9 +84,9 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
 
     ``path_rel`` is the edited file relative to its project root (absolute outside it); ``exposure_of()``
     returns ``(exposure, reason, repo)``: exposure ``public|internal|unknown``, why it is
-    unknown, and the repository's name for messages. When ``deadline_at`` passes (checked
-    per rule, for large texts), the rules not evaluated are one UNKNOWN finding
-    ``text-rules`` with ``extra["deadline"]`` = how many.
+    unknown (when known: where it came from), and the repository's name for messages.
+    When ``deadline_at`` passes (checked per rule, for large texts), the rules not
+    evaluated are one UNKNOWN finding ``text-rules`` with ``extra["deadline"]`` = how many.
 
     ``notes`` (``yupana explain`` only) receives ``admitted`` — the names the literal
     prefilter let through — and ``exemptions``: for each admitted rule with an exemption,
@@ -210,10 +210,11 @@ def _severity(tier: str | None, exposure_of) -> tuple[bool, str]:
     if tier != "block":
         return False, "tier warn: advisory"
     exposure, reason, repo = exposure_of()
+    source = f" ({reason})" if reason else ""
     if exposure == "public":
-        return True, f"tier block; repo `{repo}` is public"
+        return True, f"tier block; repo `{repo}` is public{source}"
     if exposure == "internal":
-        return False, f"tier block, downgraded to a warning because repo `{repo}` is internal"
+        return False, f"tier block, downgraded to a warning because repo `{repo}` is internal{source}"
     why = f": {reason}" if reason else ""
     return False, f"tier block, only a warning because the exposure of repo `{repo}` is unknown{why}"
 

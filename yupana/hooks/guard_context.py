@@ -119,8 +119,11 @@ class GuardContext:
         return self._wires
 
     def exposure_for(self, edit):
-        """A once-per-edit exposure lookup (only called when a block-tier rule fired)."""
-        asked: list[tuple[str, str | None, str]] = []
+        """A once-per-edit exposure lookup (only called when a block-tier rule fired).
+
+        ``exposure_of()`` answers ``(exposure, why, repo)``; ``asked`` then holds
+        ``(exposure, why, repo, source)`` (:func:`yupana.exposure.resolve`)."""
+        asked: list[tuple[str, str | None, str, str]] = []
 
         def exposure_of() -> tuple[str, str | None, str]:
             if not asked:
@@ -129,11 +132,13 @@ class GuardContext:
                 top = self.top(edit)
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                found, reason = exposure.lookup(self.cfg["quipu"], repo, int(time.time()), root=self.root,
-                                                override=self.args.config, no_repo_reason=why,
-                                                dry=self.trace is not None)
-                asked.append((found, reason, repo or "unresolved"))
-            return asked[0]
+                gov = self._gov.cache if self._gov not in (UNSET, None) else {}
+                found, reason, source = exposure.resolve(
+                    self.cfg["quipu"], gov.get("_repo_exposure", gov.get("repo_exposure")),
+                    self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
+                    override=self.args.config, no_repo_reason=why, dry=self.trace is not None)
+                asked.append((found, reason, repo or "unresolved", source))
+            return asked[0][:3]
 
         return exposure_of, asked
 

@@ -230,10 +230,13 @@ class Guard(GuardContext):
         if self.governed_fields is None or self.governed_fields["exposure"] == "n/a":
             # One guard record per tool call: a patch keeps the exposure a text rule was judged by.
             self.governed_fields = {"exposure": exposure, "repo": repo}
+        judged = {"exposure_source": asked[0][3]} if asked else {}
+        if asked and exposure == "unknown":
+            judged["exposure_reason"] = asked[0][1]
         spool.record("governed", {
             "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
             "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
-            "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo,
+            "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
             "session": self.inv.session_id}, item=self.plate_item())
         self.note("governed", RAN, "", edit, text=notes, exposure=asked)

@@ -107,8 +107,9 @@ class Reader:
                 return rows
             offset += self.page_size
 
-    def discover(self, name: str, plane: str) -> list[str]:
-        """The subject IRIs the discovery query ``name`` finds (variable ``?s``)."""
+    def discover(self, name: str, plane: str, prop: str = "rdf:type") -> list[str]:
+        """The subject IRIs the discovery query ``name`` finds (variable ``?s``); ``prop`` is
+        the property a blank-node subject is blamed on (what made it a member)."""
         found: list[str] = []
         seen: set[str] = set()
         after = ""
@@ -121,7 +122,7 @@ class Reader:
                     continue
                 if not term.is_iri:
                     shown = f"_:{term.value}" if term.kind == "bnode" else repr(term.value)
-                    raise ProjectionError(shown, "rdf:type", f"a governed subject found by {name} is not an IRI; "
+                    raise ProjectionError(shown, prop, f"a governed subject found by {name} is not an IRI; "
                                           "give it an IRI so it can be read back and cited")
                 keys.append(term.value)
                 if term.value not in seen:
