@@ -68,7 +68,11 @@ def test_the_package_is_read():
 
 
 def test_nothing_below_the_hooks_imports_them_or_a_command():
-    assert _violations(BELOW_HOOKS, ("yupana.hooks", "yupana.commands", "yupana.cli")) == []
+    """Only the entry points (cli, and commands such as explain that run a hook) sit above."""
+    below = tuple(mod for mod in MODULES if not _within(mod, ("yupana.hooks", "yupana.commands", "yupana.cli",
+                                                              "yupana.__main__")))
+    assert set(BELOW_HOOKS) <= set(below)
+    assert _violations(below, ("yupana.hooks", "yupana.commands", "yupana.cli")) == []
 
 
 def test_the_edit_model_imports_no_evaluator_graph_or_store():

@@ -19,7 +19,7 @@ def assess(cfg: dict, cache: dict | None, root: str, now: int, *, override: str 
     ``cache`` is the projection the hooks would serve (None: ``no_cache`` says why there is
     none). ``why`` is one sentence: what makes the block tier block, or what stops it."""
     from yupana import exposure
-    from yupana.hooks import git_repo
+    from yupana.edit import git_repo
 
     mode = cfg["policy"]["mode"]
     rules = [r for r in (cache or {}).get("text_rules") or () if isinstance(r, dict) and r.get("tier") == "block"]
