@@ -1,7 +1,7 @@
 """The layers, read from the source (AST imports, lazy ones included): what may import what.
 
     cli ─► commands/ ─► refresher, endpoint/, projection/      (the cold path)
-    cli ─► hooks/ ─► evaluate/, codegraph/ ─► edit/             (the hot path)
+    cli ─► hooks/ ─► evaluate/, codegraph/ ─► edit/, shell/     (the hot path)
            every layer ─► the flat base modules (paths, spool, cache, globs, …)
 
 Nothing below imports what is above it, the hot packages never import the cold ones, and
@@ -21,8 +21,8 @@ COLD_PACKAGES = ("yupana.commands", "yupana.endpoint", "yupana.projection", "yup
                  "yupana.config_model", "yupana.config_controls", "yupana.cli")
 COLD_LIBRARIES = ("rdflib", "pyshacl", "httpx", "httpcore", "pydantic", "pydantic_settings", "rich", "typer",
                   "SPARQLWrapper", "diskcache", "pyoxigraph")
-HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate")
-BELOW_HOOKS = ("yupana.edit", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
+HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate", "yupana.shell")
+BELOW_HOOKS = ("yupana.edit", "yupana.shell", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
 
 
 def _module_name(path: Path) -> str:
@@ -76,9 +76,9 @@ def test_nothing_below_the_hooks_imports_them_or_a_command():
                    if _within(name, ("yupana.hooks", "yupana.commands", "yupana.cli"))}) == []
 
 
-def test_the_edit_model_imports_no_evaluator_graph_or_store():
-    assert _violations(("yupana.edit",), ("yupana.evaluate", "yupana.codegraph", "yupana.endpoint",
-                                          "yupana.projection")) == []
+def test_the_edit_model_and_the_shell_reader_import_no_evaluator_graph_or_store():
+    assert _violations(("yupana.edit", "yupana.shell"), ("yupana.evaluate", "yupana.codegraph", "yupana.endpoint",
+                                                         "yupana.projection")) == []
 
 
 @pytest.mark.parametrize("targets", [COLD_PACKAGES, COLD_LIBRARIES], ids=["cold packages", "cold libraries"])

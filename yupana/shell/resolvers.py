@@ -1,7 +1,7 @@
-"""The resolvers behind :mod:`yupana.evaluate.action`, one per recognised tool.
+"""The resolvers behind :mod:`yupana.shell.actions`, one per recognised tool.
 
 Each takes the command name and its words (wrappers already removed) and returns the
-actions it can name with certainty, or raises :class:`~yupana.evaluate.action.Abstain`
+actions it can name with certainty, or raises :class:`~yupana.shell.actions.Abstain`
 with the reason. Option grammars follow each tool's manual; an option a resolver does not
 know abstains unless the grammar is declared lenient (git and ansible: a misread there
 cannot turn a non-URL into a URL, nor invent a ``--limit``). Standard library only.
@@ -10,7 +10,7 @@ cannot turn a non-URL into a URL, nor invent a ``--limit``). Standard library on
 from __future__ import annotations
 
 from yupana import shell
-from yupana.evaluate.action import (CONTAINER, HOST, REPO, SERVICE, Abstain, Action, Opts, host_action,
+from yupana.shell.actions import (CONTAINER, HOST, REPO, SERVICE, Abstain, Action, Opts, host_action,
                                     parse_options)
 
 # ── host ──────────────────────────────────────────────────────────────────────────────

@@ -52,7 +52,7 @@ def test_a_member_beside_pure_filters_only_is_read_as_if_alone():
 
 
 def test_pure_filters_are_plain_commands_that_run_nothing():
-    from yupana.shell_filters import pure_filter
+    from yupana.shell.filters import pure_filter
 
     def pure(line: str) -> bool:
         [cmd] = shell.read(line).commands

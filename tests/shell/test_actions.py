@@ -1,4 +1,4 @@
-"""The action resolver against a corpus of real-world commands (tests/evaluate/action_corpus.txt).
+"""The action resolver against a corpus of real-world commands (tests/shell/action_corpus.txt).
 
 The corpus holds the false-deny traps users report (heredocs, quoted bodies, commit and
 issue messages that mention ssh or systemctl) and the false-negative traps (VAR= prefixes,
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from yupana.evaluate import action, action_resolvers
+from yupana.shell import actions as action
+from yupana.shell import resolvers as action_resolvers
 
 CORPUS = Path(__file__).with_name("action_corpus.txt")
 

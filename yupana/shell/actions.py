@@ -16,7 +16,7 @@ never a violation:
   restart, kill, rm, exec, attach, pause, unpause, rename, update, cp) and ``pct`` verbs
   that act on a guest (start, stop, reboot, destroy, enter, exec, set…).
 
-The resolvers, one per tool, live in :mod:`yupana.evaluate.action_resolvers`; this module
+The resolvers, one per tool, live in :mod:`yupana.shell.resolvers`; this module
 holds the rule for whole command lines and the option grammar they share.
 
 **Compound commands.** A command line yields one resolution per simple command only when
@@ -25,7 +25,7 @@ substitution, subshell, compound command or syntax error anywhere; redirections 
 heredocs are data and do not count).
 Otherwise the whole line resolves to a single ``unknown`` carrying the reason. A member of
 a multi-command pipeline resolves on its own only when every other member is a pure filter
-(:mod:`yupana.shell_filters`: ``ssh a.example.com 2>&1 | tee log`` is ``host:a.example.com``);
+(:mod:`yupana.shell.filters`: ``ssh a.example.com 2>&1 | tee log`` is ``host:a.example.com``);
 otherwise it is ``unknown`` (``pipeline``); the other simple commands of the line still resolve. The words a resolver relies on (the command
 name, options before the target, the target itself) must be literal: an expansion there
 abstains.
@@ -96,7 +96,7 @@ def resolve_command(cmd: shell.Command) -> list[Action]:
         return [Action(UNKNOWN, reason="no command")]
     if words[0].dynamic:
         return [Action(UNKNOWN, reason="the command name is an expansion")]
-    from yupana.evaluate.action_resolvers import RESOLVERS
+    from yupana.shell.resolvers import RESOLVERS
 
     resolver = RESOLVERS.get(cmd.name)
     if resolver is None:

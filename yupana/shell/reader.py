@@ -1,7 +1,7 @@
 """A shell-level reader for Bash tool commands. Standard library only (no shlex, no re).
 
 It reads a command line the way a POSIX shell / bash would *tokenise* it (the tokeniser is
-:mod:`yupana.shell_lexer`), without running anything, and answers which simple commands it
+:mod:`yupana.shell.lexer`), without running anything, and answers which simple commands it
 would execute and with which words:
 
 * words with quoting: '…' (literal), "…" (``\\`` escapes ``$ ` " \\`` and newline),
@@ -14,7 +14,7 @@ would execute and with which words:
   :data:`MAX_DEPTH` nested shells;
 * segments split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines; members of a
   multi-command pipeline are flagged ``pipeline``, and ``others_pure`` says whether every
-  other member of that pipeline is a pure filter (:mod:`yupana.shell_filters`: ``tee``,
+  other member of that pipeline is a pure filter (:mod:`yupana.shell.filters`: ``tee``,
   ``grep``, ``head``…, which run no command), so the member can be read as if alone;
 * heredoc bodies and quoted text are data: they never become commands.
 
@@ -36,8 +36,8 @@ uncertainty into an abstention.
 
 from __future__ import annotations
 
-from yupana.shell_filters import pure_filter
-from yupana.shell_lexer import Word, lex
+from yupana.shell.filters import pure_filter
+from yupana.shell.lexer import Word, lex
 
 __all__ = ["Word", "Command", "Reading", "read", "read_argv", "MAX_DEPTH", "KEYWORDS", "SHELLS"]
 

@@ -1,4 +1,4 @@
-"""Reading one shell word for :mod:`yupana.shell_lexer`: quoting, expansions, substitutions.
+"""Reading one shell word for :mod:`yupana.shell.lexer`: quoting, expansions, substitutions.
 
 Standard library only, no :mod:`re` or :mod:`shlex` (every pre-bash hook imports this).
 :class:`WordReader` turns the text at the cursor into a :class:`Word` after quote removal:

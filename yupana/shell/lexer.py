@@ -3,7 +3,7 @@
 Standard library only, no :mod:`re` or :mod:`shlex`. :func:`lex` returns tokens:
 
 * ``("w", Word)`` — a word after quote removal (see :class:`Word`; words are read by
-  :mod:`yupana.shell_words`);
+  :mod:`yupana.shell.words`);
 * ``("op", text)`` — ``&&``, ``||``, ``;``, ``;;``, ``;&``, ``;;&``, ``|``, ``|&``, ``&``,
   ``(``, ``)`` or a newline;
 * ``("redir", op)`` — a redirection (with its fd prefix, e.g. ``2>&``); its target word
@@ -20,7 +20,7 @@ word start, operators, redirections and heredoc bodies.
 
 from __future__ import annotations
 
-from yupana.shell_words import Word, WordReader
+from yupana.shell.words import Word, WordReader
 
 __all__ = ["Word", "lex"]
 
