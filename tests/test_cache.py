@@ -17,7 +17,8 @@ import uuid
 
 import pytest
 
-from yupana import cache, regex_prefilter
+from yupana import cache
+from yupana.regex import prefilter as regex_prefilter
 
 NOW = 1_800_000_000
 EP = "http://quipu.example:3030"

@@ -21,8 +21,8 @@ COLD_PACKAGES = ("yupana.commands", "yupana.endpoint", "yupana.projection", "yup
                  "yupana.config_model", "yupana.config_controls", "yupana.cli")
 COLD_LIBRARIES = ("rdflib", "pyshacl", "httpx", "httpcore", "pydantic", "pydantic_settings", "rich", "typer",
                   "SPARQLWrapper", "diskcache", "pyoxigraph")
-HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate", "yupana.shell")
-BELOW_HOOKS = ("yupana.edit", "yupana.shell", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
+HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate", "yupana.shell", "yupana.regex")
+BELOW_HOOKS = ("yupana.edit", "yupana.shell", "yupana.regex", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
 
 
 def _module_name(path: Path) -> str:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import atomic, fastjson, globs, paths, redact, regex_prefilter
+from yupana import atomic, fastjson, globs, paths, redact
+from yupana.regex import prefilter as regex_prefilter
 
 CACHE_VERSION = 1
 HOT_FORMAT = 2

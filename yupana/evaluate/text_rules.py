@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 
 from yupana.evaluate import UNKNOWN, Finding
-from yupana.regex_prefilter import may_match
+from yupana.regex.prefilter import may_match
 
 MAX_SHOWN = 3  # matched substrings quoted per rule in a message
 CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules and between windows

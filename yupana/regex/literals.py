@@ -1,15 +1,15 @@
-"""The analysis behind :mod:`yupana.regex_prefilter`: the literals every match must contain.
+"""The analysis behind :mod:`yupana.regex.prefilter`: the literals every match must contain.
 
-:mod:`yupana.regex_syntax` parses the RE2 pattern into a tiny AST; this module computes,
+:mod:`yupana.regex.syntax` parses the RE2 pattern into a tiny AST; this module computes,
 for each node, the finite set of strings it can match (when small) and a set of literals
 one of which every match contains. Anything not modelled raises :class:`Unsupported` and
 the caller gets no prefilter. No :mod:`re` (hooks may import this when they derive
-prefilters themselves). See :mod:`yupana.regex_prefilter` for the guarantee and the case rules.
+prefilters themselves). See :mod:`yupana.regex.prefilter` for the guarantee and the case rules.
 """
 
 from __future__ import annotations
 
-from yupana.regex_syntax import MAX_CLASS, MAX_DEPTH, Parser, Unsupported  # noqa: F401 - part of this API
+from yupana.regex.syntax import MAX_CLASS, MAX_DEPTH, Parser, Unsupported  # noqa: F401 - part of this API
 
 MAX_EXACT = 64  # largest finite set of strings a sub-pattern may expand to
 MAX_LEN = 256  # longest string kept in such a set (bounds the cold-path work)

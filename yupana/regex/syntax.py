@@ -1,4 +1,4 @@
-"""RE2 syntax, parsed into the tiny AST that :mod:`yupana.regex_literals` analyses.
+"""RE2 syntax, parsed into the tiny AST that :mod:`yupana.regex.literals` analyses.
 
 A small, conservative parser: it models literals, classes (Perl, POSIX, ranges, escapes),
 groups and flags (only ``i`` changes which strings match), alternation, concatenation and

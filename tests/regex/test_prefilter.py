@@ -17,7 +17,7 @@ import re2
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from yupana.regex_prefilter import may_match, prefilter
+from yupana.regex.prefilter import may_match, prefilter
 
 # Characters whose case folding differs between RE2 and Python in interesting ways.
 TRICKY = "aAbBkKsS\u212a\u017fiI\u0130\u0131\u00e9\u00c9\u00df\u1e9e\u03c3\u03c2\u03a31_-. \n{}"

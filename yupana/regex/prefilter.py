@@ -10,7 +10,7 @@ cannot match and need not run — often ``re2`` need not even be imported.
 matches, at least one of ``literals`` is a substring of ``text`` — of ``text.casefold()``
 when ``case_insensitive`` (the literals are then already case-folded).
 
-The analysis (:mod:`yupana.regex_literals`, imported only when a prefilter is computed)
+The analysis (:mod:`yupana.regex.literals`, imported only when a prefilter is computed)
 parses RE2 syntax with a small, conservative hand-written parser (no :mod:`re`: it costs
 ~6 ms to import and hooks import this module for :func:`may_match`). Anything it does
 not understand — backreference-like escapes, Unicode classes it cannot enumerate, unknown
@@ -36,7 +36,7 @@ def prefilter(pattern: str) -> tuple[tuple[str, ...], bool] | None:
     """The required literals of ``pattern`` (see the module docstring), or None."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN:
         return None
-    from yupana import regex_literals as lit
+    from yupana.regex import literals as lit
 
     try:
         req, any_ci = lit.required_literals(pattern)
