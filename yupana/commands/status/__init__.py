@@ -16,7 +16,7 @@ It reports, resolved for the tenant (``--tenant``, else ``$BOBBIN_ROLE``):
   governed policy); counts per plane, the digest, cache age / TTL / endpoint, and the
   refresher's last attempt, error and back-off (``refresh-state.json``);
 * **signed rule set** — always ``never-loaded`` (no signed rule cache exists yet);
-* **hooks** — health from the metrics spool (:mod:`yupana.commands.status_health`).
+* **hooks** — health from the metrics spool (:mod:`yupana.commands.status.health`).
 
 The live store: status never refreshes and never writes the cache. It asks the store one
 trivial query (``SELECT … LIMIT 1``), bounded by ``request_timeout_secs`` (a hung store or
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if as_json:
         print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
     else:
-        from yupana.commands import status_render
+        from yupana.commands.status import render as status_render
 
         sys.stdout.write(status_render.render(report))
     return report["exit_code"]
@@ -107,7 +107,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
            live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
     from yupana import block_tier, config_controls, paths, spool
-    from yupana.commands import status_health
+    from yupana.commands.status import health as status_health
     from yupana.redact import redact_url
 
     checked = config_controls.check(root, override)  # the same findings as `yupana config check`

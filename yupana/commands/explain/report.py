@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from yupana.commands.explain_provenance import Context
-from yupana.commands.explain_trace import Trace
+from yupana.commands.explain.provenance import Context
+from yupana.commands.explain.trace import Trace
 
 SCHEMA_VERSION = 1
 INTRODUCED_SHOWN = 400  # characters of introduced text quoted per file

@@ -14,8 +14,10 @@ import argparse
 import os
 import sys
 
-from yupana.commands import install, install_codex, install_toml
-from yupana.commands import install_hooks as hooks_file
+from yupana.commands import install
+from yupana.commands.install import codex as install_codex
+from yupana.commands.install import toml as install_toml
+from yupana.commands.install import hooks as hooks_file
 
 
 def run(args: argparse.Namespace, installing: bool) -> int:

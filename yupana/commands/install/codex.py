@@ -21,7 +21,8 @@ import signal
 import subprocess
 import time
 
-from yupana.commands import install_hooks, install_toml
+from yupana.commands.install import hooks as install_hooks
+from yupana.commands.install import toml as install_toml
 
 APP_SERVER_TIMEOUT_SECS = 20.0
 _SNAKE = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}

@@ -7,7 +7,7 @@ freshness and cache age, the decision, and the exact stdout the hook would print
 
 It runs the real hook code — :meth:`yupana.hooks.pre_edit.Guard.answer`,
 :meth:`yupana.hooks.pre_bash.PreBash.answer`, :func:`yupana.hooks.post_edit.answer` — as a
-dry run (:mod:`yupana.commands.explain_trace`): no spool record, no once-per-session marker,
+dry run (:mod:`yupana.commands.explain.trace`): no spool record, no once-per-session marker,
 no detached worker, no throttle back-off; what they would have been is reported instead.
 
 The hook is ``--hook``, else inferred from the payload: ``tool_name`` ``Bash`` → pre-bash,
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if as_json:
         print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
     else:
-        from yupana.commands import explain_render
+        from yupana.commands.explain import render as explain_render
 
         sys.stdout.write(explain_render.render(report))
     return EXIT_OK
@@ -104,8 +104,8 @@ def infer_hook(data: dict) -> tuple[str, str]:
 def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict:
     """Dry-run ``hook`` on ``raw`` and build the report (see docs/explain.md)."""
     from yupana.cli import HookArgs
-    from yupana.commands import explain_report
-    from yupana.commands.explain_trace import Trace, rehearsal
+    from yupana.commands.explain import report as explain_report
+    from yupana.commands.explain.trace import Trace, rehearsal
     from yupana.edit import payload
 
     args = HookArgs(hook)
@@ -139,7 +139,7 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
 def _probe(trace, inv, config: str | None):
     """The policy cache as the hook would see it, when this invocation never looked at it
     (for the freshness line): loaded dry, with its records and stderr thrown away."""
-    from yupana.commands.explain_trace import Trace, rehearsal
+    from yupana.commands.explain.trace import Trace, rehearsal
     from yupana.hooks import governed
 
     note = trace.first("config")

@@ -1,6 +1,6 @@
 """The human form of ``yupana explain``: the decision first, then one section per stage. Cold path.
 
-Renders the object :func:`yupana.commands.explain_report.build` makes (the ``--json``
+Renders the object :func:`yupana.commands.explain.report.build` makes (the ``--json``
 form), so the two can never disagree.
 """
 

@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 
-from yupana.commands import install_hooks as hooks_file
+from yupana.commands.install import hooks as hooks_file
 
 CLIENTS = ("claude", "codex")
 UNTRUSTED_EXIT = 3
@@ -48,7 +48,7 @@ def apply(args: argparse.Namespace, install: bool) -> int:
         print("yupana: Codex reads hooks from $CODEX_HOME/hooks.json only; --project/--user apply to claude",
               file=sys.stderr)
         return 1
-    from yupana.commands import install_codex_run
+    from yupana.commands.install import codex_run as install_codex_run
 
     return install_codex_run.run(args, install)
 

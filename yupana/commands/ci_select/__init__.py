@@ -2,7 +2,7 @@
 
 Which governed local commands stand in for the hosted CI jobs an outgoing change touches.
 The change is ``git diff <base>...HEAD`` plus uncommitted and untracked paths
-(:mod:`yupana.commands.ci_changes`), or the ``--paths`` given, relative to the project root
+(:mod:`yupana.commands.ci_select.changes`), or the ``--paths`` given, relative to the project root
 — the directory the hooks would judge a file under (:mod:`yupana.project_root`: the
 nearest ``.bobbin/config.toml`` above the cwd, else the repository's top), so the map's
 scopes see the same repo-relative path as every other plane; a changed path outside the
@@ -53,8 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Select, report, record, and with ``--run`` run; return the exit code."""
     from yupana import config, project_root
-    from yupana.commands import ci_changes
-    from yupana.commands import ci_select_render as render
+    from yupana.commands.ci_select import changes as ci_changes
+    from yupana.commands.ci_select import render
 
     as_json = bool(getattr(args, "json", False))
     now = int(time.time())
