@@ -199,9 +199,12 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
                     sym[2] = self_type
     ctx = Checker(env, facts, old)
     result = VerifyResult()
+    parse.check_deadline()  # each phase below is a Python loop: a bound deadline stops between them
     ctx.check_refs(found.refs, result)
+    parse.check_deadline()
     ctx.check_uses(found.uses, result)
     ctx.check_mods(found.mods, result)
+    parse.check_deadline()
     if deadline_at is None or time.monotonic() < deadline_at:
         ctx.check_calls(found.calls, result)
     else:

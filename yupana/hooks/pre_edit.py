@@ -5,7 +5,8 @@ Decision order (the guard contract; interop reference §5.3):
 1. parse the payload — unparseable, or no file: allow (``guard`` record ``parsed:false`` /
    ``ext:""``);
 2. resolve the configuration snapshot — an error fails open (kind ``config``);
-   ``mode = "off"`` stops here: the guard is inert. The deadline starts now. Codex
+   ``mode = "off"`` stops here: the guard is inert. The deadline is known now; it counts
+   from the hook's start (reading and decoding the payload spend it too). Codex
    ``apply_patch`` problems are an UNKNOWN constraint and a fail-open advisory;
 3. the decisive, path-only checks, for every file of the call, never cut by the deadline
    (a deny they reach stands, and rides with whatever else is found): the active throttle
@@ -83,8 +84,8 @@ class Guard(GuardContext):
         groups = by_project(inv)
         configured = [(project, edits, snap) for project, edits in groups
                       if (snap := self.load_config(project, len(groups) > 1)) is not None]
-        if configured:  # the deadline bounds the analysis: it runs once every configuration is known
-            self.deadline_at = time.monotonic() + configured[0][2]["config"]["policy"]["deadline_ms"] / 1000.0
+        if configured:  # deadline_ms counts from the hook's start: reading the payload spends it too
+            self.deadline_at = self.t0 + configured[0][2]["config"]["policy"]["deadline_ms"] / 1000.0
         patched = False
         for project, edits, snap in configured:
             self.configure(project, snap)
@@ -210,7 +211,10 @@ class Guard(GuardContext):
         if cache.get("grounded_rules") and self.budget("grounded rules", edit):
             from yupana.evaluate import grounded
 
-            ground = grounded.evaluate(cache["grounded_rules"], cache.get("grounding"), edit.introduced, edit.rel)
+            ground = grounded.evaluate(cache["grounded_rules"], cache.get("grounding"), edit.introduced, edit.rel,
+                                       self.deadline_at)
+            if any(f.extra.get("deadline") for f in ground):
+                self.cut("grounded rules", edit, during=True)
         text = self.split_errors(text, "projection-rules", "governed text rule")
         shape = self.split_errors(shape, "projection-rules", "governed structural policy")
         found = text + shape + ground
@@ -219,7 +223,7 @@ class Guard(GuardContext):
         lines += [f.message for f in shape if f.outcome == UNSATISFIED]
         for f in ground:
             line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
-            if f.outcome != SATISFIED and line not in lines:
+            if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines:
                 lines.append(line)
         if not lines:
             return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
