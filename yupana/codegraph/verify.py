@@ -103,6 +103,7 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
     deletions = [ns for _, _, ns, ne in changes if ne == ns]
     if not ranges and not deletions:
         return VerifyResult()
+    parse.check_deadline()
     env = _env(edit.path, root, deadline_at)
     env.created = frozenset(os.path.abspath(p) for p in created)
     tree = _windowed(env, old, new, changes) or _incremental(env, old, new, changes)

@@ -5,8 +5,9 @@ Decision order (the guard contract; interop reference §5.3):
 1. parse the payload — unparseable, or no file: allow (``guard`` record ``parsed:false`` /
    ``ext:""``);
 2. resolve the configuration snapshot — an error fails open (kind ``config``);
-   ``mode = "off"`` stops here: the guard is inert. The deadline is known now; it counts
-   from the hook's start (reading and decoding the payload spend it too). Codex
+   ``mode = "off"`` stops here: the guard is inert. The deadline is known now: it counts
+   from the hook's start (reading and decoding the payload spend it), leaving out only the
+   time this resolution took. Codex
    ``apply_patch`` problems are an UNKNOWN constraint and a fail-open advisory;
 3. the decisive, path-only checks, for every file of the call, never cut by the deadline
    (a deny they reach stands, and rides with whatever else is found): the active throttle
@@ -82,10 +83,13 @@ class Guard(GuardContext):
             return self.finish()
         self.codex = inv.codex
         groups = by_project(inv)
+        resolving = time.monotonic()
         configured = [(project, edits, snap) for project, edits in groups
                       if (snap := self.load_config(project, len(groups) > 1)) is not None]
-        if configured:  # deadline_ms counts from the hook's start: reading the payload spends it too
-            self.deadline_at = self.t0 + configured[0][2]["config"]["policy"]["deadline_ms"] / 1000.0
+        if configured:  # deadline_ms counts from the hook's start (reading and decoding the payload
+            # spend it), leaving out only the configuration's resolution, which it depends on
+            resolved = time.monotonic() - resolving
+            self.deadline_at = self.t0 + resolved + configured[0][2]["config"]["policy"]["deadline_ms"] / 1000.0
         patched = False
         for project, edits, snap in configured:
             self.configure(project, snap)
