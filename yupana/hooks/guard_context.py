@@ -175,6 +175,52 @@ class GuardContext:
             self._throttles = throttles.load(int(time.time()), target)
         return self._throttles
 
+    # ── deciding, and the deadline ─────────────────────────────────────────────────
+    def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
+        """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
+        self.findings += found
+        bad = [f for f in found if f.outcome == UNSATISFIED]
+        if not bad:
+            return False
+        lines: list[str] = []
+        for f in bad:
+            if f.message not in lines:
+                lines.append(f.message)
+        self.verdict(lines, any(f.blocking for f in bad), plane, suffix)
+        return True
+
+    def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "") -> None:
+        body = "\n".join(lines) + suffix
+        if blocking and self.mode == "enforce":
+            self.outcome.deny(f"yupana: {body}")
+            return
+        label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
+        self.outcome.notify(f"yupana ({label}): {body}", to_model=self.codex)
+    def budget(self, stage: str, edit=None) -> bool:
+        """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
+        once ``deadline_ms`` has run out."""
+        if self.blown:
+            return False
+        if time.monotonic() <= self.deadline_at:
+            return True
+        self.cut(stage, edit)
+        return False
+
+    def cut(self, stage: str, edit=None, during: bool = False) -> None:
+        """The deadline cut the analysis at ``stage``: an UNKNOWN ``deadline`` constraint and a
+        ``fail_open`` record on every invocation it happens to, the notice once per session."""
+        if self.blown:
+            return
+        self.blown = True
+        ms = self.cfg["policy"]["deadline_ms"]
+        where = f"{'during' if during else 'before'} the {stage} check" + (f" of {edit.rel}" if edit else "")
+        decided = ("the path-only checks' deny stands" if self.outcome.decision == protocol.DENY
+                   else "the edit is allowed")
+        self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
+        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline {where}; the remaining checks of "
+                     f"this edit are UNKNOWN and {decided}", {"stage": stage, "deadline_ms": ms, "during": during})
+        self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")
+
     # ── what it leaves behind ─────────────────────────────────────────────────────
     def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True,
                 marker: str | None = None) -> None:
