@@ -111,7 +111,7 @@ def write_cache(env, endpoint: str, *, age: int = 0, **planes) -> dict:
             "tripwires": [], "memory_policies": [], "ci_map": None, "disk_history": None, "unprojected": [],
             "notices": []}
     body.update(planes)
-    assert cache.save(body, str(env.cache_path)) is None
+    assert cache.save(body, str(env.cache_for(endpoint))) is None
     return body
 
 

@@ -32,7 +32,7 @@ def test_concurrent_hooks_during_refresh_writes(env, tmp_path):
     def refresher():
         while not stop.is_set():
             body = dict(big if writes[0] % 2 else small, written_at=int(time.time()))
-            assert cache.save(body, str(env.cache_path)) is None
+            assert cache.save(body, str(env.cache_for(body["endpoint"]))) is None
             writes[0] += 1
 
     payload = json.dumps(repo.payload(rel="src/net.rs", new_string="db1.corp.example"))
