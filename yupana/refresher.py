@@ -131,7 +131,14 @@ def refresh_now(
     if not path:
         return _closing(lock_fd, RefreshOutcome(FAILED, endpoint=key, error_kind="config", error=(
             "no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME")))
-    fd = _take_lock(path, lock_wait_secs, lock_fd, say)
+    try:
+        fd = _take_lock(path, lock_wait_secs, lock_fd, say)
+    except OSError as exc:  # a read-only or full state directory: named, never a traceback
+        outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path, error_kind="write", error=(
+            f"cannot take the refresh lock {refresh_state.lock_path(path)}: {exc.strerror or exc}; the state "
+            "directory must be writable (set XDG_STATE_HOME or YUPANA_PROJECTION_CACHE_PATH to move it)"))
+        _prior(outcome, path, key)
+        return outcome
     if fd is None:
         outcome = RefreshOutcome(BUSY, endpoint=key, cache_path=path, error_kind="busy",
                                  error=f"a refresh is already running ({holder(path)}); try again when it finishes")

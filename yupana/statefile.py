@@ -133,3 +133,35 @@ def drain() -> list[tuple[str, str]]:
     out = list(refused)
     del refused[:]
     return out
+
+
+def open_append(path: str, mode: int = 0o644) -> int:
+    """A descriptor for appending to the regular file ``path`` (created when missing).
+
+    ``O_NONBLOCK``: a FIFO with no reader fails at once instead of blocking the open; the
+    descriptor must then ``fstat`` as a regular file — a FIFO, a device (``/dev/null`` would
+    swallow every record) or a socket is refused, noted in :data:`refused`, and raises.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _refuse(path, f"is {_kind(st.st_mode)}, not a regular file (nothing was appended)")
+    return fd
+
+
+def not_regular(path: str) -> str | None:
+    """Why the existing ``path`` is no regular file (``lstat``: a symlink says so), or None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symlink, not a regular file"
+    return f"is {_kind(st.st_mode)}, not a regular file"

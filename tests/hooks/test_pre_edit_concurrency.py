@@ -20,7 +20,7 @@ def test_concurrent_hooks_during_refresh_writes(env, tmp_path):
         # a generous deadline: 20 processes on two cores would otherwise (rightly) run out of it
         f'[yupana.policy]\nmode = "enforce"\ndeadline_ms = 60000\n[yupana.quipu]\nenabled = true\nendpoint = "{ENDPOINT}"\n'
         'dialect = "quipu"\n')
-    exposure = env.state / "yupana" / "exposure.json"
+    exposure = env.cache_for(ENDPOINT).parent / "exposure.json"
     exposure.parent.mkdir(parents=True, exist_ok=True)
     exposure.write_text(json.dumps({"entries": {f"{ENDPOINT}|widgets": {"exposure": "public", "at": int(time.time())}}}))
     # two catalogues of different sizes: both deny the edit below
