@@ -130,7 +130,7 @@ def read_or_none(path: str | None, limit: int = SMALL_LIMIT) -> bytes | None:
 
 def drain() -> list[tuple[str, str]]:
     """The refusals noted so far, once (the hook reports each of them once)."""
-    out = list(refused)
+    out = list(dict.fromkeys(refused))  # a spool refused on every append is one refusal
     del refused[:]
     return out
 
@@ -142,7 +142,12 @@ def open_append(path: str, mode: int = 0o644) -> int:
     descriptor must then ``fstat`` as a regular file — a FIFO, a device (``/dev/null`` would
     swallow every record) or a socket is refused, noted in :data:`refused`, and raises.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads (or a device with nothing behind it)
+            raise _refuse(path, "is a FIFO or a device, not a regular file (nothing was appended)") from None
+        raise
     try:
         st = os.fstat(fd)
     except OSError:
