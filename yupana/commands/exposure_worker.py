@@ -82,7 +82,7 @@ def store(entry_key: str, found: str, reason: str | None, path: str | None = Non
 
     from yupana import exposure
 
-    target = path or exposure.cache_path()
+    target = path or exposure.cache_path(entry_key.rsplit("|", 1)[0])
     if not target:
         return
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)

@@ -252,8 +252,8 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
             code = _report(outcome, print_table=False)
             if outcome.prior_age_secs is None:
                 return code
-    path = refresher.cache_path_for(configured)
     key = cache.endpoint_key(configured, root)
+    path = refresher.cache_path_for(configured, key)
     if not path:
         print("yupana: no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME",
               file=sys.stderr)

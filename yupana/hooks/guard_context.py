@@ -52,6 +52,7 @@ class GuardContext:
         self.deadline_at = 0.0
         self.blown = False
         self.stale = False
+        self.unavailable = False
         self.item: str | None = None
         self.governed_fields: dict | None = None
         self.throttled = 0
@@ -90,6 +91,7 @@ class GuardContext:
             reason = miss.reason if miss else "no servable projection cache"
             started = "; a refresh was started" if loaded.refresh_started else ""
             self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
+            self.unavailable = True  # no policy served: the guard record must not call it fresh
             self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
                          "governed policy is NOT enforced", {"miss": miss.label if miss else None, "reason": reason})
             self.gov_why = (UNKNOWN, f"no servable projection cache ({reason}{started}): governed policy is NOT "
@@ -310,7 +312,7 @@ class GuardContext:
             fields["constraints"] = [self.constraint(f) for f in self.findings[:MAX_RECORDED_CONSTRAINTS]]
             if len(self.findings) > MAX_RECORDED_CONSTRAINTS:
                 fields["constraints_dropped"] = len(self.findings) - MAX_RECORDED_CONSTRAINTS
-            fields["policy_freshness"] = "stale" if self.stale else "fresh"
+            fields["policy_freshness"] = "unavailable" if self.unavailable else "stale" if self.stale else "fresh"
             rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
             fields["rule"] = rule or None
         if self.governed_fields:

@@ -84,6 +84,7 @@ class PreBash:
             self.run(raw)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
+        protocol.refused_state(self.outcome, hook="pre-bash", session_id=self.sid, cfg=self.cfg)
         return self.outcome.render()
 
     def run(self, raw: bytes) -> None:

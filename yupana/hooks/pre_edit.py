@@ -73,6 +73,8 @@ class Guard(GovernedStage):
             self.run(raw)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
+        protocol.refused_state(self.outcome, hook="pre-edit", session_id=self.inv.session_id if self.inv else None,
+                               cfg=self.cfg)
         return self.outcome.render(codex=self.codex)
 
     def run(self, raw: bytes) -> None:

@@ -132,7 +132,7 @@ def served_policy(cfg: dict, top: str, now: int) -> dict:
 
     Returns the ``policy`` object of ``--json`` plus ``_cache`` (the cache, or None).
     """
-    from yupana import cache, paths, refresh_state
+    from yupana import cache, refresh_state, stores
 
     quipu = cfg["quipu"]
     endpoint = (quipu.get("endpoint") or "").strip()
@@ -145,7 +145,7 @@ def served_policy(cfg: dict, top: str, now: int) -> dict:
             "[yupana.quipu] endpoint is not set"
         return out
     key = cache.endpoint_key(endpoint, top)
-    path = paths.projection_cache()
+    path = stores.cache_path(key)
     out.update(endpoint=key, cache_path=path)
     body, miss = cache.load_servable(path, key, ttl, now, hot=False)
     if miss is not None:

@@ -206,7 +206,7 @@ def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
     Reads the cache and ``refresh-state.json`` without writing either (no hot twin is
     rewritten, no ``served_from_cache`` record, no refresh started).
     """
-    from yupana import cache, paths, refresh_state
+    from yupana import cache, refresh_state, stores
 
     quipu, policy = cfg["quipu"], cfg["policy"]
     endpoint = (quipu.get("endpoint") or "").strip()
@@ -222,7 +222,7 @@ def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
                              else "[yupana.quipu] endpoint is not set")
         return out
     key = cache.endpoint_key(endpoint, root)
-    path = paths.projection_cache()
+    path = stores.cache_path(key)
     out.update(endpoint=key, cache_path=path)
     body, miss = cache.load_servable(path, key, ttl, now, hot=False)
     if miss is not None:
