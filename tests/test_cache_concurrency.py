@@ -30,7 +30,7 @@ COMMON = textwrap.dedent("""
         rules = [{"name": "g%d-r%d" % (gen, i), "generation": gen, "pattern": "MARK%d_%d" % (gen, i),
                   "tier": "block"} for i in range(n)]
         return {"version": 1, "written_at": int(time.time()), "endpoint": EP, "generation": gen,
-                "text_rules": rules, "tripwires": [{"name": "w%d" % gen, "generation": gen, "paths": ["a/**"]}]}
+                "text_rules": rules, "tripwires": [{"name": "w%d" % gen, "generation": gen, "paths": ["a/**"], "effect": "deny"}]}
 """)
 
 WRITER = COMMON + textwrap.dedent("""

@@ -6,6 +6,8 @@ import json
 import os
 import time
 
+from pathlib import Path
+
 import pytest
 from conftest import run_yupana
 
@@ -117,7 +119,7 @@ def test_outcome_mapping():
 def test_resolve_takes_the_first_source_that_knows(env, monkeypatch, tmp_path):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    path = env.state / "yupana" / "exposure.json"
+    path = Path(exposure.cache_path("http://127.0.0.1:9"))
     path.parent.mkdir(parents=True, exist_ok=True)
     now = int(time.time())
     path.write_text(json.dumps({"entries": {"http://127.0.0.1:9|acme": {"exposure": "internal", "at": now - 10}}}))
@@ -139,4 +141,4 @@ def test_resolve_takes_the_first_source_that_knows(env, monkeypatch, tmp_path):
     assert why == ("no exposure source knows this repository: the governed graph states no aegis:exposure for "
                    "aegis:repo_other; a generic SPARQL 1.1 store has no /policy/check to ask; "
                    "[yupana.policy] exposure is not set")
-    assert not os.path.exists(exposure.pending_marker("other"))
+    assert not os.path.exists(exposure.pending_marker("other", "http://x"))
