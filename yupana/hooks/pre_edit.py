@@ -69,7 +69,8 @@ class Guard(GuardContext):
             self.run(raw)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
-        return self.outcome.render(codex=self.codex)
+        return self.outcome.render(client=self.inv.client if self.inv else None,
+                                   audience=protocol.advise_audience(self.cfg))
 
     def run(self, raw: bytes) -> None:
         inv = self.inv = payload.parse(raw)
@@ -347,7 +348,7 @@ class Guard(GuardContext):
             self.findings.append(found)
             result = "notify" if self.args.tenant else "allow"
             if self.args.tenant and protocol.first_time(self.inv.session_id, "unknown-scope"):
-                self.outcome.notify(f"yupana: {found.message}", to_model=self.codex)
+                self.outcome.advise(f"yupana: {found.message}")
         else:
             label = "work-item scope" if prov == "observed" else "derived work-item scope"
             spoke = self.decide([found], label, suffix=" " + gov.note())
@@ -407,7 +408,7 @@ class Guard(GuardContext):
             self.outcome.deny(f"yupana: {body}")
             return
         label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
-        self.outcome.notify(f"yupana ({label}): {body}", to_model=self.codex)
+        self.outcome.advise(f"yupana ({label}): {body}")
 
     def split_errors(self, found: list[Finding], kind: str, what: str) -> list[Finding]:
         """Compile errors fail open loudly (once per session); the other findings stand."""
@@ -452,7 +453,7 @@ class Guard(GuardContext):
             protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
             if protocol.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
                 self.outcome.notify(f"yupana: {what} could not be evaluated (UNKNOWN, not clean): "
-                                    f"{unknown[0].message}", to_model=self.codex)
+                                    f"{unknown[0].message}")
         return found
 
     def budget(self, stage: str, edit=None) -> bool:
