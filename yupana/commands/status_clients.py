@@ -225,10 +225,13 @@ def _problems(client: str, entry: dict, hooks: list[dict], deadline_ms: int, spo
                          "fix": f"`{install}`"})
     if entry["last_seen"]["at"] is None:
         where = "in the spool" if spool_complete else "in the part of the spool read"
+        fix = (f"run an edit in {client} in this project; if this stays, the client is not running the hook "
+               "(check the registration above, and that the client runs in this project)")
+        if client == "claude-code" and all(r["scope"] != "user" for r in entry["registrations"] if r["hooks"]):
+            fix += ("; Claude Code reads a project's .claude/settings.json only when started in that directory — "
+                    "for agents started in a subdirectory, `yupana install claude --user`")
         problems.append({"degraded": True, "problem": f"registered, but no record of a {client} hook for this "
-                                                       f"project {where}: never invoked",
-                         "fix": f"run an edit in {client} in this project; if this stays, the client is not running "
-                                "the hook (check the registration above, and that the client runs in this project)"})
+                                                       f"project {where}: never invoked", "fix": fix})
     return problems
 
 
