@@ -41,23 +41,24 @@ def _yupana_notes(texts: list[str], needle: str) -> list[str]:
 
 
 def test_codex_every_notice_of_pre_edit_and_pre_bash_reaches_the_model(tmp_path):
-    """One session: an advise-run advisory (pre-edit) and a fail-open notice (pre-bash) are
-    both developer messages; neither exists anywhere else in ``codex exec``."""
+    """One session: an advise-run advisory (pre-edit) and a fail-open notice (pre-bash, once per
+    session, each failing call still on record) are developer messages; neither exists
+    anywhere else in ``codex exec``."""
     case = kit.Case(tmp_path, "codex")
     case.config('[yupana.policy]\nmode = "advise"\naction_scope = "advise"\n'
                 '[yupana.policy.scopes.polecat-3]\ndeny_paths = ["secrets/**"]\ndeny_targets = ["host:prod-***"]\n')
     case.register()
     turns = [kit.patch("*** Begin Patch\n*** Add File: secrets/new.env\n+K=1\n*** End Patch\n")[0],
-             kit.shell("ssh prod-db.example.com uptime")[0]]
+             kit.shell("ssh prod-db.example.com uptime")[0], kit.shell("ssh prod-db.example.com id")[0]]
     run = case.run(turns)
     assert (case.repo / "secrets" / "new.env").read_text() == "K=1\n"  # advise never blocks
-    assert case.ssh_calls() == ["prod-db.example.com uptime"]  # failed open: the command ran
+    assert case.ssh_calls() == ["prod-db.example.com uptime", "prod-db.example.com id"]  # failed open: both ran
     developer = run.model_messages("developer")
     advisories = _yupana_notes(developer, ADVISORY)
     assert len(advisories) == 1 and "deny_paths `secrets/**`" in advisories[0], developer
     notices = _yupana_notes(developer, "malformed target glob")
-    assert len(notices) == 1 and "action scope is NOT enforced" in notices[0], developer
-    assert [(r["fail_kind"], r["hook"]) for r in case.records("fail_open")] == [("globs", "pre-bash")]
+    assert len(notices) == 1 and "action scope is NOT enforced" in notices[0], developer  # once per session
+    assert [(r["fail_kind"], r["hook"]) for r in case.records("fail_open")] == [("globs", "pre-bash")] * 2
 
 
 def test_codex_a_deny_reason_reads_with_one_period_before_the_command(tmp_path):
