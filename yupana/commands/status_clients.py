@@ -51,6 +51,8 @@ def section(root: str, records: list[dict], now: int, *, deadline_ms: int, spool
         entry["registered"] = sorted({h["event"] for h in hooks}, key=install_hooks.EVENTS.index)
         entry["last_seen"] = _seen_summary(seen.get(client, {}), now)
         entry["problems"] = _problems(client, entry, hooks, deadline_ms, spool_complete)
+        for hook in hooks:
+            hook.pop("handler", None)  # the file's own object: read for the hash, not reported
         if client == "codex":
             entry["trust_hash_source"] = ("computed as Codex 0.171.0 computes it (no app-server is asked); "
                                           "`yupana install codex` verifies with `codex app-server`")
@@ -138,18 +140,8 @@ def _read_registration(scope: str, path: str) -> dict:
     except install_hooks.HooksFileError as exc:
         reg["error"] = str(exc)
         return reg
-    if text is None:
-        return reg
-    for file_event, groups in (data.get("hooks") or {}).items():
-        for gi, group in enumerate(groups):
-            for hi, handler in enumerate(group.get("hooks") or []):
-                event = install_hooks.our_event(handler)
-                if event:
-                    timeout = handler.get("timeout")
-                    reg["hooks"].append({"event": event, "file_event": file_event, "matcher": group.get("matcher"),
-                                         "timeout": timeout, "wrapped": "|| exit 0" in handler["command"],
-                                         "command": handler["command"], "slot": [gi, hi],
-                                         "_handler": handler})
+    if text is not None:
+        reg["hooks"] = install_hooks.inspect(data)
     return reg
 
 
@@ -171,7 +163,7 @@ def _codex_trust(reg: dict, config_path: str) -> None:
             states[slot] = (key, table)
     for hook in reg["hooks"]:
         snake = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}.get(hook["file_event"], hook["file_event"])
-        current = install_codex.hook_hash(hook["file_event"], hook["matcher"], hook["_handler"])
+        current = install_codex.hook_hash(hook["file_event"], hook["matcher"], hook["handler"])
         key, table = states.get((snake, *hook["slot"]), (f"{reg['path']}:{snake}:{hook['slot'][0]}:{hook['slot'][1]}", {}))
         trusted = table.get("trusted_hash")
         if table.get("enabled") is False:
@@ -199,7 +191,6 @@ def _problems(client: str, entry: dict, hooks: list[dict], deadline_ms: int, spo
     if not hooks:
         return problems
     for hook in hooks:
-        hook.pop("_handler", None)
         trust = hook.get("trust")
         if trust in ("untrusted", "modified", "disabled", "unknown"):
             what = {"untrusted": "is not trusted", "modified": "changed since it was trusted",
