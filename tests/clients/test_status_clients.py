@@ -47,7 +47,7 @@ def test_claude_registered_but_never_invoked_is_degraded_until_its_first_edit(tm
     assert "never invoked" in problem["problem"] and "run an edit in claude-code" in problem["fix"]
     assert out["clients"]["codex"]["state"] in ("not-registered", "not-found")
     text = case.yupana("status", "--offline").stdout
-    assert "Claude Code: ⚠ DEGRADED (exit 3)" in text and "never seen in this project" in text
+    assert "  claude    : ⚠ DEGRADED (exit 3)" in text and "never seen in this project" in text
 
     case.run(kit.write(str(case.repo / "secrets" / "prod.env"), "K=1\n"), mode="bypassPermissions")
     [guard] = case.records("guard")

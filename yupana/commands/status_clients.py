@@ -190,16 +190,20 @@ def _problems(client: str, entry: dict, hooks: list[dict], deadline_ms: int, spo
                              "fix": f"fix or move the file aside, then `{install}`"})
     if not hooks:
         return problems
+    untrusted: dict[str, list[str]] = {}
     for hook in hooks:
-        trust = hook.get("trust")
-        if trust in ("untrusted", "modified", "disabled", "unknown"):
-            what = {"untrusted": "is not trusted", "modified": "changed since it was trusted",
-                    "disabled": "is disabled in config.toml", "unknown": "cannot be hashed as Codex would"}[trust]
-            problems.append({"degraded": True, "hook": hook["event"],
-                             "problem": f"Codex hook {hook['event']} {what}: `codex exec` skips it silently — the "
-                                        "guard does not run",
-                             "fix": f"`{install}` (asks `codex app-server` for the hash and trusts it), or /hooks "
-                                    "in the Codex TUI"})
+        if hook.get("trust") in ("untrusted", "modified", "disabled", "unknown"):
+            untrusted.setdefault(hook["trust"], []).append(hook["event"])
+    for trust, events in untrusted.items():
+        what = {"untrusted": "not trusted", "modified": "changed since it was trusted",
+                "disabled": "disabled in config.toml", "unknown": "not hashable as Codex would"}[trust]
+        problems.append({"degraded": True, "hooks": events,
+                         "problem": f"Codex hook{'s' if len(events) > 1 else ''} {', '.join(events)} "
+                                    f"{'are' if len(events) > 1 else 'is'} {what}: `codex exec` skips "
+                                    f"{'them' if len(events) > 1 else 'it'} silently — the guard does not run",
+                         "fix": f"`{install}` (asks `codex app-server` for the hash and trusts it), or /hooks "
+                                "in the Codex TUI"})
+    for hook in hooks:
         timeout = hook.get("timeout")
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout * 1000 <= deadline_ms:
             problems.append({"degraded": False, "hook": hook["event"],

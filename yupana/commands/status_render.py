@@ -215,7 +215,7 @@ def _hooks(report: dict, add) -> None:
         add("", f"{WARN} records cannot be written ({spool['write_error']}): hook invocations go unrecorded")
 
 
-CLIENT_LABEL = {"claude-code": "Claude Code", "codex": "Codex"}
+CLIENT_LABEL = {"claude-code": "claude", "codex": "codex"}
 
 
 def _clients(report: dict, add) -> None:
