@@ -43,7 +43,7 @@ REGISTRY = os.environ.get("YUPANA_CARGO_REGISTRY", "/usr/share/cargo/registry")
 PROBE = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
-from yupana.hooks import payload
+from yupana.edit import payload
 root, rel, old, new, deadline_ms = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
 raw = json.dumps({"cwd": root, "tool_name": "Edit",
                   "tool_input": {"file_path": os.path.join(root, rel), "old_string": old, "new_string": new}})

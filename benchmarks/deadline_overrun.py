@@ -8,15 +8,17 @@ MultiEdit, to a ``.rs`` and a ``.md`` file. The project: mode ``enforce``, ``dea
 the bundled example in ``fixtures/catalogue`` projected with the real ``yupana project``
 (file: endpoint, embedded store).
 
-**Overrun**, per edit: the time from the moment the deadline starts (the configuration is
-known: ``deadline_at - deadline_ms``) to the moment the guard's stdout is ready (``answer()``
-returns — the hook then makes its one write), minus ``deadline_ms``; negative when the
-analysis finished in time. Measured by running the real ``Guard.answer`` on the payload in
-a fresh interpreter for every run (no warm regex or tree-sitter state). Also reported:
-**wall**, the whole process (``python -m yupana hook pre-edit``, payload on stdin) as a
-harness sees it, which adds interpreter start-up and payload parsing (before the deadline
-starts). Target: the largest overrun over the corpus < 20 ms. Timings are noisy on a loaded
-machine; the worst of ``--runs`` is what is asserted.
+**Overrun**, per edit, counted from the hook's start (``Guard.t0``, taken before stdin is
+read: the deadline counts from there, so reading and decoding a 10 MB payload spend it):
+*to stdout* — until the hook's one stdout write has returned; *to exit* — until the
+process has exited as the harness sees it (``wait`` returns: interpreter teardown and
+freeing included). Minus ``deadline_ms``; negative when the analysis finished in time. The
+real hook (``python -m yupana hook pre-edit``, payload piped on stdin) in a fresh
+interpreter for every run, through a probe that only reads two clocks. **wall**: the whole
+process from spawn to exit (adds interpreter start-up, ``python -c pass`` is printed for
+comparison). Target: the largest overrun *to exit* over the corpus < 20 ms. Timings are
+noisy on a loaded machine (the load average is printed): each edit runs ``--runs`` times
+(default 3); medians and the worst are shown, the worst is asserted.
 """
 
 from __future__ import annotations
@@ -36,18 +38,30 @@ SIZES = [1_000, 10_000, 100_000, 1_000_000, 2_000_000, 10_000_000]
 RS_LINE = "pub fn helper_{i}(x: u32) -> u32 {{ let y = x + {i}; y * 2 }} // ACME-{i}\n"
 MD_LINE = "Some prose about the widget, see host-{i}.alpha.corp.example and the api docs.\n"
 
+# The real hook (``python -m yupana hook pre-edit``, payload on stdin through a pipe), with
+# two clocks read from inside: the hook's start (Guard's t0, taken before stdin is read) and
+# the moment its one stdout write returned (written to argv[1] right then).
 PROBE = r"""
-import json, sys, time
-from yupana.hooks import pre_edit
-class Args: config = None; tenant = "polecat-3"
-raw = open(sys.argv[1], "rb").read()
-guard = pre_edit.Guard(Args(), time.monotonic())
-out = guard.answer(raw)
-done = time.monotonic()
-start = guard.deadline_at - guard.cfg["policy"]["deadline_ms"] / 1000.0
-print(json.dumps({"overrun_ms": (done - start) * 1000 - guard.cfg["policy"]["deadline_ms"],
-                  "stages": sorted({f.extra.get("stage") for f in guard.findings if f.id == "deadline"} - {None}),
-                  "decision": guard.outcome.decision}))
+import runpy, sys, time
+from yupana.hooks import pre_edit, protocol
+seen = {}
+class Probe(pre_edit.Guard):
+    def __init__(self, args, t0):
+        super().__init__(args, t0)
+        seen["guard"] = self
+emit = protocol.emit
+def timed_emit(text):
+    emit(text)
+    done = time.monotonic()
+    g = seen["guard"]
+    stages = sorted({f.extra.get("stage") for f in g.findings if f.id == "deadline"} - {None})
+    with open(out, "w") as fh:
+        fh.write(repr({"t0": g.t0, "stdout": done, "ms": g.cfg["policy"]["deadline_ms"], "stages": stages,
+                       "decision": g.outcome.decision}))
+pre_edit.Guard, protocol.emit = Probe, timed_emit
+out = sys.argv[1]
+sys.argv = ["yupana", "hook", "pre-edit", "--tenant", "polecat-3"]
+runpy.run_module("yupana", run_name="__main__")  # yupana/__main__.py, as `python -m yupana` runs it
 """
 
 
@@ -103,13 +117,45 @@ def setup(base: str) -> tuple[str, dict]:
     return root, env
 
 
+def one(file: str, root: str, env: dict, out: str) -> dict:
+    """One hook run: overruns (to stdout, to exit) past deadline_ms, counted from the hook's start."""
+    with open(file, "rb") as stdin:
+        t = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-c", PROBE, out], stdin=stdin, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env, cwd=root)
+        proc.communicate()
+        exited = time.monotonic()
+    if proc.returncode != 0:
+        sys.exit(f"probe failed ({proc.returncode})")
+    with open(out) as fh:
+        got = eval(fh.read())  # noqa: S307 - our own probe's repr of a dict of floats and strings
+    got["to_stdout"] = (got["stdout"] - got["t0"]) * 1000 - got["ms"]
+    got["to_exit"] = (exited - got["t0"]) * 1000 - got["ms"]
+    got["wall"] = (exited - t) * 1000
+    return got
+
+
+def _load() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return " ".join(fh.read().split()[:3])
+    except OSError:
+        return "?"
+
+
 def main() -> int:
-    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 1
+    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
     check = "--no-assert" not in sys.argv
     base = tempfile.mkdtemp(prefix="yupana-deadline-")
     try:
         root, env = setup(base)
-        rows, worst = [], (-1e9, "")
+        out = os.path.join(base, "probe.out")
+        t = time.monotonic()
+        for _ in range(3):
+            subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        bare = (time.monotonic() - t) / 3 * 1000
+        load_before = _load()
+        rows = []
         for size in SIZES:
             for kind, rel in (("rs", "src/main.rs"), ("md", "README.md")):
                 body = text(kind, size)
@@ -117,35 +163,37 @@ def main() -> int:
                     file = os.path.join(base, "payload.json")
                     with open(file, "w") as f:
                         json.dump(payload(root, tool, rel, body), f)
-                    over, wall, stages, decision = -1e9, 0.0, [], "?"
-                    for _ in range(runs):
-                        got = subprocess.run([sys.executable, "-c", PROBE, file], env=env, cwd=root,
-                                             capture_output=True)
-                        if got.returncode != 0:
-                            sys.exit(f"probe failed: {got.stderr.decode()[-800:]}")
-                        res = json.loads(got.stdout)
-                        over = max(over, res["overrun_ms"])
-                        stages, decision = res["stages"], res["decision"]
-                        t0 = time.monotonic()
-                        with open(file, "rb") as f:
-                            subprocess.run([sys.executable, "-m", "yupana", "hook", "pre-edit", "--tenant", "polecat-3"],
-                                           stdin=f, env=env, cwd=root, capture_output=True, check=True)
-                        wall = max(wall, (time.monotonic() - t0) * 1000)
+                    got = [one(file, root, env, out) for _ in range(runs)]
                     label = f"{tool:<9} .{kind} {size / 1e6:>6.3f} MB"
-                    rows.append((label, over, wall, ",".join(stages) or "-", decision))
-                    worst = max(worst, (over, label))
-        print(f"deadline_ms = {DEADLINE_MS}; overrun = (stdout ready - deadline start) - deadline_ms; "
-              f"worst of {runs} run(s)")
-        print(f"{'edit':<28} {'overrun ms':>10} {'wall ms':>9}  {'cut at':<22} decision")
-        for label, over, wall, stages, decision in rows:
-            print(f"{label:<28} {over:>10.1f} {wall:>9.0f}  {stages:<22} {decision}")
-        print(f"largest overrun: {worst[0]:.1f} ms ({worst[1].strip()}); target < {TARGET_MS:.0f} ms")
+                    rows.append((label, got))
+        print(f"deadline_ms = {DEADLINE_MS}; overrun = (stdout written | process exited) - hook start - deadline_ms; "
+              f"{runs} run(s) each; `python -c pass` = {bare:.0f} ms; load average {load_before} -> {_load()}")
+        print(f"{'edit':<28} {'stdout med/max':>15} {'exit med/max':>13} {'wall med':>9}  {'cut at':<22} decision")
+        worst = (-1e9, "")
+        worst_stdout = (-1e9, "")
+        for label, got in rows:
+            st = sorted(g["to_stdout"] for g in got)
+            ex = sorted(g["to_exit"] for g in got)
+            wall = sorted(g["wall"] for g in got)
+            stages = ",".join(sorted({s for g in got for s in g["stages"]})) or "-"
+            decision = ",".join(sorted({g["decision"] for g in got}))
+            print(f"{label:<28} {_med(st):>7.1f}/{st[-1]:>6.1f} {_med(ex):>6.1f}/{ex[-1]:>6.1f} {_med(wall):>9.0f}  "
+                  f"{stages:<22} {decision}")
+            worst = max(worst, (ex[-1], label))
+            worst_stdout = max(worst_stdout, (st[-1], label))
+        print(f"largest overrun to stdout: {worst_stdout[0]:.1f} ms ({worst_stdout[1].strip()}); "
+              f"to process exit: {worst[0]:.1f} ms ({worst[1].strip()}); target < {TARGET_MS:.0f} ms")
         if check and worst[0] >= TARGET_MS:
             print("FAIL: over target")
             return 1
         return 0
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _med(xs: list[float]) -> float:
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
 if __name__ == "__main__":

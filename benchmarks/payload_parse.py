@@ -7,7 +7,7 @@ Two measurements, both in this run:
 * in-process: median microseconds of ``payload.parse`` (and of ``proposed_buffer`` where
   it reads a real file) per payload kind;
 * import: the self times ``-X importtime`` reports for the modules the reader adds;
-* whole process: median wall time of ``python -c "import yupana.hooks.payload; parse(…)"``
+* whole process: median wall time of ``python -c "import yupana.edit.payload; parse(…)"``
   against ``python -c pass`` on the same interpreter, as a ratio (bytecode is written first
   so compilation is not measured).
 """
@@ -25,7 +25,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from yupana.hooks import payload  # noqa: E402
+from yupana.edit import payload  # noqa: E402
 
 
 def _payload(tool: str, tool_input: dict, cwd: str) -> bytes:
@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
         env = dict(os.environ)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         small = cases["apply_patch (2 files)"].decode()
-        code = ("import yupana.hooks.payload as p; inv = p.parse(" + repr(small) + ".encode()); "
+        code = ("import yupana.edit.payload as p; inv = p.parse(" + repr(small) + ".encode()); "
                 "[p.proposed_buffer(e) for e in inv.edits]")
         subprocess.run([sys.executable, "-c", code], check=True, env=env)  # write bytecode
         proc_runs = max(5, runs // 4)
@@ -109,13 +109,13 @@ def main(argv: list[str]) -> int:
                                         proc_runs, env)
         imports = []
         for _ in range(proc_runs):
-            err = subprocess.run([sys.executable, "-X", "importtime", "-c", "import yupana.hooks.payload"],
+            err = subprocess.run([sys.executable, "-X", "importtime", "-c", "import yupana.edit.payload"],
                                  check=True, env=env, capture_output=True, text=True).stderr
             added = 0
             for line in err.splitlines():
                 parts = [x.strip() for x in line.split("|")]
-                if len(parts) == 3 and parts[2].lstrip() in ("_json", "yupana.fastjson", "yupana.hooks.apply_patch",
-                                                              "yupana.hooks.payload", "yupana.hooks"):
+                if len(parts) == 3 and parts[2].lstrip() in ("_json", "yupana.fastjson", "yupana.edit.apply_patch",
+                                                              "yupana.edit.payload", "yupana.hooks"):
                     added += int(parts[0].split(":")[1])
             imports.append(added)
         print(f"\nimport (self times of yupana.hooks, fastjson, _json, payload; -X importtime, median of "

@@ -11,7 +11,7 @@ Over the corpus of benchmarks/rule_corpus.py (500 patterns of the kinds operator
   rules still need their regex, and what running RE2 on every rule would cost instead
   (import, compile and search), all in this process;
 * soundness spot check: every corpus rule whose regex matches a sample text must pass its
-  prefilter (the real proof is tests/test_regex_prefilter.py).
+  prefilter (the real proof is tests/regex/test_prefilter.py).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 import rule_corpus  # noqa: E402
 
-from yupana.regex_prefilter import may_match, prefilter  # noqa: E402
+from yupana.regex.prefilter import may_match, prefilter  # noqa: E402
 
 SMALL_EDIT = '''    fn retry_backoff(attempt: u32) -> Duration {
         // exponential, capped; see the runbook for the tuning rationale

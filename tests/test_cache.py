@@ -17,7 +17,8 @@ import uuid
 
 import pytest
 
-from yupana import cache, regex_prefilter
+from yupana import cache
+from yupana.regex import prefilter as regex_prefilter
 
 NOW = 1_800_000_000
 EP = "http://quipu.example:3030"
@@ -176,6 +177,17 @@ def test_save_writes_the_json_and_a_matching_hot_twin(path):
     assert miss is None
     assert found["text_rules"][0]["_prefilter"] == regex_prefilter.prefilter(r"\bACME-[0-9]+\b")
     assert found["tripwires"][0]["_paths"] is not None
+
+
+def test_the_twin_indexes_repository_exposure_by_name_and_the_json_keeps_the_entries(path):
+    entries = [{"iri": "http://aegis.gastown.local/ontology/repo_widgets", "repo": "widgets", "exposure": "public",
+                "comment": "open source"}]
+    assert cache.save({**body(), "repo_exposure": entries}, path) is None
+    with open(path) as fh:
+        assert json.load(fh)["repo_exposure"] == entries
+    found, _ = cache.read(path)
+    assert found["_repo_exposure"] == {"widgets": "public"}
+    assert cache.read(path, hot=False)[0]["repo_exposure"] == entries
 
 
 def _poison_twin(path: str, marker: str) -> None:

@@ -41,7 +41,7 @@ def test_worker_maps_policy_check_outcomes(env, tmp_path, quipu_server, outcome,
     root = _project(env, tmp_path, server.url)
     done = run_yupana(["exposure-worker", "--repo", "acme", "--endpoint", server.url, "--root", str(root)], env)
     assert done.returncode == 0, done.stderr
-    entry = json.loads((env.state / "yupana" / "exposure.json").read_text())["entries"][f"{server.url}|acme"]
+    entry = json.loads((env.cache_for(server.url).parent / "exposure.json").read_text())["entries"][f"{server.url}|acme"]
     assert entry["exposure"] == expected
     posts = [r for r in server.requests if r.path == "/policy/check"]
     assert [r.json for r in posts] == [{"policy": exposure.POLICY_IRI, "target": AEGIS + "repo_acme"}]
@@ -53,7 +53,7 @@ def test_worker_stores_transport_failures_as_unknown_with_the_reason(env, tmp_pa
     server.fail_next(500, "boom", path="/policy/check")
     root = _project(env, tmp_path, server.url)
     run_yupana(["exposure-worker", "--repo", "acme", "--endpoint", server.url, "--root", str(root)], env)
-    entry = json.loads((env.state / "yupana" / "exposure.json").read_text())["entries"][f"{server.url}|acme"]
+    entry = json.loads((env.cache_for(server.url).parent / "exposure.json").read_text())["entries"][f"{server.url}|acme"]
     assert entry["exposure"] == "unknown" and "/policy/check failed" in entry["reason"]
 
 
@@ -70,9 +70,9 @@ def test_lookup_never_waits_and_starts_one_detached_worker(env, tmp_path, quipu_
     assert time.monotonic() - t0 < 0.5
     assert first[0] == "unknown" and "background" in first[1]
     assert second[0] == "unknown" and "already running" in second[1]
-    assert _wait_for(env.state / "yupana" / "exposure.json")
+    assert _wait_for(env.cache_for(server.url).parent / "exposure.json")
     end = time.time() + 20
-    while time.time() < end and os.path.exists(exposure.pending_marker("acme")):
+    while time.time() < end and os.path.exists(exposure.pending_marker("acme", server.url)):
         time.sleep(0.05)
     assert exposure.lookup(quipu, "acme", int(time.time()), root=str(root)) == ("public", None)
     assert len([r for r in server.requests if r.path == "/policy/check"]) == 1
@@ -81,7 +81,7 @@ def test_lookup_never_waits_and_starts_one_detached_worker(env, tmp_path, quipu_
 def test_expired_answers_are_not_served(env, monkeypatch, tmp_path):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    path = env.state / "yupana" / "exposure.json"
+    path = env.cache_for("http://127.0.0.1:9").parent / "exposure.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     now = int(time.time())
     quipu = {"endpoint": "http://127.0.0.1:9", "dialect": "quipu"}
@@ -103,7 +103,7 @@ def test_no_repo_or_no_policy_check_is_unknown_without_a_lookup(env, monkeypatch
     assert found == "unknown" and "no /policy/check" in why
     found, why = exposure.lookup({"endpoint": "http://x", "dialect": "sparql11"}, "acme", 0, root=".")
     assert found == "unknown" and "SPARQL 1.1" in why
-    assert not os.path.exists(exposure.pending_marker("acme"))
+    assert not os.path.exists(exposure.pending_marker("acme", "http://x"))
 
 
 def test_outcome_mapping():
@@ -112,3 +112,31 @@ def test_outcome_mapping():
     assert exposure.outcome_to_exposure({})[0] == "unknown"
     assert "unrecognised" in exposure.outcome_to_exposure({"outcome": "maybe"})[1]
     assert exposure.outcome_to_exposure("nope")[0] == "unknown"
+
+
+def test_resolve_takes_the_first_source_that_knows(env, monkeypatch, tmp_path):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    path = env.state / "yupana" / "exposure.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    now = int(time.time())
+    path.write_text(json.dumps({"entries": {"http://127.0.0.1:9|acme": {"exposure": "internal", "at": now - 10}}}))
+    quipu = {"endpoint": "http://127.0.0.1:9", "dialect": "quipu"}
+    graph = [{"iri": AEGIS + "repo_acme", "repo": "acme", "exposure": "public", "comment": None}]
+    # 1. the projected graph statement, before /policy/check
+    assert exposure.resolve(quipu, graph, "internal", "acme", now, root=str(tmp_path)) == (
+        "public", "stated in the governed graph on aegis:repo_acme", "graph")
+    # 2. /policy/check's stored answer, before the config declaration
+    assert exposure.resolve(quipu, [], "public", "acme", now, root=str(tmp_path)) == (
+        "internal", "quipu's /policy/check", "policy-check")
+    # 3. the config declaration while /policy/check does not know yet (dry: no lookup started)
+    found = exposure.resolve(quipu, [], "public", "other", now, root=str(tmp_path), dry=True)
+    assert found == ("public", "declared by [yupana.policy] exposure", "config")
+    # nothing knows: unknown, naming every source
+    found, why, source = exposure.resolve({"endpoint": "http://x", "dialect": "sparql11"}, graph, None, "other", now,
+                                          root=str(tmp_path))
+    assert (found, source) == ("unknown", "none")
+    assert why == ("no exposure source knows this repository: the governed graph states no aegis:exposure for "
+                   "aegis:repo_other; a generic SPARQL 1.1 store has no /policy/check to ask; "
+                   "[yupana.policy] exposure is not set")
+    assert not os.path.exists(exposure.pending_marker("other"))

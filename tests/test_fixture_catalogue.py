@@ -52,7 +52,7 @@ def test_every_plane_is_populated(projection):
     counts = projection.cache["counts"]
     for plane in ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires",
                   "memory_policies", "unprojected", "ci_map", "grounding", "work_item_scopes",
-                  "work_item_parents", "disk_history"):
+                  "work_item_parents", "disk_history", "repo_exposure"):
         assert counts[plane], plane
     rules = counts["policies"] + counts["text_rules"] + counts["grounded_rules"] + counts["tripwires"] + counts["memory_policies"]
     assert rules >= 24, counts

@@ -238,8 +238,9 @@ def test_no_endpoint_means_no_refresh_unless_the_bundled_catalogue_is_allowed(tm
     assert outcome.error_kind == "config" and "no endpoint configured" in outcome.error
     outcome = refresher.refresh_now(str(root), allow_bundled=True)
     assert outcome.ok, outcome.reason()
-    assert outcome.cache_path == str(state.state / "yupana" / "example" / "projection.json")
-    assert not state.cache_path.exists()  # the bundled catalogue never replaces a real cache
+    bundled = cache.endpoint_key("", str(root))
+    assert outcome.cache_path == str(state.cache_for(bundled))  # a store of its own: never a real cache's
+    assert (state.cache_for(bundled).parent / "endpoint").read_text() == bundled + "\n"
 
 
 READER = """

@@ -19,12 +19,14 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import atomic, fastjson, globs, paths, redact, regex_prefilter
+from yupana import atomic, fastjson, globs, paths, redact, statefile
+from yupana.regex import prefilter as regex_prefilter
 
 CACHE_VERSION = 1
-HOT_FORMAT = 2
+HOT_FORMAT = 3
 
-LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors")
+LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors",
+               "repo_exposure")
 OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history")
 
 
@@ -94,31 +96,49 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
     ``hot_error`` means the JSON was written but its hot twin was not: hooks then parse the
     JSON (slower, still correct) and rewrite the twin themselves.
     """
-    target = path or paths.projection_cache()
-    if not target:
-        return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME", None
     cache = dict(cache)
     cache["version"] = CACHE_VERSION
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
+    target = path
+    if not target:
+        from yupana import stores
+
+        target = stores.cache_path(cache["endpoint"])
+    if not target:
+        return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME", None
     for key in ("source", "notices"):
         if cache.get(key):
             cache[key] = redact.redact_fields(cache[key])
+    from yupana import cache_entries
+
     try:
+        body = fastjson.dumps(cache).encode("utf-8")
+        malformed = cache_entries.check(cache)
+        if malformed:
+            return f"refusing to write a malformed cache to {target}: {malformed}", None
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        st = atomic.write(target, fastjson.dumps(cache).encode("utf-8"), fsync=True)
+        st = atomic.write(target, body, fsync=True)
     except (OSError, ValueError) as exc:
         return f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}", None
     try:
-        _write_twin(target, st, derive_hot(cache))
+        _write_twin(target, st, derive_hot(cache), _sha1(body))
     except (OSError, ValueError) as exc:
         _unlink(hot_path_for(target))
         return None, f"cannot write {hot_path_for(target)}: {getattr(exc, 'strerror', None) or exc}"
     return None, None
 
 
-def _write_twin(target: str, st: os.stat_result, derived: dict) -> None:
-    twin = {"key": _hot_key(st), "cache": derived}
+def _write_twin(target: str, st: os.stat_result, derived: dict, json_sha1: str) -> None:
+    twin = {"key": _hot_key(st), "json_sha1": json_sha1, "cache": derived}
     atomic.write(hot_path_for(target), marshal.dumps(twin))
+
+
+def _sha1(data: bytes) -> str:
+    try:
+        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
+    return sha1(data).hexdigest()
 
 
 def _unlink(path: str) -> None:
@@ -154,6 +174,11 @@ def derive_hot(cache: dict) -> dict:
         pol["_applies_to"] = _compile_all((pol.get("rule") or {}).get("applies_to") or ())
         policies.append(pol)
     out["policies"] = policies
+    # Hooks look a repository's exposure up by name: one small dict marshals ~4x faster than
+    # the entries (the JSON keeps them; a hook never needs their IRI or comment).
+    out["_repo_exposure"] = {e["repo"]: e.get("exposure") for e in cache.get("repo_exposure") or ()
+                             if isinstance(e, dict) and isinstance(e.get("repo"), str)}
+    out["repo_exposure"] = []
     return out
 
 
@@ -212,17 +237,16 @@ def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
         return None, Miss("unreadable", f"cannot stat {path}: {exc.strerror}")
     if hot:
         try:
-            with open(hot_path_for(path), "rb") as fh:
-                twin = marshal.loads(fh.read())  # load(fh) reads piecemeal: ~15x slower
+            twin = marshal.loads(statefile.read(hot_path_for(path), statefile.CACHE_LIMIT))
             if isinstance(twin, dict) and twin.get("key") == _hot_key(st):
-                return _check_shape(twin["cache"], path)
+                return _check_shape(twin["cache"], path, entries=False)  # checked when it was derived
         except (OSError, EOFError, ValueError, TypeError, KeyError):
             pass
     try:
-        with open(path, "rb") as fh:
-            fst = os.fstat(fh.fileno())
-            data = fh.read()
+        data = statefile.read(path, statefile.CACHE_LIMIT)
         cache = fastjson.loads(data)
+    except statefile.Refused as exc:
+        return None, Miss("unreadable", f"refusing to read {exc}")
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         return None, Miss("unreadable", f"cannot read {path}: {exc}")
     cache, miss = _check_shape(cache, path)
@@ -230,15 +254,16 @@ def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
         return cache, miss
     assert cache is not None
     derived = derive_hot(cache)
-    if fst.st_size == len(data):
-        try:
-            _write_twin(path, fst, derived)
-        except (OSError, ValueError):
-            pass
+    try:
+        fst = os.stat(path)
+        if fst.st_size == len(data) and fst.st_ino == st.st_ino and fst.st_mtime_ns == st.st_mtime_ns:
+            _write_twin(path, fst, derived, _sha1(data))
+    except (OSError, ValueError):
+        pass
     return derived, None
 
 
-def _check_shape(cache: object, path: str) -> tuple[dict | None, Miss | None]:
+def _check_shape(cache: object, path: str, entries: bool = True) -> tuple[dict | None, Miss | None]:
     if not isinstance(cache, dict):
         return None, Miss("unreadable", f"{path} does not hold a JSON object")
     version = cache.get("version")
@@ -257,4 +282,11 @@ def _check_shape(cache: object, path: str) -> tuple[dict | None, Miss | None]:
         if not isinstance(cache.get(key), (dict, type(None))):
             return None, Miss("unreadable", f"{path}: {key} is neither an object nor null")
         cache.setdefault(key, None)
+    if entries:
+        from yupana import cache_entries
+
+        malformed = cache_entries.check(cache)
+        if malformed:
+            return None, Miss("unreadable", f"{path}: malformed entry {malformed}; refusing the whole cache "
+                                            "(run `yupana project` to rewrite it)")
     return cache, None

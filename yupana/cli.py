@@ -27,7 +27,7 @@ COMMANDS = {
     "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex)"),
-    "uninstall": ("yupana.commands.uninstall", "remove yupana's hooks (only ours) from Claude Code or Codex"),
+    "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code or Codex"),
     "refresh-worker": ("yupana.commands.refresh_worker", "internal: the detached single-flight refresher"),
     "exposure-worker": ("yupana.commands.exposure_worker", "internal: the detached repository-exposure lookup"),
     "disk-flush": ("yupana.commands.disk_flush", "internal: write queued disk-impact samples to the store"),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from yupana import config_schema as schema
-from yupana import paths
+from yupana import paths, redact
 from yupana.config_validate import validate  # noqa: F401 - part of this module's interface
 from yupana.settings import TOP_LEVEL_ENV, ConfigError
 
@@ -75,33 +75,17 @@ def _explain(loc: tuple, msg: str, got: object, source: str) -> str:
 # ── credentials in URLs ────────────────────────────────────────────────────────────
 
 
-def without_userinfo(url: str) -> tuple[str, bool]:
-    """(``url`` with any ``user:password@`` removed, whether it had one)."""
-    start = url.find("://")
-    if start < 0:
-        return url, False
-    start += 3
-    end = len(url)
-    for sep in "/?#":
-        at = url.find(sep, start)
-        if at != -1 and at < end:
-            end = at
-    at = url.rfind("@", start, end)
-    if at < 0:
-        return url, False
-    return url[:start] + url[at + 1:], True
-
-
 def refuse_userinfo(table: dict, source_of) -> None:
     """ConfigError when a URL key of ``table`` carries userinfo; the message never shows it."""
     for section, key in schema.URL_KEYS:
         value = (table.get(section) or {}).get(key) if isinstance(table.get(section), dict) else None
         if not isinstance(value, str):
             continue
-        shown, had = without_userinfo(value.strip())
-        if had:
+        url = value.strip()
+        shown = redact.redact_url(url)
+        if redact.MASK + "@" in shown and redact.MASK + "@" not in url:
             raise ConfigError(f"{source_of((section, key))}: yupana.{section}.{key} = {shown!r} (user:password@ "
-                              "removed here): a URL must not carry credentials — they would reach logs, records "
+                              "masked here): a URL must not carry credentials — they would reach logs, records "
                               f"and the user's pane; {CREDENTIALS_HELP}")
 
 

@@ -138,6 +138,8 @@ POLICY = table(
     work_item_scope=enum("off", *MODES),
     action_scope=enum("off", *MODES),
     disk_advisory=field("bool", True),
+    # This project's repository exposure when no governed source states it (docs/configuration.md).
+    exposure=enum(None, "public", "internal", optional=True),
     scopes=field("map", {}, item=SCOPE),
     rules=field("list_table", [], item=LOCAL_RULE),
     tripwires=field("list_table", [], item=TRIPWIRE),

@@ -13,6 +13,7 @@ one older than its staleness bound is taken to belong to a dead worker and is ta
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 
@@ -48,9 +49,10 @@ def claim(marker: str, now: float, stale_secs: float) -> bool:
             return True
         except FileExistsError:
             try:
-                if now - os.stat(marker).st_mtime <= stale_secs:
+                st = os.lstat(marker)
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime <= stale_secs:
                     return False
-                os.unlink(marker)  # left by a dead worker: take it over
+                os.unlink(marker)  # left by a dead worker (or not a marker at all): take it over
             except OSError:
                 return False
         except OSError:
@@ -61,7 +63,8 @@ def claim(marker: str, now: float, stale_secs: float) -> bool:
 def claimable(marker: str, now: float, stale_secs: float) -> bool:
     """Whether :func:`claim` would succeed now, looked at without creating anything."""
     try:
-        return now - os.stat(marker).st_mtime > stale_secs
+        st = os.lstat(marker)
+        return not stat.S_ISREG(st.st_mode) or now - st.st_mtime > stale_secs
     except FileNotFoundError:
         return True
     except OSError:

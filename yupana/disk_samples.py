@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import atomic, detached, fastjson, paths, redact
+from yupana import atomic, detached, fastjson, paths, redact, statefile
 
 MAX_OPEN_SECS = 24 * 3600  # an open sample older than this measures too much else: dropped
 PENDING_SECS = 60
@@ -185,9 +185,10 @@ def rotate(session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[
         return [], f"cannot claim the open sample: {exc.strerror}"
     if claim:
         try:
-            with open(claim, "rb") as fh:
-                prior = fastjson.loads(fh.read())
-            os.unlink(claim)
+            try:
+                prior = fastjson.loads(statefile.read(claim))
+            finally:
+                os.unlink(claim)
         except (OSError, ValueError, UnicodeDecodeError):
             prior = None
             note = "the open sample was unreadable and is dropped"
@@ -209,8 +210,7 @@ def preview(session: str, fss: list[Fs], now: int) -> tuple[list[dict], str | No
     if not base or not sid:
         return [], "no session id or state directory: samples cannot be paired"
     try:
-        with open(os.path.join(base, f"session-{sid}.json"), "rb") as fh:
-            prior = fastjson.loads(fh.read())
+        prior = fastjson.loads(statefile.read(os.path.join(base, f"session-{sid}.json")))
     except FileNotFoundError:
         return [], None
     except (OSError, ValueError, UnicodeDecodeError):
@@ -286,7 +286,7 @@ def enqueue(endpoint: str, session: str, samples: list[dict]) -> str | None:
     data = "".join(lines).encode("utf-8")
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = statefile.open_append(target, 0o600)
         try:
             os.write(fd, data)
         finally:
@@ -308,8 +308,7 @@ def start_flush(endpoint: str, root: str, now: int, config: str | None = None) -
         return False
     state = flush_state_path(endpoint)
     try:
-        with open(state, "rb") as fh:  # type: ignore[arg-type]
-            retry_after = fastjson.loads(fh.read()).get("retry_after", 0)
+        retry_after = fastjson.loads(statefile.read(state)).get("retry_after", 0)  # type: ignore[arg-type]
         if isinstance(retry_after, int) and now < retry_after:
             return False
     except (OSError, ValueError, AttributeError, UnicodeDecodeError):

@@ -3,8 +3,9 @@
 quipu answers exposure through ``POST /policy/check`` (interop reference §1.11, §3.3): the
 policy ``aegis:policy_no-internal-ids-in-public-repos`` checked against
 ``aegis:repo_<name>`` — ``satisfied`` is public, ``unsatisfied`` internal, anything else
-unknown. A hook must never wait on the network, so answers live in ``exposure.json`` beside
-the projection cache, keyed by endpoint and repository, with a TTL
+unknown. A hook must never wait on the network, so answers live in ``exposure.json`` in the
+store's own directory (beside its projection cache, :mod:`yupana.stores`), keyed by endpoint
+and repository, with a TTL
 (:data:`TTL_SECS`; an *unknown* answer is kept for :data:`UNKNOWN_TTL_SECS` as a back-off
 so a store that cannot answer is asked once per interval, not once per edit).
 
@@ -13,6 +14,13 @@ and say the exposure is unknown) and starts at most one detached
 ``yupana exposure-worker`` for that repository (single-flight through an O_EXCL marker
 file). The worker calls the store through the transport and writes the file.
 
+Any SPARQL store can state exposure as data instead (docs/vocabulary.md, "Repository
+exposure"): ``aegis:repo_<name> aegis:exposure "public"``, projected with the catalogue into
+the cache's ``repo_exposure``; and a project can declare it in config (``[yupana.policy]
+exposure``). :func:`resolve` asks the sources in this order and takes the first that knows:
+the governed graph's statement, quipu's ``/policy/check``, the config declaration. When none
+does the exposure is unknown and the reason names each source's answer.
+
 Hot path: standard library only, imported only when a block-tier text rule fired.
 """
 
@@ -20,7 +28,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import detached, fastjson, paths
+from yupana import detached, fastjson, statefile, stores
 
 AEGIS = "http://aegis.gastown.local/ontology/"
 POLICY_IRI = AEGIS + "policy_no-internal-ids-in-public-repos"
@@ -28,10 +36,48 @@ TTL_SECS = 3600
 UNKNOWN_TTL_SECS = 300
 PENDING_SECS = 30
 OUTCOMES = {"satisfied": "public", "unsatisfied": "internal"}
+KNOWN = ("public", "internal")
+#: Where an exposure came from (``exposure_source`` on the ``governed`` record).
+GRAPH, POLICY_CHECK, CONFIG, NONE = "graph", "policy-check", "config", "none"
+NOT_DECLARED = "[yupana.policy] exposure is not set"
 
 
-def cache_path() -> str | None:
-    return paths.beside_cache("exposure.json")
+def resolve(quipu: dict, statements, declared: str | None, repo: str | None, now: int, *, root: str,
+            override: str | None = None, no_repo_reason: str = "the file is in no git tree",
+            dry: bool = False) -> tuple[str, str | None, str]:
+    """``(exposure, why, source)`` for ``repo``: the first source that knows, in precedence order.
+
+    ``statements`` is the governed graph's word: the hot cache's ``_repo_exposure`` index
+    (``{repo: exposure}``) or the cache's ``repo_exposure`` entries;
+    ``declared`` the config's ``[yupana.policy] exposure`` (or None). ``why`` says where a
+    known answer came from, or, for ``unknown``, what every source answered. Never waits:
+    ``/policy/check`` answers from ``exposure.json`` (see :func:`lookup`).
+    """
+    said: list[str] = []
+    if repo:
+        if isinstance(statements, dict):
+            stated = statements.get(repo)
+        else:
+            stated = next((e.get("exposure") for e in statements or () if isinstance(e, dict) and e.get("repo") == repo),
+                          None)
+        if stated in KNOWN:
+            return stated, f"stated in the governed graph on aegis:repo_{repo}", GRAPH
+        said.append(f"the governed graph states no aegis:exposure for aegis:repo_{repo}")
+    found, reason = lookup(quipu, repo, now, root=root, override=override, no_repo_reason=no_repo_reason, dry=dry)
+    if found in KNOWN:
+        return found, "quipu's /policy/check", POLICY_CHECK
+    if declared in KNOWN:
+        return declared, "declared by [yupana.policy] exposure", CONFIG
+    said.append(reason or "/policy/check gave no answer")
+    said.append(NOT_DECLARED)
+    return "unknown", "no exposure source knows this repository: " + "; ".join(said), NONE
+
+
+def cache_path(endpoint: str) -> str | None:
+    """``exposure.json`` of the store ``endpoint`` (its own directory, :mod:`yupana.stores`)."""
+    from yupana.redact import redact_url
+
+    return stores.beside(redact_url(endpoint.rstrip("/")), "exposure.json")
 
 
 def repo_iri(repo: str) -> str:
@@ -44,15 +90,13 @@ def key(endpoint: str, repo: str) -> str:
     return redact_url(endpoint.rstrip("/")) + "|" + repo  # exposure.json holds no credentials
 
 
-def read_entries(path: str | None = None) -> dict:
+def read_entries(path: str | None) -> dict:
     """The stored answers: ``{key: {"exposure", "at", "reason"?}}`` ({} when none)."""
-    target = path or cache_path()
-    if not target:
+    if not path:
         return {}
     try:
-        with open(target, "rb") as fh:
-            data = fastjson.loads(fh.read())
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = fastjson.loads(statefile.read(path, statefile.LOG_LIMIT))
+    except (OSError, ValueError, UnicodeDecodeError):  # a refused FIFO or device is noted by statefile
         return {}
     entries = data.get("entries") if isinstance(data, dict) else None
     return entries if isinstance(entries, dict) else {}
@@ -72,7 +116,7 @@ def lookup(quipu: dict, repo: str | None, now: int, *, root: str, override: str 
         return "unknown", f"the store {endpoint or '(bundled)'} has no /policy/check to ask"
     if quipu.get("dialect") == "sparql11":
         return "unknown", "a generic SPARQL 1.1 store has no /policy/check to ask"
-    entry = read_entries().get(key(endpoint, repo))
+    entry = read_entries(cache_path(endpoint)).get(key(endpoint, repo))
     if isinstance(entry, dict) and isinstance(entry.get("at"), int):
         exposure = entry.get("exposure")
         age = now - entry["at"]
@@ -88,7 +132,7 @@ def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = 
     """Start one detached ``yupana exposure-worker`` for ``repo`` unless one is pending.
 
     ``dry=True`` claims no marker and spawns nothing: it answers whether one would start."""
-    marker = pending_marker(repo)
+    marker = pending_marker(repo, endpoint)
     if marker is None:
         return False
     import time
@@ -108,8 +152,8 @@ def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = 
     return False
 
 
-def pending_marker(repo: str) -> str | None:
-    base = cache_path()
+def pending_marker(repo: str, endpoint: str) -> str | None:
+    base = cache_path(endpoint)
     if not base:
         return None
     safe = "".join(c for c in repo if c.isascii() and (c.isalnum() or c in "._-"))[:80] or "repo"

@@ -2,6 +2,11 @@
 
 Resolution, for every state file: an explicit ``YUPANA_*_PATH`` variable, else
 ``$XDG_STATE_HOME/yupana/<name>``, else ``$HOME/.local/state/yupana/<name>``, else None.
+
+State that belongs to one store (the projection cache and its hot twin, refresh state,
+back-off, lock and log, exposure answers) lives in that store's own directory,
+``<state>/stores/<digest of the redacted endpoint>/`` (:func:`store_dir`), so any number of
+projects and endpoints on one host each keep their own; :mod:`yupana.stores` resolves it.
 """
 
 from __future__ import annotations
@@ -38,18 +43,34 @@ def state_file(name: str) -> str | None:
     return os.path.join(base, name) if base else None
 
 
-def projection_cache() -> str | None:
-    return state_file("projection.json")
+def legacy_projection_cache() -> str | None:
+    """Where one cache per user used to live (``<state>/projection.json``): migrated on sight."""
+    base = state_dir()
+    return os.path.join(base, "projection.json") if base else None
+
+
+def explicit_projection_cache() -> str | None:
+    """``$YUPANA_PROJECTION_CACHE_PATH``, used verbatim (one cache for every endpoint)."""
+    return os.environ.get("YUPANA_PROJECTION_CACHE_PATH") or None
+
+
+def store_digest(endpoint_key: str) -> str:
+    """The directory name of a store: a digest of its redacted endpoint identity."""
+    try:
+        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
+    return sha1(endpoint_key.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+def store_dir(endpoint_key: str, base: str | None = None) -> str | None:
+    """``<state>/stores/<digest>``: the state of the store ``endpoint_key`` (a redacted cache key)."""
+    base = base or state_dir()
+    return os.path.join(base, "stores", store_digest(endpoint_key)) if base else None
 
 
 def metrics_spool() -> str | None:
     return state_file("metrics.jsonl")
-
-
-def beside_cache(name: str) -> str | None:
-    """A file that lives next to the projection cache (hot snapshot, refresh state, lock)."""
-    cache = projection_cache()
-    return os.path.join(os.path.dirname(cache) or ".", name) if cache else None
 
 
 def temp_dir() -> str:

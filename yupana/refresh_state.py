@@ -2,7 +2,7 @@
 
 Written by the refresher (cold) after every attempt, read by hooks (hot) to decide
 freshness and whether a detached refresh may start. Standard library only. The file lives
-beside the projection cache, with ``refresh.lock`` (single-flight) and ``refresh.log``
+beside the projection cache, in the store's own directory (:mod:`yupana.stores`), with ``refresh.lock`` (single-flight) and ``refresh.log``
 (the detached worker's log)::
 
     {"version": 1, "endpoint": "http://quipu:3030",
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson
+from yupana import fastjson, statefile
 
 STATE_VERSION = 1
 BACKOFF_CAP_SECS = 3600
@@ -50,9 +50,8 @@ def read(cache_path: str | None, endpoint: str | None = None) -> dict:
     if not cache_path:
         return {}
     try:
-        with open(state_path(cache_path), "rb") as fh:
-            state = fastjson.loads(fh.read())
-    except (OSError, ValueError, UnicodeDecodeError):
+        state = fastjson.loads(statefile.read(state_path(cache_path), statefile.SMALL_LIMIT))
+    except (OSError, ValueError, UnicodeDecodeError):  # a refused FIFO or device is noted by statefile
         return {}
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         return {}

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from yupana import cache, paths, refresh_state, spool
+from yupana import cache, paths, refresh_state, spool, stores
 
 # Outcome statuses.
 REFRESHED = "refreshed"
@@ -127,11 +127,18 @@ def refresh_now(
     key = cache.endpoint_key(configured, root)
     if configured.startswith("file:"):
         quipu["endpoint"] = key  # relative locations resolve against the project root
-    path = cache_path_for(configured)
+    path = cache_path_for(configured, key)
     if not path:
         return _closing(lock_fd, RefreshOutcome(FAILED, endpoint=key, error_kind="config", error=(
             "no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME")))
-    fd = _take_lock(path, lock_wait_secs, lock_fd, say)
+    try:
+        fd = _take_lock(path, lock_wait_secs, lock_fd, say)
+    except OSError as exc:  # a read-only or full state directory: named, never a traceback
+        outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path, error_kind="write", error=(
+            f"cannot take the refresh lock {refresh_state.lock_path(path)}: {exc.strerror or exc}; the state "
+            "directory must be writable (set XDG_STATE_HOME or YUPANA_PROJECTION_CACHE_PATH to move it)"))
+        _prior(outcome, path, key)
+        return outcome
     if fd is None:
         outcome = RefreshOutcome(BUSY, endpoint=key, cache_path=path, error_kind="busy",
                                  error=f"a refresh is already running ({holder(path)}); try again when it finishes")
@@ -143,17 +150,30 @@ def refresh_now(
         os.close(fd)
 
 
-def cache_path_for(configured: str) -> str | None:
-    """Where the cache for the configured endpoint lives.
+def cache_path_for(configured: str, key: str) -> str | None:
+    """Where the cache for the configured endpoint (cache key ``key``) lives.
 
-    The bundled example catalogue (no endpoint configured) gets its own cache,
-    ``example/projection.json`` under the state directory, so trying ``yupana project``
-    in a project without configuration never replaces another project's real cache.
+    Each store has its own directory (:mod:`yupana.stores`), the bundled example catalogue
+    (no endpoint configured) included, so trying ``yupana project`` in a project without
+    configuration never replaces another project's real cache. Under an explicit
+    ``$YUPANA_PROJECTION_CACHE_PATH`` the bundled catalogue gets ``example/projection.json``
+    beside it, for the same reason.
     """
-    path = paths.projection_cache()
-    if path and not configured.strip():
-        return os.path.join(os.path.dirname(path) or ".", "example", "projection.json")
-    return path
+    explicit = paths.explicit_projection_cache()
+    if explicit and not configured.strip():
+        return os.path.join(os.path.dirname(explicit) or ".", "example", "projection.json")
+    return stores.cache_path(key)
+
+
+def cache_path_of(root: str, override: str | None = None) -> str | None:
+    """The cache path the configuration of ``root`` refreshes into (None: not resolvable)."""
+    from yupana import config
+
+    try:
+        configured = (config.resolve(root, override)["config"]["quipu"].get("endpoint") or "").strip()
+    except config.ConfigError:
+        return None
+    return cache_path_for(configured, cache.endpoint_key(configured, root))
 
 
 def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: bool,
@@ -184,6 +204,7 @@ def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: 
             body["source"] = source
         body["written_at"] = int(time.time())
         say(f"writing {path}")
+        stores.name_store(os.path.dirname(path), key)
         error, hot_error = cache.save_detailed(body, path)
         if error:
             raise _Refused("write", error)

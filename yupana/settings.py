@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import sys
 
 from yupana import paths, redact
 
@@ -82,8 +81,9 @@ def load(root: str, override: str | None = None) -> dict:
     snap_path = snapshot_path(root, override)
     if snap_path:
         try:
-            with open(snap_path, "rb") as fh:
-                snap = marshal.loads(fh.read())  # load(fh) reads piecemeal: much slower
+            from yupana import statefile
+
+            snap = marshal.loads(statefile.read(snap_path, statefile.SNAPSHOT_LIMIT))  # not load(fh): piecemeal
             if snap.get("fingerprint") == fp:
                 return _unwrap(snap)
         except (OSError, EOFError, ValueError, TypeError, AttributeError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import fastjson, paths, redact
+from yupana import fastjson, paths, redact, statefile
 
 ROTATE_BYTES = 64 * 1024 * 1024
 
@@ -84,7 +84,7 @@ def _append(target: str, line: bytes) -> bool:
             parent = os.path.dirname(target)
             if parent:
                 os.makedirs(parent, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = statefile.open_append(target)  # never a FIFO that blocks, never /dev/null that swallows
         try:
             written = os.write(fd, line)
         finally:
@@ -107,13 +107,11 @@ def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list
     if not target:
         return []
     try:
-        with open(target, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            start = max(0, size - max_bytes)
-            fh.seek(start)
-            data = fh.read()
+        size = os.stat(target).st_size
+        data = statefile.read(target, max_bytes, tail=max_bytes)  # a regular file, its last max_bytes
     except OSError:
         return []
+    start = max(0, size - max_bytes)
     if start:
         cut = data.find(b"\n")
         data = data[cut + 1 :] if cut >= 0 else b""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, paths
+from yupana import fastjson, paths, statefile
 
 COMPACT_BYTES = 256 * 1024
 MAX_BACKOFF_SECS = 6 * 3600
@@ -34,9 +34,8 @@ def load(now: int, path: str | None = None) -> dict[tuple[str, str], dict]:
     if not target:
         return {}
     try:
-        with open(target, "rb") as fh:
-            data = fh.read()
-    except OSError:
+        data = statefile.read(target, statefile.LOG_LIMIT)
+    except OSError:  # absent, unreadable, or refused (a FIFO, a device: noted by statefile)
         return {}
     latest: dict[tuple[str, str], dict] = {}
     for raw in data.splitlines():
@@ -105,7 +104,7 @@ def record(constraint_id: str, scope: str, until: int, n: int = 1, path: str | N
                 _compact(target, now)
         except FileNotFoundError:
             os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = statefile.open_append(target)
         try:
             return os.write(fd, line) == len(line)
         finally:

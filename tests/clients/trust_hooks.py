@@ -12,7 +12,8 @@ import os
 import shutil
 import sys
 
-from yupana.commands import install_codex, install_toml
+from yupana.commands.install import codex as install_codex
+from yupana.commands.install import toml as install_toml
 
 
 def main(project: str) -> int:

@@ -37,7 +37,7 @@ def heck(tmp_path) -> Path:
 def file_edit(root: Path, rel: str, old: str | None = None, new: str | None = None, *, content: str | None = None,
               edits: list[tuple[str, str]] | None = None, tool: str | None = None):
     """A payload FileEdit exactly as the hook would read it (Edit, MultiEdit or Write)."""
-    from yupana.hooks import payload
+    from yupana.edit import payload
 
     path = str(root / rel)
     if content is not None:

@@ -22,7 +22,7 @@ BINDING_OWN = {"re", "enum"}  # imported by tree_sitter._binding's own module in
 SCRIPT = r"""
 import sys, time
 from yupana import fastjson
-from yupana.hooks import payload
+from yupana.edit import payload
 root = sys.argv[1]
 old = "fn capitalize(s: &str, f: &mut fmt::Formatter) -> fmt::Result {"
 raw = fastjson.dumps({"cwd": root, "tool_name": "Edit", "tool_input": {

@@ -119,7 +119,7 @@ def test_userinfo_in_an_endpoint_is_refused_without_echoing_the_password(yupana,
     seen.append(done.stdout + done.stderr)
     assert done.returncode == 1
     err = done.stderr.decode()
-    assert "yupana.quipu.endpoint = 'http://127.0.0.1:7878/query'" in err
+    assert "yupana.quipu.endpoint = 'http://***@127.0.0.1:7878/query'" in err
     assert "credentials_env" in err and "auth" in err and "docs/endpoints.md" in err
     assert (str(root / ".bobbin" / "config.toml") if where == "file" else "YUPANA_QUIPU__ENDPOINT") in err
     report = yupana("--json", "config", "check", cwd=root)

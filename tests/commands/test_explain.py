@@ -284,6 +284,7 @@ def test_an_exempted_path_shows_the_exemption_and_what_it_would_have_matched(env
     assert warned["matched"]["text"] == "db1.corp.example" and warned["provenance"]["iri"] == AEGIS + "rule_no_corp_hosts"
     assert warned["response"] == "warned"  # block tier, but the embedded store cannot say the repo is public
     assert governed["detail"]["exposure"]["exposure"] == "unknown"
+    assert governed["detail"]["exposure"]["source"] == "none"  # no graph statement, no /policy/check, no config
 
 
 def test_local_rules_tripwires_and_throttles_name_their_config_entry(env, repo, store, tmp_path):

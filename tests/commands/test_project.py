@@ -13,7 +13,8 @@ from catalogue_kit import configure, write_catalogue
 from servers.faulty import FaultyServer
 
 PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
-          "ci_map", "grounding", "work_item_scopes", "work_item_parents", "disk_history", "unprojected")
+          "ci_map", "repo_exposure", "grounding", "work_item_scopes", "work_item_parents", "disk_history",
+          "unprojected")
 
 
 @pytest.fixture
@@ -49,8 +50,12 @@ def test_project_without_configuration_projects_the_bundled_catalogue_into_its_o
     assert done.returncode == 0, done.stderr
     lines = plane_lines(done.stdout.decode())
     assert int(lines["text_rules"][1]) > 0 and lines["text_rules"][-1].endswith("fixtures/catalogue")
-    assert (env.state / "yupana" / "example" / "projection.json").exists()
-    assert not env.cache_path.exists()
+    from yupana import paths
+
+    bundled = env.cache_path  # the only store with a cache: the bundled catalogue's own
+    assert bundled.exists() and bundled.parent.parent == env.state / "yupana" / "stores"
+    assert bundled.parent.name == paths.store_digest(json.loads(bundled.read_text())["endpoint"])
+    assert (bundled.parent / "endpoint").read_text().strip().endswith("fixtures/catalogue")
 
 
 def test_a_failed_refresh_exits_non_zero_names_the_reason_and_keeps_the_prior_cache(yupana, env, root):
@@ -82,7 +87,7 @@ def test_project_json_reports_the_outcome(yupana, env, root):
 
 
 def test_a_running_refresh_makes_project_exit_busy(yupana, env, root):
-    lock = env.cache_path.parent / "refresh.lock"
+    lock = env.cache_for("file:" + str(root / "cat")).parent / "refresh.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)

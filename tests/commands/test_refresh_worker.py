@@ -44,7 +44,7 @@ def test_a_second_worker_finds_nothing_due(yupana, env, root):
 
 
 def test_a_worker_does_not_run_beside_another_refresh(yupana, env, root):
-    lock = env.cache_path.parent / "refresh.lock"
+    lock = env.cache_for("file:" + str(root / "cat")).parent / "refresh.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -66,7 +66,7 @@ def test_a_failed_refresh_is_logged_with_its_backoff(yupana, env, root):
 
 
 def test_the_log_is_size_bounded(yupana, env, root):
-    log = env.cache_path.parent / "refresh.log"
+    log = env.cache_for("file:" + str(root / "cat")).parent / "refresh.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("old line\n" * 150_000)  # > 1 MiB
     assert yupana("refresh-worker", "--root", str(root)).returncode == 0

@@ -57,3 +57,27 @@ def test_empty_set_is_a_real_answer():
 def test_no_rules_or_no_text_is_silent():
     assert grounded.evaluate([], GROUNDING, "yup-12", None) == []
     assert grounded.evaluate([_rule("must-ground")], GROUNDING, "", None) == []
+
+
+def test_a_huge_text_is_scanned_in_windows_that_find_what_a_whole_scan_finds():
+    import time
+
+    # tokens straddle every 64 KB boundary, one token is longer than a window, non-ASCII separates too
+    text = ("see yup-12 and yup-77 café-3 é " * 9000) + "x" * 200_000 + " yup-40 aegis-zz ß yup-12\n" * 300
+    whole = grounded.classify(grounded.tokens(text), set(GROUNDING["ids"]), set(GROUNDING["prefixes"]))
+    assert grounded.scan(text, set(GROUNDING["ids"]), set(GROUNDING["prefixes"]), time.monotonic() + 60) == whole
+    assert whole == (["yup-12", "yup-40"], ["yup-77", "aegis-zz"])
+
+
+def test_a_huge_text_past_the_deadline_leaves_every_grounded_rule_unknown():
+    import time
+
+    rules = [_rule("must-not-ground", tier="block"), _rule("must-ground", name="cites")]
+    big = "word " * 100_000 + "yup-12"  # 500 KB: the reference is past the first window
+    found = grounded.evaluate(rules, GROUNDING, big, "a.md", deadline_at=time.monotonic() - 1)
+    assert [(f.id, f.outcome, f.extra.get("deadline")) for f in found] == [
+        ("no_ticket", UNKNOWN, True), ("cites", UNKNOWN, True)]
+    # without a deadline (and on small texts) the scan is whole
+    assert [f.id for f in grounded.evaluate(rules, GROUNDING, big, "a.md")] == ["no_ticket"]
+    assert [f.id for f in grounded.evaluate(rules, GROUNDING, "yup-12", "a.md", deadline_at=time.monotonic() - 1)] == [
+        "no_ticket"]

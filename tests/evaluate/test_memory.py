@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from yupana import cache, regex_prefilter
+from yupana import cache
+from yupana.regex import prefilter as regex_prefilter
 from yupana.evaluate import memory
 
 GIB_KB = 1048576

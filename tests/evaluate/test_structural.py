@@ -142,7 +142,7 @@ def test_tree_sitter_is_loaded_only_for_a_language_a_rule_targets(tmp_path):
     (tmp_path / ".git").mkdir()
     script = (
         "import json, sys\n"
-        "from yupana.hooks import payload\n"
+        "from yupana.edit import payload\n"
         "from yupana.evaluate import structural\n"
         "rule = {'name': 'r', 'language': sys.argv[1], 'query': '(line_comment) @c', 'match_type': 'must-not-match',"
         " 'pattern': 'x', 'applies_to': []}\n"

@@ -139,3 +139,29 @@ def test_large_text_stops_at_the_deadline_and_says_unknown():
     # small texts are never cut short: the per-rule check is for large ones only
     small = text_rules.evaluate(rules, "lit7x42", "x", _exposure("public")[0], deadline_at=time.monotonic() - 1)
     assert [f.id for f in small] == ["r7"]
+
+
+def test_one_rule_with_many_literals_stops_at_the_deadline_inside_its_prefilter():
+    import time
+
+    # 40 literals, none present: a whole-text search of each over 10 MB is ~10 ms of C
+    rule = _hot(_rule("many", "(?:" + "|".join(f"absent{i}zz" for i in range(40)) + r")\d", tier="warn"))[0]
+    assert rule["_prefilter"] is not None and len(rule["_prefilter"][0]) == 40
+    big = "plain text without any of them " * 330_000
+    t = time.monotonic()
+    admitted, skipped = text_rules.candidates([rule], big, deadline_at=t + 0.005)
+    assert (admitted, skipped) == ([], 1)
+    assert time.monotonic() - t < 0.1  # a whole-text prefilter takes ~0.4 s here
+
+
+def test_the_windowed_prefilter_and_case_fold_admit_what_the_whole_text_admits():
+    import time
+
+    from yupana.regex.prefilter import may_match
+
+    chunk = text_rules.SCAN_CHUNK
+    text = "a" * (chunk - 3) + "NEEDLE" + "b" * (3 * chunk) + "Straße"  # a literal across a window boundary
+    for pf in [(("NEEDLE",), False), (("needle",), True), (("strasse",), True), (("zz", "EEDL"), False),
+               (("needlf",), True), (("STRASSE",), False)]:
+        got, skipped = text_rules.candidates([{"_prefilter": pf}], text, deadline_at=time.monotonic() + 60)
+        assert (bool(got), skipped) == (may_match(pf, text), 0), pf

@@ -101,7 +101,7 @@ def hook(env, payload: dict | bytes | str, *flags: str, event: str = "pre-edit",
     return Result(run_yupana([*flags, "hook", event], env, stdin=stdin, cwd=cwd))
 
 
-def write_cache(env, endpoint: str, *, age: int = 0, **planes) -> dict:
+def write_cache(env, endpoint: str, *, age: int = 0, path=None, **planes) -> dict:
     """A projection cache in docs/cache-format.md shape, written with the real writer."""
     from yupana import cache
 
@@ -111,7 +111,7 @@ def write_cache(env, endpoint: str, *, age: int = 0, **planes) -> dict:
             "tripwires": [], "memory_policies": [], "ci_map": None, "disk_history": None, "unprojected": [],
             "notices": []}
     body.update(planes)
-    assert cache.save(body, str(env.cache_path)) is None
+    assert cache.save(body, str(path or env.cache_for(endpoint))) is None  # path: a copied file
     return body
 
 

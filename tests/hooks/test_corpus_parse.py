@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from yupana.hooks.payload import Invocation, git_top, parse, proposed_buffer, repo_name
+from yupana.edit.payload import Invocation, git_top, parse, proposed_buffer, repo_name
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 sys.path.insert(0, CORPUS)

@@ -52,7 +52,7 @@ def save(env, endpoint: str, age: int) -> int:
     written = int(time.time()) - age
     body = {"version": 1, "written_at": written, "endpoint": endpoint, "text_rules": [
         {"name": "r1", "pattern": r"\bACME-[0-9]+\b", "tier": "block"}]}
-    assert cache.save(body, str(env.cache_path)) is None
+    assert cache.save(body, str(env.cache_for(endpoint))) is None
     return written
 
 
@@ -156,8 +156,12 @@ def test_refused_caches_are_misses(root, state, age, label):
     assert gov.cache is None and gov.miss.label == label and not gov.refresh_started
 
 
-def test_a_cache_for_another_endpoint_is_a_miss(root, state):
+def test_a_cache_for_another_endpoint_is_a_miss(root, state, monkeypatch):
     save(state, "http://other.example:3030", age=0)
+    gov = governed.load(cfg("file:cat"), int(time.time()), root=str(root), spawn=False)
+    assert gov.miss.label == "absent"  # each store has its own directory: another's cache is not this one's
+    # one explicit cache path for every endpoint (the contract's YUPANA_PROJECTION_CACHE_PATH): refused by name
+    monkeypatch.setenv("YUPANA_PROJECTION_CACHE_PATH", str(state.cache_for("http://other.example:3030")))
     gov = governed.load(cfg("file:cat"), int(time.time()), root=str(root), spawn=False)
     assert gov.miss.label == "endpoint"
 
@@ -165,20 +169,20 @@ def test_a_cache_for_another_endpoint_is_a_miss(root, state):
 def test_the_backoff_holds_back_refreshes(root, state):
     key = cache.endpoint_key("file:cat", str(root))
     now = int(time.time())
-    refresh_state.write(str(state.cache_path), {"endpoint": key, "last_failure_at": now, "last_error": "down",
-                                               "consecutive_failures": 3, "backoff_until": now + 240})
+    refresh_state.write(str(state.cache_for(key)), {"endpoint": key, "last_failure_at": now, "last_error": "down",
+                                                   "consecutive_failures": 3, "backoff_until": now + 240})
     gov = governed.load(cfg("file:cat"), now, root=str(root))
     assert gov.miss.label == "absent" and not gov.refresh_started and gov.backoff_until == now + 240
     # a back-off recorded for another endpoint does not hold this one back
-    refresh_state.write(str(state.cache_path), {"endpoint": "http://old.example", "backoff_until": now + 240,
-                                               "consecutive_failures": 3})
+    refresh_state.write(str(state.cache_for(key)), {"endpoint": "http://old.example", "backoff_until": now + 240,
+                                                   "consecutive_failures": 3})
     assert governed.load(cfg("file:cat"), now, root=str(root)).refresh_started
 
 
 def test_a_running_refresh_is_not_joined_by_another(root, state):
     import fcntl
 
-    lock = state.cache_path.parent / "refresh.lock"
+    lock = state.cache_for(cache.endpoint_key("file:cat", str(root))).parent / "refresh.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)

@@ -5,7 +5,6 @@ tests/clients proves the same under the real Claude Code and Codex; these run ev
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from guard_kit import Repo, hook

@@ -20,7 +20,7 @@ def test_concurrent_hooks_during_refresh_writes(env, tmp_path):
         # a generous deadline: 20 processes on two cores would otherwise (rightly) run out of it
         f'[yupana.policy]\nmode = "enforce"\ndeadline_ms = 60000\n[yupana.quipu]\nenabled = true\nendpoint = "{ENDPOINT}"\n'
         'dialect = "quipu"\n')
-    exposure = env.state / "yupana" / "exposure.json"
+    exposure = env.cache_for(ENDPOINT).parent / "exposure.json"
     exposure.parent.mkdir(parents=True, exist_ok=True)
     exposure.write_text(json.dumps({"entries": {f"{ENDPOINT}|widgets": {"exposure": "public", "at": int(time.time())}}}))
     # two catalogues of different sizes: both deny the edit below
@@ -32,7 +32,7 @@ def test_concurrent_hooks_during_refresh_writes(env, tmp_path):
     def refresher():
         while not stop.is_set():
             body = dict(big if writes[0] % 2 else small, written_at=int(time.time()))
-            assert cache.save(body, str(env.cache_path)) is None
+            assert cache.save(body, str(env.cache_for(body["endpoint"]))) is None
             writes[0] += 1
 
     payload = json.dumps(repo.payload(rel="src/net.rs", new_string="db1.corp.example"))

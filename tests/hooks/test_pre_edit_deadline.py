@@ -85,3 +85,21 @@ def test_every_cut_edit_is_recorded_and_the_notice_names_the_stage_really_cut(en
     assert len(stages) == 2 and set(stages) <= {"governed", "text rules"}
     assert stages[0] in first.message
     assert all(any(c["id"] == "deadline" for c in g["constraints"]) for g in env.records("guard"))
+
+
+def test_grounded_rules_on_a_huge_edit_stop_at_the_deadline_and_are_named(env, tmp_path):
+    """Grounded predicates tokenise and classify the whole introduced text: here ~0.7 s of
+    work (decoding the payload ~20 ms), which no deadline check interrupted; now it is cut,
+    and recorded under its own stage."""
+    grounded = [{"iri": "urn:g", "name": "no-ticket", "label": None, "match_type": "must-not-ground",
+                 "tier": "block", "rationale": None}]
+    write_cache(env, ENDPOINT, grounded_rules=grounded, grounding={"ids": ["yup-12"], "prefixes": ["yup"]})
+    repo = Repo(tmp_path / "repo", env).config(_config(150, deny="vendor/**"))
+    body = "".join(f"w{i} p-{i} " for i in range(350_000)) + "see yup-12\n"  # ~5.5 MB, 700 000 distinct tokens
+    done = hook(env, repo.payload("Write", rel="docs/notes.md", content=body), "--tenant", "polecat-3")
+    assert not done.denied  # the reference at the very end was never reached: UNKNOWN, not a verdict
+    [cut] = [r for r in env.records("fail_open") if r["fail_kind"] == "deadline"]
+    assert cut["stage"] == "grounded rules" and "grounded rules" in done.message
+    constraints = env.records("guard")[-1]["constraints"]
+    assert {"id": "no-ticket", "plane": "grounded", "outcome": "unknown", "response": "logged"} in constraints
+    assert {"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"} in constraints

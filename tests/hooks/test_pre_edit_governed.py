@@ -19,7 +19,7 @@ def _config(mode: str = "enforce", extra: str = "") -> str:
 
 
 def _exposure(env, repo_name: str, exposure: str, reason: str | None = None) -> None:
-    path = env.state / "yupana" / "exposure.json"
+    path = env.cache_for(ENDPOINT).parent / "exposure.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"exposure": exposure, "at": int(time.time())}
     if reason:
@@ -74,7 +74,7 @@ def test_unknown_exposure_warns_and_looks_it_up_in_the_background(env, repo):
     assert not result.denied and "exposure of repo `widgets` is unknown" in result.message
     assert env.records("guard")[-1]["exposure"] == "unknown"
     # one detached lookup writes its (failed: nothing listens) answer for next time
-    path = env.state / "yupana" / "exposure.json"
+    path = env.cache_for(ENDPOINT).parent / "exposure.json"
     end = time.monotonic() + 20
     while time.monotonic() < end and not path.exists():
         time.sleep(0.05)
@@ -95,7 +95,7 @@ def test_warn_tier_notifies_without_asking_exposure(env, repo):
     result = hook(env, _edit(repo, "// TODO: later"))
     assert not result.denied and "rule_todo" in result.message
     assert env.records("governed")[0]["exposure"] == "n/a"
-    assert not (env.state / "yupana" / "exposure.json").exists()
+    assert not (env.cache_for(ENDPOINT).parent / "exposure.json").exists()
 
 
 def test_exemptions_and_unchanged_text(env, repo):
@@ -137,7 +137,8 @@ def test_stale_cache_is_enforced_and_states_its_age(env, repo):
 @pytest.mark.parametrize("setup,label", [
     (lambda env: None, "no projection cache"),
     (lambda env: write_cache(env, ENDPOINT, age=8000), "past projection_cache_ttl_secs"),
-    (lambda env: write_cache(env, "http://other-store:3030"), "refusing another deployment"),
+    # another store's cache copied into this store's directory (each store has its own)
+    (lambda env: write_cache(env, "http://other-store:3030", path=env.cache_for(ENDPOINT)), "refusing another deployment"),
 ])
 def test_no_servable_cache_fails_open_loudly(env, tmp_path, setup, label):
     repo = Repo(tmp_path / "repo", env).config(_config())

@@ -4,6 +4,7 @@ hook enforces what was projected — text rules with linked exemption selectors,
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pytest
 from conftest import REPO, run_yupana
@@ -33,6 +34,15 @@ def test_projected_block_rule_warns_when_exposure_is_unknown(env, projected):
     assert not result.denied and "no internal hostnames" in result.message
     assert "exposure of repo `freight` is unknown" in result.message and "(policy fresh, cache age" in result.message
     assert env.records("guard")[-1]["repo"] == "freight"
+
+
+def test_projected_block_rule_denies_in_the_repository_the_catalogue_states_public(env, projected):
+    # fixtures/catalogue/repo-exposure.ttl: aegis:repo_larkspur-freight aegis:exposure "public"
+    subprocess.run(["git", "-C", str(projected.root), "remote", "set-url", "origin",
+                    "git@git.example:larkspur/larkspur-freight.git"], check=True)
+    result = hook(env, projected.payload(rel="src/net.rs", new_string='host = "db1.corp.larkspur.example"'))
+    assert result.denied and "repo `larkspur-freight` is public (stated in the governed graph" in result.reason
+    assert env.records("governed")[-1]["exposure_source"] == "graph"
 
 
 def test_projected_exemption_selectors_exempt_their_paths(env, projected):

@@ -110,7 +110,7 @@ def test_internal_error_discards_partial_work_and_fails_open(env, repo):
     code = (
         "import sys\n"
         "from yupana.hooks import pre_edit\n"
-        "def broken(self, edit, fired, evaluated):\n"
+        "def broken(self, *args, **kwargs):\n"
         "    raise RuntimeError('tripwire stage exploded')\n"
         "pre_edit.Guard.tripwires = broken\n"
         "from yupana.cli import main\n"

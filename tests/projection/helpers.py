@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from yupana.endpoint.base import EndpointError, SelectResult
+from yupana.endpoint.base import KINDS, SelectResult, TruncatedError
 from yupana.endpoint.embedded import EmbeddedStore
 
 PREFIXES = """\
@@ -40,7 +40,7 @@ class Capped(Recording):
     def select(self, query, deadline):
         result = super().select(query, deadline)
         if len(result.rows) >= self.cap:
-            raise EndpointError("truncated", f"{len(result.rows)} rows reached the cap of {self.cap}")
+            raise TruncatedError(f"{len(result.rows)} rows reached the cap of {self.cap}")
         return result
 
 
@@ -53,7 +53,7 @@ class Failing(Recording):
     def select(self, query, deadline):
         if self.marker in query:
             self.sent.append(query)
-            raise EndpointError(self.kind, "HTTP 500 from the store")
+            raise KINDS[self.kind]("HTTP 500 from the store")
         return super().select(query, deadline)
 
 
@@ -187,6 +187,10 @@ aegis:commit_a aegis:implements aegis:bead_1 ; aegis:modifies aegis:file_x , aeg
 aegis:commit_b aegis:implements aegis:bead_1 ; aegis:modifies aegis:file_x .
 aegis:file_x aegis:filePath "src/x.rs" .
 aegis:file_y aegis:filePath "src/y.rs" .
+"""
+EXPOSURE = """
+aegis:repo_widgets aegis:exposure "public" ; rdfs:comment "open source" , "since 2024" .
+aegis:repo_infra a aegis:GitRepo ; aegis:exposure "internal" .
 """
 WIRED = {"SHANTY_ROOT": "/srv/shanty", "SHANTY_AGENT": "polecat-3"}
 

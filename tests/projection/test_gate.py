@@ -17,7 +17,7 @@ from yupana.projection.decode_tripwires import parse_backoff
 from yupana.projection.errors import ProjectionError
 from yupana.projection.subject import Subject
 
-from .helpers import AEGIS, CI, MEMORY, PREFIXES, SELECTOR, grounded, rule, structural, wire, write_ttl
+from .helpers import AEGIS, CI, EXPOSURE, MEMORY, PREFIXES, SELECTOR, grounded, rule, structural, wire, write_ttl
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -199,7 +199,8 @@ aegis:BadShape a sh:NodeShape ; sh:target [ a sh:SPARQLTarget ; sh:select "SELEC
 
 # ── the shapes agree with the strict decoder ─────────────────────────────────────────
 
-BASE = structural() + wire() + MEMORY + rule("; aegis:exemptionSelector aegis:sel_fixtures") + SELECTOR + grounded() + CI
+BASE = (structural() + wire() + MEMORY + rule("; aegis:exemptionSelector aegis:sel_fixtures") + SELECTOR + grounded()
+        + CI + EXPOSURE)
 
 # (description, old, new, where the decoder and the gate both point: subject, property)
 MUTATIONS = [
@@ -250,6 +251,11 @@ MUTATIONS = [
     ("blank job label", 'rdfs:label "Lint"', 'rdfs:label "  "', "cijob_lint", "rdfs:label"),
     ("command without scope", 'aegis:appliesTo "**/*.py" .', ".", "cmd_ruff", "aegis:appliesTo"),
     ("unclosed class in a scope", '"**/*.py"', '"**/[abc.py"', "cmd_ruff", "aegis:appliesTo"),
+    ("exposure word", 'aegis:exposure "public"', 'aegis:exposure "secret"', "repo_widgets", "aegis:exposure"),
+    ("two exposures", 'aegis:exposure "internal"', 'aegis:exposure "internal" , "public"', "repo_infra",
+     "aegis:exposure"),
+    ("exposure an IRI", 'aegis:exposure "internal"', "aegis:exposure aegis:internal", "repo_infra", "aegis:exposure"),
+    ("blank exposure comment", 'rdfs:comment "open source"', 'rdfs:comment "  "', "repo_widgets", "rdfs:comment"),
 ]
 
 
@@ -335,3 +341,11 @@ _numbers = st.sampled_from(["0", "00", "1", "2.", ".5", "0.0", "0.25", "+3", "-1
 ))
 def test_the_backoff_pattern_accepts_exactly_what_the_decoder_parses(formula):
     assert bool(BACKOFF_PATTERN.search(formula)) == _parses(formula), formula
+
+
+def test_an_exposure_stated_off_a_repository_iri_is_refused_by_both(projected, tmp_path):
+    body = BASE.replace("aegis:repo_widgets aegis:exposure", "aegis:widgets aegis:exposure", 1)
+    with pytest.raises(ProjectionError) as err:
+        projected(body)
+    assert (err.value.subject, err.value.property) == (AEGIS + "widgets", "aegis:exposure")
+    assert (AEGIS + "widgets", None, "pattern") in violations(validate_ttl(tmp_path, body))

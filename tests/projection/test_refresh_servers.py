@@ -14,6 +14,7 @@ from yupana.projection.refresh import project
 
 from .helpers import (
     CI,
+    EXPOSURE,
     ITEMS,
     MEMORY,
     OTHERS,
@@ -31,7 +32,7 @@ from .helpers import (
 CATALOGUE = (structural('; aegis:hostedAtLayer "tool" ; aegis:appliesTo "src/**" , "crates/**"') + MEMORY + wire()
              + OTHERS + rule('; aegis:exemptionSelector aegis:sel_fixtures ; aegis:exemptPathRegex "^docs/" , "^x/"')
              + SELECTOR + grounded('; rdfs:label "ids" , "work ids"') + ITEMS + CI + history(120)
-             + "aegis:Bead rdfs:subClassOf aegis:WorkItem .\n")
+             + "aegis:Bead rdfs:subClassOf aegis:WorkItem .\n" + EXPOSURE)
 STORE_SPECIFIC = ("endpoint", "dialect", "notices")
 
 
@@ -57,7 +58,8 @@ def test_all_three_stores_project_the_same_cache(tmp_path, oxigraph_server, quip
     assert [c.cache["dialect"] for c in results] == ["embedded", "sparql11", "quipu"]
     # the cache has every plane filled, so the comparison covered them all
     for field in ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
-                  "unprojected", "grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history"):
+                  "unprojected", "grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history",
+                  "repo_exposure"):
         assert embedded.cache[field], field
 
 

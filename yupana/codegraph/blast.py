@@ -28,7 +28,7 @@ from yupana.codegraph.parse import has_grammar, language_for_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
-    from yupana.hooks.payload import FileEdit
+    from yupana.edit.payload import FileEdit
 
 TIER = "tree-sitter"
 _MODULE_QUALS = ("crate", "self", "super", "::")
@@ -124,7 +124,7 @@ def _buffers(edit: "FileEdit") -> tuple | Unmeasured:
         return (old, b"", [], []) if old is not None else Unmeasured("unreadable", f"{edit.rel}: no such file")
     if edit.op == "move" and edit.move_from:
         return None, b"", [], []  # the destination is a new file; the source's edit measures the rest
-    from yupana.hooks.payload import proposed_buffer
+    from yupana.edit.payload import proposed_buffer
 
     buffer = proposed_buffer(edit)
     if buffer is None:

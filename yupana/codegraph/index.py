@@ -380,7 +380,13 @@ def open_crate(path: str, root: str, deadline_at: float, *, budget_share: float 
     ci = _open.get(key)
     if ci is not None:
         return ci
-    st = stores.Store(stores.index_path(repo))
+    left_ms = (deadline_at - time.monotonic()) * 1000
+    if left_ms <= 0:
+        from yupana.codegraph import parse
+
+        raise parse.Cancelled("the deadline ran out before the crate's index was opened")
+    # A writer (the background builder) may hold the index: wait for it no longer than the deadline.
+    st = stores.Store(stores.index_path(repo), busy_ms=max(1, min(50, int(left_ms))))
     ci = CrateIndex(repo, c, st)
     rel = ci.rel_of(path)
     ci.refresh(deadline_at, rel, budget_share=budget_share)

@@ -40,6 +40,7 @@ _SKIP = ("attribute_item", "inner_attribute_item", "line_comment", "block_commen
 _SKIP_REF_PARENTS = {"lifetime", "type_binding", "label", "visibility_modifier", "attribute", "meta_item"}
 _ITEM_PARENTS = ("source_file", "declaration_list")
 MAX_DEPTH = 4  # macro bodies parsed again inside macro bodies, at most
+WALK_STRIDE = 512  # nodes visited between deadline checks (~0.3 ms)
 
 
 class _Mode:
@@ -61,8 +62,12 @@ def walk(root: "Node", facts: extract.FileFacts, shift: int = 0, line_base: int 
     place a re-parsed macro body in its file."""
     mode = mode or _Mode(refs=True, reparse=True)
     stack = [root]
+    visited = 0
     while stack:
         node = stack.pop()
+        visited += 1
+        if not visited % WALK_STRIDE:
+            parse.check_deadline()  # a hook's bound deadline: a huge buffer's walk stops (Cancelled)
         t = node.type
         if t in _SKIP:
             continue

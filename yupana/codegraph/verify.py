@@ -33,7 +33,7 @@ from yupana.codegraph.checks import ARITY, IDENT, IMPORT, Checker  # noqa: F401 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from tree_sitter import Tree
-    from yupana.hooks.payload import FileEdit
+    from yupana.edit.payload import FileEdit
 
 TIER = "tree_sitter"
 MAX_UNCHECKED = 50
@@ -91,7 +91,7 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
     """
     if parse.language_for_path(edit.rel or edit.path) != "rust" or edit.op in ("delete", "notebook"):
         return None
-    from yupana.hooks.payload import proposed_buffer
+    from yupana.edit.payload import proposed_buffer
 
     buffer = proposed_buffer(edit)
     if buffer is None:
@@ -103,6 +103,7 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
     deletions = [ns for _, _, ns, ne in changes if ne == ns]
     if not ranges and not deletions:
         return VerifyResult()
+    parse.check_deadline()
     env = _env(edit.path, root, deadline_at)
     env.created = frozenset(os.path.abspath(p) for p in created)
     tree = _windowed(env, old, new, changes) or _incremental(env, old, new, changes)
@@ -199,9 +200,12 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
                     sym[2] = self_type
     ctx = Checker(env, facts, old)
     result = VerifyResult()
+    parse.check_deadline()  # each phase below is a Python loop: a bound deadline stops between them
     ctx.check_refs(found.refs, result)
+    parse.check_deadline()
     ctx.check_uses(found.uses, result)
     ctx.check_mods(found.mods, result)
+    parse.check_deadline()
     if deadline_at is None or time.monotonic() < deadline_at:
         ctx.check_calls(found.calls, result)
     else:

@@ -182,25 +182,18 @@ def _open_writer(endpoint: str, root: str, override: str | None):
         return None, backoff, "the configured endpoint is no longer the one these samples were queued for"
     try:
         from yupana.endpoint import open_endpoint
-        from yupana.endpoint.auth import token_for_writes
-        from yupana.endpoint.base import Deadline
+        from yupana.endpoint.base import WRITE, Deadline
 
         ep = open_endpoint(quipu, deadline=Deadline(DEADLINE_SECS))
     except Exception as exc:  # noqa: BLE001
         return None, backoff, f"cannot open the store: {_reason(exc)}"
-    graph = quipu.get("default_graph")
-    if hasattr(ep, "write_turtle"):
-        token = token_for_writes()
-
-        def write(batch: list[dict]) -> None:
-            ep.write_turtle(turtle(batch), token, Deadline(DEADLINE_SECS))
-    elif hasattr(ep, "update"):
-
-        def write(batch: list[dict]) -> None:
-            ep.update(insert_data(batch, graph), Deadline(DEADLINE_SECS))
-    else:
+    if WRITE not in ep.capabilities:
         ep.close()
-        return None, backoff, f"the store ({getattr(ep, 'dialect', '?')}) has no write path"
+        return None, backoff, f"the store ({ep.dialect}) has no write path"
+    graph = quipu.get("default_graph")
+
+    def write(batch: list[dict]) -> None:
+        ep.write_triples({"aegis": AEGIS}, triples(batch), graph, Deadline(DEADLINE_SECS))
     write.close = ep.close  # type: ignore[attr-defined]
     return write, backoff, None
 
@@ -242,27 +235,14 @@ def _conforms(s: object) -> bool:
             and isinstance(s.get("id"), str) and bool(_ID.match(s["id"])) and isinstance(s.get("session"), str))
 
 
-def turtle(batch: list[dict]) -> str:
-    """The Turtle of a batch of observations (exactly the shape's four properties)."""
-    lines = [f"@prefix aegis: <{AEGIS}> .", ""]
-    for s in batch:
-        lines.append(f"aegis:diskobs_{s['id']} a aegis:CommandDiskImpactObservation ;\n"
+def triples(batch: list[dict]) -> str:
+    """A batch of observations as triples (exactly the shape's four properties), in the
+    syntax Turtle and ``INSERT DATA`` share, with the ``aegis:`` prefix."""
+    return "\n".join(f"aegis:diskobs_{s['id']} a aegis:CommandDiskImpactObservation ;\n"
                      f"    aegis:commandSignature {_literal(s['signature'])} ;\n"
                      f"    aegis:filesystemIdentity {_literal(s['fs'])} ;\n"
                      f"    aegis:deltaBytes {int(s['delta'])} ;\n"
-                     f"    aegis:observedAt {int(s['at'])} .")
-    return "\n".join(lines) + "\n"
-
-
-def insert_data(batch: list[dict], graph: str | None = None) -> str:
-    """A SPARQL ``INSERT DATA`` of the batch (into ``GRAPH <graph>`` when given)."""
-    body = "\n".join(
-        f"<{AEGIS}diskobs_{s['id']}> a <{AEGIS}CommandDiskImpactObservation> ; "
-        f"<{AEGIS}commandSignature> {_literal(s['signature'])} ; <{AEGIS}filesystemIdentity> {_literal(s['fs'])} ; "
-        f"<{AEGIS}deltaBytes> {int(s['delta'])} ; <{AEGIS}observedAt> {int(s['at'])} ." for s in batch)
-    if graph:
-        body = f"GRAPH <{graph}> {{\n{body}\n}}"
-    return f"INSERT DATA {{\n{body}\n}}"
+                     f"    aegis:observedAt {int(s['at'])} ." for s in batch) + "\n"
 
 
 def _literal(text: str) -> str:

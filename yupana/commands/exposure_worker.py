@@ -55,16 +55,15 @@ def ask(repo: str, endpoint: str, root: str, override: str | None) -> tuple[str,
         return "unknown", "the configured endpoint changed while the lookup was pending"
     try:
         from yupana.endpoint import open_endpoint
-        from yupana.endpoint.base import Deadline
+        from yupana.endpoint.base import POLICY_CHECK, Deadline
 
         ep = open_endpoint(quipu)
     except Exception as exc:  # noqa: BLE001
         return "unknown", f"cannot open the store: {exc}"
     try:
-        check = getattr(ep, "policy_check", None)
-        if check is None:
-            return "unknown", f"the store ({getattr(ep, 'dialect', '?')}) has no /policy/check"
-        reply = check(exposure.POLICY_IRI, exposure.repo_iri(repo), Deadline(DEADLINE_SECS))
+        if POLICY_CHECK not in ep.capabilities:
+            return "unknown", f"the store ({ep.dialect}) has no /policy/check"
+        reply = ep.policy_check(exposure.POLICY_IRI, exposure.repo_iri(repo), Deadline(DEADLINE_SECS))
         return exposure.outcome_to_exposure(reply)
     except Exception as exc:  # noqa: BLE001 - EndpointError or anything else: unknown, with why
         kind = getattr(exc, "kind", None)
@@ -83,7 +82,7 @@ def store(entry_key: str, found: str, reason: str | None, path: str | None = Non
 
     from yupana import exposure
 
-    target = path or exposure.cache_path()
+    target = path or exposure.cache_path(entry_key.rsplit("|", 1)[0])
     if not target:
         return
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)

@@ -30,7 +30,8 @@ EXIT_BUSY = 3
 SLOW_SECS = 1.0
 
 PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
-          "ci_map", "grounding", "work_item_scopes", "work_item_parents", "disk_history", "unprojected")
+          "ci_map", "repo_exposure", "grounding", "work_item_scopes", "work_item_parents", "disk_history",
+          "unprojected")
 # Where a plane's fetch time is accounted in the projection's stats, when not under its own name.
 TIMED_WITH = {"tripwires": "policies", "memory_policies": "policies", "unprojected": "policies"}
 
@@ -239,10 +240,11 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     from yupana import cache, config, refresh_state, refresher
 
     try:
-        quipu = config.resolve(root, override)["config"]["quipu"]
+        cfg = config.resolve(root, override)["config"]
     except config.ConfigError as exc:
         print(f"yupana: configuration error\n{exc}", file=sys.stderr)
         return EXIT_FAILED
+    quipu = cfg["quipu"]
     configured = (quipu.get("endpoint") or "").strip()
     if not configured and not no_refresh:
         outcome = _refresh(root, override, wait, quiet=quiet)
@@ -250,8 +252,8 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
             code = _report(outcome, print_table=False)
             if outcome.prior_age_secs is None:
                 return code
-    path = refresher.cache_path_for(configured)
     key = cache.endpoint_key(configured, root)
+    path = refresher.cache_path_for(configured, key)
     if not path:
         print("yupana: no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME",
               file=sys.stderr)
@@ -271,18 +273,22 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     stale = refused is not None or age > interval or refresh_state.failed_since(state, body["written_at"])
     freshness = {"state": "stale" if stale else "fresh", "age_secs": age, "endpoint": body.get("endpoint", ""),
                  "ttl_secs": ttl}
-    sys.stdout.write(render(body, fmt, freshness))
+    from yupana import block_tier
+
+    served = None if refused else body
+    found = block_tier.assess(cfg, served, root, now, override=override, no_cache=refused and refused.reason)
+    sys.stdout.write(render(body, fmt, freshness, found))
     return 0
 
 
-def render(body: dict, fmt: str, freshness: dict) -> str:
+def render(body: dict, fmt: str, freshness: dict, found: dict | None = None) -> str:
     """The dump text: :func:`yupana.projection.dump.render` when present, else the JSON."""
     try:
         from yupana.projection import dump
     except ImportError:
         dump = None
     if dump is not None:
-        text = dump.render(body, fmt=fmt, freshness=freshness)
+        text = dump.render(body, fmt=fmt, freshness=freshness, block_tier=found)
     else:
         out = dict(body)
         out["freshness"] = freshness["state"]

@@ -16,6 +16,7 @@ import os
 import time
 
 LOG_MAX_BYTES = 1 << 20
+_log_cache: str | None = None  # the cache this worker refreshes: refresh.log goes beside it
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,8 +30,11 @@ def run(args: argparse.Namespace) -> int:
     from yupana import project_root
 
     root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
+    global _log_cache
     try:
         from yupana import refresher
+
+        _log_cache = refresher.cache_path_of(root, getattr(args, "config", None))
 
         outcome = refresher.refresh_now(
             root, getattr(args, "config", None), lock_fd=args.lock_fd, only_if_due=not args.force,
@@ -55,10 +59,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def log(message: str) -> None:
-    """Append one line to refresh.log beside the cache; never raises."""
+    """Append one line to refresh.log beside the cache (the state directory when the
+    configuration names none); never raises."""
     from yupana import paths, refresh_state
 
-    cache = paths.projection_cache()
+    cache = _log_cache or paths.legacy_projection_cache()
     if not cache:
         return
     target = refresh_state.log_path(cache)

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from yupana.codegraph import index, parse, verify
-    from yupana.hooks import payload
+    from yupana.edit import payload
 
     path = os.path.abspath(args.file)
     if parse.language_for_path(path) != "rust":
@@ -73,7 +73,7 @@ def _project_root(path: str) -> str:
     """The root a hook's verify arm would use for ``path`` (yupana.project_root: the nearest
     ``.bobbin/config.toml`` above the file, else above the cwd, else the git top, else the cwd)."""
     from yupana import project_root
-    from yupana.hooks import payload
+    from yupana.edit import payload
 
     return project_root.for_file(path, os.getcwd(), git_top=payload.git_top).root
 

@@ -16,10 +16,14 @@ from __future__ import annotations
 import os
 
 from yupana import paths
-from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult, Term
+from yupana.redact import redact_url
+from yupana.endpoint.base import (KINDS, AuthError, ConnectError, Deadline, DeadlineError, Endpoint, EndpointError,
+                                  HTTPError, ProtocolError, QueryError, SelectResult, StoreTimeout, Term,
+                                  TruncatedError, UnsupportedError)
 
-__all__ = ["Deadline", "Endpoint", "EndpointError", "SelectResult", "Term", "bundled_location",
-           "check_location", "detect_dialect", "open_endpoint"]
+__all__ = ["KINDS", "AuthError", "ConnectError", "Deadline", "DeadlineError", "Endpoint", "EndpointError", "HTTPError",
+           "ProtocolError", "QueryError", "SelectResult", "StoreTimeout", "Term", "TruncatedError",
+           "UnsupportedError", "bundled_location", "check_location", "detect_dialect", "open_endpoint"]
 
 
 def bundled_location() -> str:
@@ -37,11 +41,11 @@ def open_endpoint(quipu: dict, *, allow_bundled: bool = False, deadline: Deadlin
     endpoint = (quipu.get("endpoint") or "").strip()
     if not endpoint:
         if not allow_bundled:
-            raise EndpointError("unsupported", "no endpoint configured: set [yupana.quipu] endpoint to the store "
+            raise UnsupportedError("no endpoint configured: set [yupana.quipu] endpoint to the store "
                                                "(http(s)://… or file:<path>)")
         location = bundled_location()
         if not os.path.isdir(location):
-            raise EndpointError("connect", f"the bundled example catalogue is missing ({location}); run yupana from "
+            raise ConnectError(f"the bundled example catalogue is missing ({location}); run yupana from "
                                            "its checkout, or set [yupana.quipu] endpoint")
         from yupana.endpoint.embedded import EmbeddedStore
 
@@ -58,7 +62,7 @@ def open_endpoint(quipu: dict, *, allow_bundled: bool = False, deadline: Deadlin
     if dialect == "quipu":
         return _quipu(endpoint, quipu)
     if dialect:
-        raise EndpointError("unsupported", f'[yupana.quipu] dialect = "{dialect}": use "sparql11" or "quipu"')
+        raise UnsupportedError(f'[yupana.quipu] dialect = "{dialect}": use "sparql11" or "quipu"')
     if deadline is None:
         deadline = Deadline(2 * (_setting(quipu, "connect_timeout_secs") + _setting(quipu, "request_timeout_secs")))
     return detect_dialect(endpoint, quipu, deadline)
@@ -75,11 +79,15 @@ def check_location(endpoint: str, what: str = "[yupana.quipu] endpoint") -> None
     except ValueError:
         parts, host = None, None
     if parts is None or parts.scheme not in ("http", "https") or not host:
-        raise EndpointError("unsupported", f"{what} {_shown(endpoint)!r} is not an http(s):// URL "
+        raise UnsupportedError(f"{what} {redact_url(endpoint)!r} is not an http(s):// URL "
                                            "or a file: location")
     if parts.username is not None or parts.password is not None:
-        raise EndpointError("auth", f"{what} {_shown(endpoint)!r} carries credentials in the URL: "
+        raise AuthError(f"{what} {redact_url(endpoint)!r} carries credentials in the URL: "
                                     "remove them and use auth / auth_user / credentials_env instead")
+
+
+# Failures that asking the store another way cannot cure.
+UNREACHABLE = (ConnectError, StoreTimeout, DeadlineError, AuthError)
 
 
 def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
@@ -98,9 +106,9 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
             return candidate
         quipu_reason = "no bespoke ASK answer at /query"
     except EndpointError as exc:
-        if exc.kind in ("connect", "timeout", "deadline", "auth"):
+        if isinstance(exc, UNREACHABLE):
             candidate.close()
-            raise EndpointError(exc.kind, f"{exc.message} (while detecting the dialect; set [yupana.quipu] "
+            raise type(exc)(f"{exc.message} (while detecting the dialect; set [yupana.quipu] "
                                           "dialect to skip detection)") from None
         quipu_reason = str(exc)
     spent = candidate.requests
@@ -112,9 +120,9 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
         return fallback
     except EndpointError as exc:
         fallback.close()
-        if exc.kind in ("connect", "timeout", "deadline", "auth"):
+        if isinstance(exc, UNREACHABLE):
             raise
-        raise EndpointError("unsupported", f"{endpoint}: not recognised as quipu ({quipu_reason}) nor as a SPARQL 1.1 "
+        raise UnsupportedError(f"{endpoint}: not recognised as quipu ({quipu_reason}) nor as a SPARQL 1.1 "
                                            f"query URL ({exc.message}) — set [yupana.quipu] dialect; for quipu the "
                                            "endpoint is its base URL (http://host:3030), for a SPARQL 1.1 store its "
                                            "query URL (Oxigraph: http://host:7878/query)") from None
@@ -155,16 +163,3 @@ def _setting(quipu: dict, key: str):
     from yupana.config import Quipu
 
     return Quipu.model_fields[key].default
-
-
-def _shown(url: str) -> str:
-    """A URL safe to print: any user:password@ part removed."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return parts._replace(netloc=host).geturl()

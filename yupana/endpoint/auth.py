@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from yupana.endpoint.base import EndpointError
+from yupana.endpoint.base import AuthError, EndpointError
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,18 +53,18 @@ class Credentials:
 def read_credentials(quipu: Mapping, env: Mapping[str, str] | None = None) -> Credentials | None:
     """The read credentials configured in ``[yupana.quipu]``, or None for ``auth = "none"``.
 
-    Raises EndpointError("auth") when credentials are configured but unusable; the
+    Raises AuthError when credentials are configured but unusable; the
     message names where the secret was looked for, never the secret.
     """
     scheme = (quipu.get("auth") or "none").lower()
     if scheme == "none":
         return None
     if scheme not in ("basic", "bearer"):
-        raise EndpointError("auth", f'[yupana.quipu] auth = "{scheme}": use "none", "basic" or "bearer"')
+        raise AuthError(f'[yupana.quipu] auth = "{scheme}": use "none", "basic" or "bearer"')
     env = os.environ if env is None else env
     user = quipu.get("auth_user")
     if scheme == "basic" and not user:
-        raise EndpointError("auth", '[yupana.quipu] auth = "basic" needs auth_user (the user name)')
+        raise AuthError('[yupana.quipu] auth = "basic" needs auth_user (the user name)')
     var = quipu.get("credentials_env") or "YUPANA_SPARQL_SECRET"
     secret = (env.get(var) or "").strip()
     path = quipu.get("credentials_file")
@@ -72,7 +72,7 @@ def read_credentials(quipu: Mapping, env: Mapping[str, str] | None = None) -> Cr
         secret = _first_line(os.path.expanduser(path), "[yupana.quipu] credentials_file")
     if not secret:
         where = f"${var}" + (f" or {path}" if path else " (or set [yupana.quipu] credentials_file)")
-        raise EndpointError("auth", f'[yupana.quipu] auth = "{scheme}" but no secret was found in {where}')
+        raise AuthError(f'[yupana.quipu] auth = "{scheme}" but no secret was found in {where}')
     return Credentials(scheme, user if scheme == "basic" else None, secret)
 
 
@@ -103,6 +103,6 @@ def _first_line(path: str, what: str) -> str:
         with open(path, encoding="utf-8") as fh:
             return (fh.readline() or "").strip()
     except OSError as exc:
-        raise EndpointError("auth", f"cannot read {what} {path}: {exc.strerror or exc}") from None
+        raise AuthError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise EndpointError("auth", f"{what} {path} is not UTF-8 text") from None
+        raise AuthError(f"{what} {path} is not UTF-8 text") from None

@@ -44,19 +44,81 @@ class SelectResult:
 
 
 class EndpointError(Exception):
-    """A read that failed. ``kind`` is a stable label: connect, timeout, deadline, http,
-    protocol, truncated, query, auth, unsupported."""
+    """A read or write that failed. Each failure is its own subclass; ``kind`` is the stable
+    label records and ``--json`` carry (connect, timeout, deadline, http, protocol,
+    truncated, query, auth, unsupported). Every transport raises only these: the exceptions
+    of the HTTP client and the embedded store are translated where they are caught."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    kind = "error"
+
+    def __init__(self, message: str) -> None:
         from yupana.redact import redact_text
 
         message = redact_text(message)  # every URL an error quotes, without its credentials
         super().__init__(message)
-        self.kind = kind
         self.message = message
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
+
+
+class ConnectError(EndpointError):
+    """The store could not be reached (refused, no route, DNS, TLS handshake)."""
+
+    kind = "connect"
+
+
+class StoreTimeout(EndpointError):
+    """The store did not answer within the request timeout."""
+
+    kind = "timeout"
+
+
+class DeadlineError(EndpointError):
+    """The refresh's own wall-clock budget ran out."""
+
+    kind = "deadline"
+
+
+class HTTPError(EndpointError):
+    """The store answered with an HTTP error status."""
+
+    kind = "http"
+
+
+class ProtocolError(EndpointError):
+    """The answer was not what the protocol promises (bad JSON, wrong shape, cut short)."""
+
+    kind = "protocol"
+
+
+class TruncatedError(EndpointError):
+    """The store said, or the counted read proved, that the answer was cut at a row cap."""
+
+    kind = "truncated"
+
+
+class QueryError(EndpointError):
+    """The store refused the query itself (syntax, unsupported feature)."""
+
+    kind = "query"
+
+
+class AuthError(EndpointError):
+    """The store refused the credentials, or they could not be read."""
+
+    kind = "auth"
+
+
+class UnsupportedError(EndpointError):
+    """The configuration names something no transport can do."""
+
+    kind = "unsupported"
+
+
+KINDS: dict[str, type[EndpointError]] = {cls.kind: cls for cls in (
+    ConnectError, StoreTimeout, DeadlineError, HTTPError, ProtocolError, TruncatedError, QueryError, AuthError,
+    UnsupportedError)}
 
 
 class Deadline:
@@ -76,18 +138,22 @@ class Deadline:
 
     def check(self, what: str) -> None:
         if self.expired():
-            raise EndpointError("deadline", f"the refresh deadline of {self.budget:g}s passed before {what}")
+            raise DeadlineError(f"the refresh deadline of {self.budget:g}s passed before {what}")
 
     def timeout(self, cap: float) -> float:
         """A per-operation timeout: ``cap``, but never past the deadline (and never <= 0)."""
         left = self.remaining()
         if left <= 0:
-            raise EndpointError("deadline", f"the refresh deadline of {self.budget:g}s has passed")
+            raise DeadlineError(f"the refresh deadline of {self.budget:g}s has passed")
         return max(0.001, min(cap, left))
 
 
+# What a transport can do; callers ask ``cap in endpoint.capabilities``, never ``hasattr``.
+SELECT, ASK, WRITE, POLICY_CHECK = "select", "ask", "write", "policy-check"
+
+
 class Endpoint:
-    """Interface of every transport."""
+    """Interface of every transport: a SELECT, and what else its ``capabilities`` declare."""
 
     #: Identity recorded in the cache; a cache written for another identity is refused.
     identity: str = ""
@@ -98,9 +164,24 @@ class Endpoint:
     #: true for SPARQL 1.1 stores, which may cap rows without saying so; quipu proves
     #: completeness with its ``truncated`` flag, the embedded store has no cap.
     counted_reads: bool = False
+    #: What this transport does besides SELECT (:data:`ASK`, :data:`WRITE`, :data:`POLICY_CHECK`).
+    capabilities: frozenset[str] = frozenset({SELECT})
 
     def select(self, query: str, deadline: Deadline) -> SelectResult:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def ask(self, query: str, deadline: Deadline) -> bool:
+        raise UnsupportedError(f"the {self.dialect or 'configured'} store does not answer ASK queries here")
+
+    def write_triples(self, prefixes: dict[str, str], triples: str, graph: str | None, deadline: Deadline) -> None:
+        """Insert ``triples`` — in the syntax Turtle and SPARQL's ``INSERT DATA`` share
+        (prefixed names from ``prefixes``, ``a``, ``;``, literals) — into ``graph``
+        (the store's default graph when None)."""
+        raise UnsupportedError(f"the {self.dialect or 'configured'} store has no write path "
+                               "(a SPARQL 1.1 store needs [yupana.quipu] update_endpoint)")
+
+    def policy_check(self, policy_iri: str, target_iri: str, deadline: Deadline) -> dict:
+        raise UnsupportedError(f"the {self.dialect or 'configured'} store has no governed policy check")
 
     def close(self) -> None:
         pass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult, Term
+from yupana.endpoint.base import ConnectError, Deadline, Endpoint, ProtocolError, QueryError, SelectResult, Term
 
 _FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".n3": "N3", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML"}
 
@@ -41,18 +41,18 @@ class EmbeddedStore(Endpoint):
         self.requests = 0  # queries answered (no HTTP here; the same counter as the network transports)
         self._store = pyoxigraph.Store()
         if not files:
-            raise EndpointError("protocol", f"{identity}: no RDF files to load")
+            raise ProtocolError(f"{identity}: no RDF files to load")
         for path in files:
             fmt = _FORMATS.get(os.path.splitext(path)[1])
             if fmt is None:
-                raise EndpointError("protocol", f"{path}: unknown RDF file type (use .ttl, .nt, .n3, .nq, .trig or .rdf)")
+                raise ProtocolError(f"{path}: unknown RDF file type (use .ttl, .nt, .n3, .nq, .trig or .rdf)")
             try:
                 with open(path, "rb") as fh:
                     self._store.load(fh, format=getattr(pyoxigraph.RdfFormat, fmt), base_iri=f"file://{os.path.abspath(path)}")
             except OSError as exc:
-                raise EndpointError("connect", f"{path}: {exc.strerror or exc}") from None
+                raise ConnectError(f"{path}: {exc.strerror or exc}") from None
             except SyntaxError as exc:
-                raise EndpointError("protocol", f"{path}: not valid RDF: {exc}") from None
+                raise ProtocolError(f"{path}: not valid RDF: {exc}") from None
 
     @classmethod
     def from_location(cls, location: str) -> "EmbeddedStore":
@@ -71,9 +71,9 @@ class EmbeddedStore(Endpoint):
         try:
             solutions = self._store.query(query)
         except SyntaxError as exc:
-            raise EndpointError("query", f"the store rejected the query: {exc}") from None
+            raise QueryError(f"the store rejected the query: {exc}") from None
         if not isinstance(solutions, pyoxigraph.QuerySolutions):
-            raise EndpointError("protocol", "expected a SELECT query")
+            raise ProtocolError("expected a SELECT query")
         variables = [v.value for v in solutions.variables]
         rows: list[dict[str, Term]] = []
         for solution in solutions:
@@ -102,4 +102,4 @@ def _term(term, _classes: list = []) -> Term:
         return Term("literal", term.value, term.datatype.value)
     if cls is blank:
         return Term("bnode", term.value)
-    raise EndpointError("protocol", f"unexpected term {term!r}")
+    raise ProtocolError(f"unexpected term {term!r}")

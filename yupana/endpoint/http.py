@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import httpcore
 import httpx
 
-from yupana.endpoint.base import Deadline, EndpointError
+from yupana.endpoint.base import (ConnectError, Deadline, DeadlineError, EndpointError, HTTPError, ProtocolError,
+                                  StoreTimeout, UnsupportedError)
 
 USER_AGENT = "yupana/0.1 (+governance-plane client)"
 MAX_BODY_BYTES = 256 << 20  # a catalogue batch is kilobytes; this only stops a runaway server
@@ -224,14 +225,14 @@ class Http:
             with self._client.stream("POST", url, data=data, json=json, headers=send_headers) as resp:
                 if 300 <= resp.status_code < 400:
                     where = resp.headers.get("location", "?")
-                    raise EndpointError("http", f"{url} redirects ({resp.status_code}) to {where}: "
+                    raise HTTPError(f"{url} redirects ({resp.status_code}) to {where}: "
                                                 "set [yupana.quipu] endpoint to the final URL (redirects are not followed)")
                 chunks: list[bytes] = []
                 for chunk in resp.iter_bytes():
                     chunks.append(chunk)
                     received += len(chunk)
                     if received > MAX_BODY_BYTES:
-                        raise EndpointError("protocol", f"{url}: the answer to {what} exceeds "
+                        raise ProtocolError(f"{url}: the answer to {what} exceeds "
                                                         f"{MAX_BODY_BYTES >> 20} MiB; nothing was read — lower "
                                                         "[yupana.quipu] batch_size")
                     if time.monotonic() >= clock.until:
@@ -249,26 +250,26 @@ class Http:
         reason = self._scrub(str(exc) or type(exc).__name__)
         if isinstance(exc, (httpcore.TimeoutException, httpx.TimeoutException)):
             if deadline.expired():
-                return EndpointError("deadline", f"the refresh deadline of {deadline.budget:g}s passed while waiting for "
+                return DeadlineError(f"the refresh deadline of {deadline.budget:g}s passed while waiting for "
                                                  f"{url} ({what}); nothing was read — the store is slow or stuck: retry "
                                                  "later, or raise [yupana.quipu] refresh_deadline_secs")
             if isinstance(exc, (httpcore.ConnectTimeout, httpx.ConnectTimeout)):
-                return EndpointError("connect", f"{url}: no connection within {self.connect_timeout:g}s "
+                return ConnectError(f"{url}: no connection within {self.connect_timeout:g}s "
                                                 "(connect_timeout_secs) — is the store up and reachable from here?")
-            return EndpointError("timeout", f"{url}: no complete answer to {what} within {self.request_timeout:g}s "
+            return StoreTimeout(f"{url}: no complete answer to {what} within {self.request_timeout:g}s "
                                             f"(request_timeout_secs; {received} bytes received) — the store is slow or "
                                             "stuck: retry later, or raise [yupana.quipu] request_timeout_secs")
         if isinstance(exc, (httpcore.ConnectError, httpx.ConnectError)):
-            return EndpointError("connect", f"{url}: cannot connect ({reason}) — is the store running, and is "
+            return ConnectError(f"{url}: cannot connect ({reason}) — is the store running, and is "
                                             "[yupana.quipu] endpoint right?")
         if isinstance(exc, (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol, httpx.InvalidURL)):
-            return EndpointError("unsupported", f"{url}: {reason} — use an http:// or https:// endpoint")
+            return UnsupportedError(f"{url}: {reason} — use an http:// or https:// endpoint")
         if isinstance(exc, (httpcore.RemoteProtocolError, httpx.RemoteProtocolError, httpcore.ReadError,
                             httpx.ReadError, httpcore.NetworkError, httpx.NetworkError)):
-            return EndpointError("protocol", f"{url}: the connection broke before the answer to {what} was complete "
+            return ProtocolError(f"{url}: the connection broke before the answer to {what} was complete "
                                              f"({received} bytes received: {reason}); nothing was read — retry, and "
                                              "check the store's logs if it keeps happening")
-        return EndpointError("http", f"{url}: {what} failed ({reason})")
+        return HTTPError(f"{url}: {what} failed ({reason})")
 
     def close(self) -> None:
         self._client.close()
@@ -279,10 +280,10 @@ def parse_json(reply: Reply, what: str) -> object:
     import json
 
     if any(kind in reply.content_type for kind in ("html", "xml")):
-        raise EndpointError("protocol", f"{reply.url}: expected JSON for {what}, got {reply.content_type} "
+        raise ProtocolError(f"{reply.url}: expected JSON for {what}, got {reply.content_type} "
                                         f"({reply.excerpt()!r}) — is the endpoint the store's SPARQL/query URL?")
     try:
         return json.loads(reply.body)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise EndpointError("protocol", f"{reply.url}: the answer to {what} is not valid JSON ({exc}); it starts "
+        raise ProtocolError(f"{reply.url}: the answer to {what} is not valid JSON ({exc}); it starts "
                                         f"{reply.excerpt()!r} — is the endpoint a SPARQL service?") from None

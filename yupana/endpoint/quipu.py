@@ -23,7 +23,8 @@ happened. Extras: :meth:`QuipuEndpoint.policy_check` (``/policy/check``) and
 from __future__ import annotations
 
 from yupana.endpoint.auth import Credentials
-from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult
+from yupana.endpoint.base import (ASK, POLICY_CHECK, SELECT, WRITE, AuthError, Deadline, Endpoint, EndpointError,
+                                  HTTPError, ProtocolError, QueryError, SelectResult, StoreTimeout, TruncatedError)
 from yupana.endpoint.http import Http, Reply, parse_json
 from yupana.endpoint.results import parse_boolean, parse_select
 
@@ -34,6 +35,7 @@ INFERENCE_HEADER = "x-quipu-inference"
 
 class QuipuEndpoint(Endpoint):
     dialect = "quipu"
+    capabilities = frozenset({SELECT, ASK, WRITE, POLICY_CHECK})
 
     def __init__(self, url: str, *, graph: str | None = None, max_rows: int = 10000,
                  connect_timeout: float = 2.0, request_timeout: float = 2.0,
@@ -56,7 +58,7 @@ class QuipuEndpoint(Endpoint):
     def select(self, query: str, deadline: Deadline) -> SelectResult:
         reply = self._post_query(query, deadline, ACCEPT_RESULTS, "a SPARQL query")
         if "sparql-results+json" not in reply.content_type:
-            raise EndpointError("protocol", f"{reply.url}: quipu answered a SELECT in {reply.content_type or 'an unnamed type'} "
+            raise ProtocolError(f"{reply.url}: quipu answered a SELECT in {reply.content_type or 'an unnamed type'} "
                                             "instead of application/sparql-results+json — is this quipu, and does it "
                                             "support W3C negotiation? (for a SPARQL 1.1 store set dialect = \"sparql11\")")
         result = parse_select(parse_json(reply, "a SPARQL query"), reply.url)
@@ -92,11 +94,11 @@ class QuipuEndpoint(Endpoint):
         reply = self._post_query(query, deadline, ACCEPT_BESPOKE, "the truncation check")
         doc = parse_json(reply, "the truncation check")
         if not isinstance(doc, dict) or not isinstance(doc.get("truncated"), bool):
-            raise EndpointError("truncated", f"{reply.url}: the answer has {seen} rows, the server's cap "
+            raise TruncatedError(f"{reply.url}: the answer has {seen} rows, the server's cap "
                                              f"([yupana.quipu] max_rows = {self.max_rows}), and quipu did not say whether "
                                              "rows were dropped; nothing was read — lower [yupana.quipu] batch_size")
         if doc["truncated"]:
-            raise EndpointError("truncated", f"{reply.url}: quipu dropped rows past its cap of {seen} "
+            raise TruncatedError(f"{reply.url}: quipu dropped rows past its cap of {seen} "
                                              "([quipu.search] max_sparql_rows); a partial catalogue is never used, so "
                                              "nothing was read — lower [yupana.quipu] batch_size, or raise the cap on "
                                              "the server")
@@ -123,8 +125,16 @@ class QuipuEndpoint(Endpoint):
             raise quipu_error(reply, "the policy check")
         doc = parse_json(reply, "the policy check")
         if not isinstance(doc, dict):
-            raise EndpointError("protocol", f"{reply.url}: the policy check answered {type(doc).__name__}, not an object")
+            raise ProtocolError(f"{reply.url}: the policy check answered {type(doc).__name__}, not an object")
         return doc
+
+    def write_triples(self, prefixes: dict[str, str], triples: str, graph: str | None, deadline: Deadline) -> None:
+        """Through ``POST /knot`` as Turtle, with the write token (:func:`token_for_writes`);
+        quipu has one graph per store, so ``graph`` is not sent."""
+        from yupana.endpoint.auth import token_for_writes
+
+        head = "".join(f"@prefix {name}: <{iri}> .\n" for name, iri in prefixes.items())
+        self.write_turtle(head + "\n" + triples, token_for_writes(), deadline)
 
     def write_turtle(self, turtle: str, token: str | None, deadline: Deadline) -> dict:
         """Insert Turtle through ``POST /knot`` with ``Authorization: Bearer <token>``
@@ -174,28 +184,28 @@ def quipu_error(reply: Reply, what: str) -> EndpointError:
         pass
     said = f": {message}" if message else ""
     if status == 401:
-        return EndpointError("auth", f"{url} refused {what}: missing or invalid bearer token (401){said} — set "
+        return AuthError(f"{url} refused {what}: missing or invalid bearer token (401){said} — set "
                                      "$QUIPU_AUTH_TOKEN, $QUIPU_AUTH_TOKEN_FILE or ~/.config/quipu/token to the "
                                      "server's [quipu.server] auth_token")
     if status == 403 and reason == "server_is_read_only":
-        return EndpointError("auth", f"{url} is read-only ([quipu.server] read_only = true) and refused {what}{said}")
+        return AuthError(f"{url} is read-only ([quipu.server] read_only = true) and refused {what}{said}")
     if status == 403:
-        return EndpointError("auth", f"{url}: quipu's policy denied {what} (403 PolicyDenied){said}")
+        return AuthError(f"{url}: quipu's policy denied {what} (403 PolicyDenied){said}")
     if status == 400:
-        return EndpointError("query", f"{url} rejected {what} (400){said} — fix the query or the value it names")
+        return QueryError(f"{url} rejected {what} (400){said} — fix the query or the value it names")
     if status == 408:
-        return EndpointError("timeout", f"{url} stopped {what} at its server-side query timeout (408, "
+        return StoreTimeout(f"{url} stopped {what} at its server-side query timeout (408, "
                                         f"[quipu.search] query_timeout_ms){said} — lower [yupana.quipu] batch_size, "
                                         "or raise the server's budget")
     if status == 422:
-        return EndpointError("query", f"{url} refused {what} as too complex (422: an intermediate join exceeded "
+        return QueryError(f"{url} refused {what} as too complex (422: an intermediate join exceeded "
                                       f"[quipu.search] max_join_rows){said} — lower [yupana.quipu] batch_size, or "
                                       "raise max_join_rows on the server")
     if status == 404:
-        return EndpointError("http", f"{url}: not found (404) — for quipu, [yupana.quipu] endpoint is the base URL "
+        return HTTPError(f"{url}: not found (404) — for quipu, [yupana.quipu] endpoint is the base URL "
                                      "(http://host:3030, without /query); for another store set dialect = \"sparql11\"")
     if status == 415:
-        return EndpointError("protocol", f"{url} refused the request body (415){said}")
+        return ProtocolError(f"{url} refused the request body (415){said}")
     if status in (429, 503):
-        return EndpointError("http", f"{url} is busy or unavailable ({status}){said} — retry later")
-    return EndpointError("http", f"{url} failed {what} (HTTP {status}){said} — check quipu's logs")
+        return HTTPError(f"{url} is busy or unavailable ({status}){said} — retry later")
+    return HTTPError(f"{url} failed {what} (HTTP {status}){said} — check quipu's logs")

@@ -13,7 +13,7 @@ not a string) is an :class:`EndpointError` of kind ``protocol``: never a partial
 
 from __future__ import annotations
 
-from yupana.endpoint.base import XSD, EndpointError, SelectResult, Term
+from yupana.endpoint.base import XSD, EndpointError, ProtocolError, SelectResult, Term, UnsupportedError
 
 XSD_STRING = XSD + "string"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -71,7 +71,7 @@ def _term_slow(value: object, source: str, name: str, index: int) -> Term:
     kind = value.get("type")
     text = value.get("value")
     if kind == "triple":
-        raise EndpointError("unsupported", f"{source}: {where}: RDF-star triple terms are not supported")
+        raise UnsupportedError(f"{source}: {where}: RDF-star triple terms are not supported")
     if not isinstance(text, str):
         raise _bad(source, f"{where}: the term's value is missing or not a string")
     if kind == "uri":
@@ -102,5 +102,5 @@ def parse_boolean(doc: object, source: str) -> bool:
 
 
 def _bad(source: str, detail: str) -> EndpointError:
-    return EndpointError("protocol", f"{source}: not a valid SPARQL JSON result: {detail} — is the endpoint the "
+    return ProtocolError(f"{source}: not a valid SPARQL JSON result: {detail} — is the endpoint the "
                                      "store's SPARQL query URL?")

@@ -16,7 +16,8 @@ says what to do.
 from __future__ import annotations
 
 from yupana.endpoint.auth import Credentials
-from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult
+from yupana.endpoint.base import (ASK, SELECT, WRITE, AuthError, Deadline, Endpoint, EndpointError, HTTPError,
+                                  QueryError, SelectResult, StoreTimeout, TruncatedError, UnsupportedError)
 from yupana.endpoint.http import Http, Reply, parse_json
 from yupana.endpoint.results import parse_boolean, parse_select
 
@@ -29,6 +30,7 @@ MAX_ROWS_HEADER = "x-sparql-maxrows"
 class Sparql11Endpoint(Endpoint):
     dialect = "sparql11"
     counted_reads = True
+    capabilities = frozenset({SELECT, ASK, WRITE})
 
     def __init__(self, url: str, *, default_graph: str | None = None, update_url: str | None = None,
                  connect_timeout: float = 2.0, request_timeout: float = 2.0,
@@ -57,6 +59,12 @@ class Sparql11Endpoint(Endpoint):
     def ask(self, query: str, deadline: Deadline) -> bool:
         """An ASK query's answer."""
         return parse_boolean(self._query(query, deadline, "an ASK query"), self.url)
+
+    def write_triples(self, prefixes: dict[str, str], triples: str, graph: str | None, deadline: Deadline) -> None:
+        """As ``INSERT DATA`` to the update URL (``GRAPH <graph>`` when given)."""
+        head = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in prefixes.items())
+        body = f"GRAPH <{graph}> {{\n{triples}\n}}" if graph else triples
+        self.update(f"{head}INSERT DATA {{\n{body}\n}}", deadline)
 
     def update(self, sparql_update: str, deadline: Deadline) -> None:
         """Run a SPARQL Update (form ``update=``). Inserts go where the update text says:
@@ -99,7 +107,7 @@ def capped_error(url: str, received: int, expected: int | None, cap: int | None,
             else " without saying so (no X-SPARQL-MaxRows header)")
     lower = (f"[yupana.quipu] {fix}" if fix
              else "[yupana.quipu] batch_size (batched reads) or max_rows (paged discovery: at most the cap)")
-    return EndpointError("truncated", f"{url} returned only {received} rows{of}: the store caps result rows{said}. "
+    return TruncatedError(f"{url} returned only {received} rows{of}: the store caps result rows{said}. "
                                       "A partial catalogue is never used, so nothing was stored — raise the store's "
                                       f"row cap (Virtuoso: [SPARQL] ResultSetMaxRows in virtuoso.ini) or lower {lower}")
 
@@ -109,20 +117,20 @@ def status_error(reply: Reply, what: str, endpoint_key: str = "endpoint") -> End
     status, url, body = reply.status, reply.url, reply.excerpt()
     said = f": {body}" if body else ""
     if status == 400:
-        return EndpointError("query", f"{url} rejected {what} (400 Bad Request){said} — the query or a value in it "
+        return QueryError(f"{url} rejected {what} (400 Bad Request){said} — the query or a value in it "
                                       "is not accepted by this store")
     if status in (401, 403):
-        return EndpointError("auth", f"{url} refused {what} ({status}){said} — check [yupana.quipu] auth, auth_user "
+        return AuthError(f"{url} refused {what} ({status}){said} — check [yupana.quipu] auth, auth_user "
                                      "and the secret (credentials_env / credentials_file)")
     if status == 404:
-        return EndpointError("http", f"{url}: not found (404) — [yupana.quipu] {endpoint_key} must be the store's "
+        return HTTPError(f"{url}: not found (404) — [yupana.quipu] {endpoint_key} must be the store's "
                                      "SPARQL URL (Oxigraph: http://host:7878/query, Fuseki: …/<dataset>/sparql)")
     if status in (405, 406, 415):
-        return EndpointError("unsupported", f"{url} does not accept {what} as a form-encoded POST ({status}){said} — "
+        return UnsupportedError(f"{url} does not accept {what} as a form-encoded POST ({status}){said} — "
                                             "is this a SPARQL 1.1 endpoint? (for quipu set dialect = \"quipu\")")
     if status in (408, 504):
-        return EndpointError("timeout", f"{url} (or a gateway in front of it) gave up on {what} ({status}){said} — "
+        return StoreTimeout(f"{url} (or a gateway in front of it) gave up on {what} ({status}){said} — "
                                         "retry later, or raise the store's query timeout")
     if status in (429, 503):
-        return EndpointError("http", f"{url} is busy or unavailable ({status}){said} — retry later")
-    return EndpointError("http", f"{url} failed {what} (HTTP {status}){said} — check the store's logs")
+        return HTTPError(f"{url} is busy or unavailable ({status}){said} — retry later")
+    return HTTPError(f"{url} failed {what} (HTTP {status}){said} — check the store's logs")

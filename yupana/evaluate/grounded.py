@@ -15,10 +15,14 @@ Semantics (interop reference §1.4):
   line naming them; an empty set is a real answer;
 * blocking ignores exposure: tier ``block`` blocks under enforce, ``warn`` never does.
 
-Standard library only, and no regex: tokenising is ``str.translate`` + ``split``.
+Standard library only, and no regex: tokenising is ``str.translate`` + ``split``. Bounded
+on huge inputs (:func:`scan`): 64 KB windows, the deadline checked between them; a cut
+leaves every grounded rule of the edit UNKNOWN.
 """
 
 from __future__ import annotations
+
+import time
 
 from yupana.evaluate import UNKNOWN, Finding
 
@@ -26,23 +30,36 @@ _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 # Every ASCII character that is not a token character becomes a space.
 _SEPARATE = {c: " " for c in range(128) if chr(c) not in _TOKEN_CHARS}
 MAX_SHOWN = 5
+WINDOW = 64 * 1024  # characters tokenised and classified between deadline checks (~1 ms)
 
 
 def tokens(text: str) -> list[str]:
     """Distinct maximal ``[A-Za-z0-9_-]`` runs of ``text``, in first-seen order."""
     seen: dict[str, None] = {}
-    for piece in text.translate(_SEPARATE).split():
+    _collect(text.translate(_SEPARATE), seen)
+    return list(seen)
+
+
+def _collect(separated: str, seen: dict) -> list[str]:
+    """Add the tokens of ``separated`` (already translated) to ``seen``; return the new ones."""
+    new = []
+    for piece in separated.split():
         if piece.isascii():
-            seen.setdefault(piece, None)
+            if piece not in seen:
+                seen[piece] = None
+                new.append(piece)
             continue
         run: list[str] = []
         for ch in piece + " ":
             if ch in _TOKEN_CHARS:
                 run.append(ch)
             elif run:
-                seen.setdefault("".join(run), None)
+                tok = "".join(run)
+                if tok not in seen:
+                    seen[tok] = None
+                    new.append(tok)
                 run = []
-    return list(seen)
+    return new
 
 
 def classify(toks: list[str], ids: set, prefixes: set) -> tuple[list[str], list[str]]:
@@ -58,8 +75,40 @@ def classify(toks: list[str], ids: set, prefixes: set) -> tuple[list[str], list[
     return grounded, unresolvable
 
 
-def evaluate(rules: list[dict], grounding: dict | None, introduced: str, rel: str | None = None) -> list[Finding]:
-    """Findings of the grounded ``rules`` on ``introduced`` against ``grounding``."""
+def scan(text: str, ids: set, prefixes: set, deadline_at: float | None = None) -> tuple[list[str], list[str]] | None:
+    """``classify(tokens(text), ids, prefixes)``; with ``deadline_at``, a text over
+    :data:`WINDOW` characters is tokenised and classified a window at a time (each window
+    ends at an ASCII separator, so no token is split) with the deadline checked between
+    windows — None once it has passed."""
+    if deadline_at is None or len(text) <= WINDOW:
+        return classify(tokens(text), ids, prefixes)
+    seen: dict[str, None] = {}
+    grounded, unresolvable = [], []
+    at, n = 0, len(text)
+    size = WINDOW
+    while at < n:
+        if time.monotonic() > deadline_at:
+            return None
+        end = min(at + size, n)
+        separated = text[at:end].translate(_SEPARATE)
+        if end < n:
+            cut = separated.rfind(" ")
+            if cut < 0:  # one token longer than the window (or no ASCII separator): read on
+                size *= 2
+                continue
+            separated, end = separated[:cut], at + cut + 1
+        found = classify(_collect(separated, seen), ids, prefixes)
+        grounded += found[0]
+        unresolvable += found[1]
+        at, size = end, WINDOW
+    return grounded, unresolvable
+
+
+def evaluate(rules: list[dict], grounding: dict | None, introduced: str, rel: str | None = None,
+             deadline_at: float | None = None) -> list[Finding]:
+    """Findings of the grounded ``rules`` on ``introduced`` against ``grounding``; when
+    ``deadline_at`` (time.monotonic) passes mid-scan, every rule is UNKNOWN with
+    ``extra["deadline"]`` (a partial scan proves nothing either way)."""
     if not rules or not introduced:
         return []
     if grounding is None:
@@ -70,7 +119,12 @@ def evaluate(rules: list[dict], grounding: dict | None, introduced: str, rel: st
                 for r in rules]
     ids = set(grounding.get("ids") or ())
     prefixes = set(grounding.get("prefixes") or ())
-    grounded, unresolvable = classify(tokens(introduced), ids, prefixes)
+    found = scan(introduced, ids, prefixes, deadline_at)
+    if found is None:
+        return [Finding(str(r.get("name")), "grounded", f"grounded rule `{r.get('name')}` not evaluated before the "
+                        "deadline", outcome=UNKNOWN, source=r.get("iri"), rel=rel, extra={"deadline": True})
+                for r in rules]
+    grounded, unresolvable = found
     out: list[Finding] = []
     for rule in rules:
         name = str(rule.get("name"))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import regex_prefilter
+from yupana.regex import prefilter as regex_prefilter
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blocks
 
 MEMINFO = "/proc/meminfo"

@@ -32,12 +32,13 @@ from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blo
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from tree_sitter import Query, Tree
-    from yupana.hooks.payload import FileEdit
+    from yupana.edit.payload import FileEdit
 
 PLANE = "structural"
 TIER = "tree-sitter"
 MAX_SHOWN = 3
 MATCH_TYPES = ("must-match", "must-not-match", "must-exist")
+JUDGE_STRIDE = 128  # captures judged between deadline checks (~0.3 ms of work)
 
 _regex: dict[str, object] = {}
 
@@ -198,7 +199,9 @@ def _judge(query: "Query", match_type: str, pattern: object, gate: object, tree:
             nodes.setdefault(node.id, node)
     ordered = sorted(nodes.values(), key=lambda n: (n.start_byte, n.end_byte))
     kept = []
-    for node in ordered:
+    for i, node in enumerate(ordered):
+        if not i % JUDGE_STRIDE:
+            parse.check_deadline()  # thousands of captures (a comment per line of a huge edit)
         snippet = node.text.decode("utf-8", "replace")
         if gate is None or gate.search(snippet):
             kept.append((snippet, node.start_point[0] + 1))

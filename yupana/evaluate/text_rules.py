@@ -21,8 +21,9 @@ Errors come back as :class:`Finding` objects with outcome ``unknown`` and
 ``extra["error"]`` set, so the evaluator keeps the one-signature interface.
 
 Bounded on huge inputs: for an introduced text over 64 KB the deadline is checked between
-rules and, inside a rule, between 256 KB windows of the scan (:func:`_windowed`, which finds
-what a whole scan finds); the rules left over are one UNKNOWN ``text-rules`` finding.
+rules and, inside a rule, between windows — 1 MB windows of the case fold, 256 KB windows of
+each literal prefilter search and of the regex scan (:func:`_windowed`, which finds what a
+whole scan finds); the rules left over are one UNKNOWN ``text-rules`` finding.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from __future__ import annotations
 import time
 
 from yupana.evaluate import UNKNOWN, Finding
-from yupana.regex_prefilter import may_match
+from yupana.regex.prefilter import may_match
 
 MAX_SHOWN = 3  # matched substrings quoted per rule in a message
 CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules and between windows
 SCAN_CHUNK = 256 * 1024  # characters a bounded scan takes per window (the deadline is checked between)
 SCAN_OVERLAP = 64 * 1024  # how far past its chunk a window reads, so a match straddling the boundary is whole
+FOLD_CHUNK = 1 << 20  # characters case-folded between deadline checks (~0.5 ms)
 
 _re2 = None
 _compiled: dict[str, object] = {}
@@ -61,21 +63,69 @@ def _compile(pattern: str) -> object:
 
 def candidates(rules: list[dict], introduced: str, deadline_at: float | None = None) -> tuple[list[dict], int]:
     """The rules whose literal prefilter admits ``introduced`` (no regex work at all), and
-    how many rules were not looked at because ``deadline_at`` (time.monotonic) passed."""
+    how many rules were not looked at because ``deadline_at`` (time.monotonic) passed.
+
+    On a text over :data:`CHECK_ABOVE_CHARS` with a deadline, the case fold and each rule's
+    literal search go window by window (:func:`_fold`, :func:`_contains_any`), the deadline
+    checked between windows: one literal searched over 10 MB is ~10 ms of C, and a rule has
+    several."""
     if not introduced or not rules:
         return [], 0
     folded = None
     out = []
-    check = deadline_at is not None and len(introduced) > CHECK_ABOVE_CHARS
+    if deadline_at is None or len(introduced) <= CHECK_ABOVE_CHARS:
+        for rule in rules:
+            pf = rule.get("_prefilter")
+            if pf is not None and pf[1] and folded is None:
+                folded = introduced.casefold()
+            if may_match(pf, introduced, folded):
+                out.append(rule)
+        return out, 0
     for i, rule in enumerate(rules):
-        if check and time.monotonic() > deadline_at:
+        if time.monotonic() > deadline_at:
             return out, len(rules) - i
         pf = rule.get("_prefilter")
-        if pf is not None and pf[1] and folded is None:
-            folded = introduced.casefold()
-        if may_match(pf, introduced, folded):
+        if pf is None:
+            out.append(rule)
+            continue
+        literals, ci = pf
+        if ci and folded is None:
+            folded = _fold(introduced, deadline_at)
+            if folded is None:
+                return out, len(rules) - i
+        hit = _contains_any(literals, folded if ci else introduced, deadline_at)
+        if hit is None:
+            return out, len(rules) - i
+        if hit:
             out.append(rule)
     return out, 0
+
+
+def _fold(text: str, deadline_at: float) -> str | None:
+    """``text.casefold()``, one window at a time (casefold folds each character on its own,
+    so the pieces join to the whole); None once ``deadline_at`` has passed."""
+    pieces = []
+    for at in range(0, len(text), FOLD_CHUNK):
+        if time.monotonic() > deadline_at:
+            return None
+        pieces.append(text[at:at + FOLD_CHUNK].casefold())
+    return "".join(pieces)
+
+
+def _contains_any(literals: tuple[str, ...], hay: str, deadline_at: float) -> bool | None:
+    """Whether any of ``literals`` is a substring of ``hay`` — what ``lit in hay`` answers —
+    searched ``SCAN_CHUNK`` characters at a time (each window reads on by the longest
+    literal less one, so no occurrence straddles unseen); None once ``deadline_at`` passed."""
+    reach = max(len(lit) for lit in literals) - 1
+    n = len(hay)
+    for at in range(0, n, SCAN_CHUNK):
+        if time.monotonic() > deadline_at:
+            return None
+        end = min(at + SCAN_CHUNK + reach, n)
+        for lit in literals:
+            if hay.find(lit, at, end) >= 0:
+                return True
+    return False
 
 
 def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
@@ -84,9 +134,9 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
 
     ``path_rel`` is the edited file relative to its project root (absolute outside it); ``exposure_of()``
     returns ``(exposure, reason, repo)``: exposure ``public|internal|unknown``, why it is
-    unknown, and the repository's name for messages. When ``deadline_at`` passes (checked
-    per rule, for large texts), the rules not evaluated are one UNKNOWN finding
-    ``text-rules`` with ``extra["deadline"]`` = how many.
+    unknown (when known: where it came from), and the repository's name for messages.
+    When ``deadline_at`` passes (checked per rule, for large texts), the rules not
+    evaluated are one UNKNOWN finding ``text-rules`` with ``extra["deadline"]`` = how many.
 
     ``notes`` (``yupana explain`` only) receives ``admitted`` — the names the literal
     prefilter let through — and ``exemptions``: for each admitted rule with an exemption,
@@ -210,10 +260,11 @@ def _severity(tier: str | None, exposure_of) -> tuple[bool, str]:
     if tier != "block":
         return False, "tier warn: advisory"
     exposure, reason, repo = exposure_of()
+    source = f" ({reason})" if reason else ""
     if exposure == "public":
-        return True, f"tier block; repo `{repo}` is public"
+        return True, f"tier block; repo `{repo}` is public{source}"
     if exposure == "internal":
-        return False, f"tier block, downgraded to a warning because repo `{repo}` is internal"
+        return False, f"tier block, downgraded to a warning because repo `{repo}` is internal{source}"
     why = f": {reason}" if reason else ""
     return False, f"tier block, only a warning because the exposure of repo `{repo}` is unknown{why}"
 

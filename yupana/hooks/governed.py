@@ -2,7 +2,8 @@
 
 Hot path, standard library only. :func:`load` never waits on the network:
 
-* it serves the projection cache through :func:`yupana.cache.load_servable` (the hot twin
+* it serves the projection cache of the configured store (its own directory,
+  :mod:`yupana.stores`) through :func:`yupana.cache.load_servable` (the hot twin
   when it matches) for the configured endpoint, within ``projection_cache_ttl_secs``;
 * freshness: **fresh** when the cache was confirmed within ``refresh_interval_secs`` and
   no refresh has failed since; otherwise **stale**, always with the cache's age;
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 
 from yupana import cache as cache_mod
-from yupana import detached, paths, redact, refresh_state, spool
+from yupana import detached, redact, refresh_state, spool, stores
 
 FRESH, STALE = "fresh", "stale"
 
@@ -82,7 +83,7 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
     key = cache_mod.endpoint_key(quipu.get("endpoint") or "", root)
     ttl = _int(quipu.get("projection_cache_ttl_secs"), 3600)
     interval = _int(quipu.get("refresh_interval_secs"), 300)
-    path = paths.projection_cache()
+    path = stores.cache_path(key)
     gov = Governed(key, ttl, interval, path)
     data, gov.miss = cache_mod.load_servable(path, key, ttl, now)
     state = refresh_state.read(path, key)

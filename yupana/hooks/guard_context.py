@@ -24,7 +24,8 @@ import time
 
 from yupana import project_root, spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
-from yupana.hooks import payload, protocol
+from yupana.edit import payload
+from yupana.hooks import protocol
 
 UNSET = object()
 MAX_RECORDED_CONSTRAINTS = 200
@@ -51,6 +52,7 @@ class GuardContext:
         self.deadline_at = 0.0
         self.blown = False
         self.stale = False
+        self.unavailable = False
         self.item: str | None = None
         self.governed_fields: dict | None = None
         self.throttled = 0
@@ -89,6 +91,7 @@ class GuardContext:
             reason = miss.reason if miss else "no servable projection cache"
             started = "; a refresh was started" if loaded.refresh_started else ""
             self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
+            self.unavailable = True  # no policy served: the guard record must not call it fresh
             self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
                          "governed policy is NOT enforced", {"miss": miss.label if miss else None, "reason": reason})
             self.gov_why = (UNKNOWN, f"no servable projection cache ({reason}{started}): governed policy is NOT "
@@ -118,8 +121,11 @@ class GuardContext:
         return self._wires
 
     def exposure_for(self, edit):
-        """A once-per-edit exposure lookup (only called when a block-tier rule fired)."""
-        asked: list[tuple[str, str | None, str]] = []
+        """A once-per-edit exposure lookup (only called when a block-tier rule fired).
+
+        ``exposure_of()`` answers ``(exposure, why, repo)``; ``asked`` then holds
+        ``(exposure, why, repo, source)`` (:func:`yupana.exposure.resolve`)."""
+        asked: list[tuple[str, str | None, str, str]] = []
 
         def exposure_of() -> tuple[str, str | None, str]:
             if not asked:
@@ -128,11 +134,13 @@ class GuardContext:
                 top = self.top(edit)
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                found, reason = exposure.lookup(self.cfg["quipu"], repo, int(time.time()), root=self.root,
-                                                override=self.args.config, no_repo_reason=why,
-                                                dry=self.trace is not None)
-                asked.append((found, reason, repo or "unresolved"))
-            return asked[0]
+                gov = self._gov.cache if self._gov not in (UNSET, None) else {}
+                found, reason, source = exposure.resolve(
+                    self.cfg["quipu"], gov.get("_repo_exposure", gov.get("repo_exposure")),
+                    self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
+                    override=self.args.config, no_repo_reason=why, dry=self.trace is not None)
+                asked.append((found, reason, repo or "unresolved", source))
+            return asked[0][:3]
 
         return exposure_of, asked
 
@@ -168,6 +176,52 @@ class GuardContext:
 
             self._throttles = throttles.load(int(time.time()), target)
         return self._throttles
+
+    # ── deciding, and the deadline ─────────────────────────────────────────────────
+    def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
+        """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
+        self.findings += found
+        bad = [f for f in found if f.outcome == UNSATISFIED]
+        if not bad:
+            return False
+        lines: list[str] = []
+        for f in bad:
+            if f.message not in lines:
+                lines.append(f.message)
+        self.verdict(lines, any(f.blocking for f in bad), plane, suffix)
+        return True
+
+    def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "") -> None:
+        body = "\n".join(lines) + suffix
+        if blocking and self.mode == "enforce":
+            self.outcome.deny(f"yupana: {body}")
+            return
+        label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
+        self.outcome.advise(f"yupana ({label}): {body}")
+    def budget(self, stage: str, edit=None) -> bool:
+        """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
+        once ``deadline_ms`` has run out."""
+        if self.blown:
+            return False
+        if time.monotonic() <= self.deadline_at:
+            return True
+        self.cut(stage, edit)
+        return False
+
+    def cut(self, stage: str, edit=None, during: bool = False) -> None:
+        """The deadline cut the analysis at ``stage``: an UNKNOWN ``deadline`` constraint and a
+        ``fail_open`` record on every invocation it happens to, the notice once per session."""
+        if self.blown:
+            return
+        self.blown = True
+        ms = self.cfg["policy"]["deadline_ms"]
+        where = f"{'during' if during else 'before'} the {stage} check" + (f" of {edit.rel}" if edit else "")
+        decided = ("the path-only checks' deny stands" if self.outcome.decision == protocol.DENY
+                   else "the edit is allowed")
+        self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
+        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline {where}; the remaining checks of "
+                     f"this edit are UNKNOWN and {decided}", {"stage": stage, "deadline_ms": ms, "during": during})
+        self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")
 
     # ── what it leaves behind ─────────────────────────────────────────────────────
     def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True,
@@ -259,7 +313,7 @@ class GuardContext:
             fields["constraints"] = [self.constraint(f) for f in self.findings[:MAX_RECORDED_CONSTRAINTS]]
             if len(self.findings) > MAX_RECORDED_CONSTRAINTS:
                 fields["constraints_dropped"] = len(self.findings) - MAX_RECORDED_CONSTRAINTS
-            fields["policy_freshness"] = "stale" if self.stale else "fresh"
+            fields["policy_freshness"] = "unavailable" if self.unavailable else "stale" if self.stale else "fresh"
             rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
             fields["rule"] = rule or None
         if self.governed_fields:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import time
 
-from yupana import settings, spool
-from yupana.hooks import payload, protocol
+from yupana import settings, spool, statefile
+from yupana.edit import payload
+from yupana.hooks import protocol
 
 MAX_NEIGHBOURS = 5
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace
@@ -41,7 +42,14 @@ def answer(args, raw: bytes, trace=None) -> str:
     except Exception as exc:  # noqa: BLE001 - a post-edit notice is never worth a failure
         protocol.stderr(f"yupana: post-edit notice skipped ({type(exc).__name__}: {exc})")
         outcome = protocol.Outcome()
+    protocol.refused_state(outcome, hook="post-edit", session_id=_session_of(raw))
     return outcome.render("PostToolUse", client=inv.client if inv else None)
+
+
+def _session_of(raw: bytes) -> str | None:
+    """The payload's session id, for a refused state file's once-per-session notice."""
+    inv = payload.parse(raw) if statefile.refused else None  # parsed again only when there is one to report
+    return inv.session_id if inv else None
 
 
 def _note(trace, stage: str, state: str, why: str = "", edit=None, **detail) -> None:

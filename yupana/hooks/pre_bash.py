@@ -4,7 +4,7 @@ Order, for every Bash (or Codex shell) tool call:
 
 1. parse the payload; a ``pre_bash_invoked`` record always (``parsed``, ``payload_bytes``,
    and ``payload_keys`` — top-level key names only — when there is no command to read);
-2. read the command (:mod:`yupana.shell`) and resolve it (:mod:`yupana.evaluate.action`);
+2. read the command (:mod:`yupana.shell`) and resolve it (:mod:`yupana.shell.actions`);
    an ``action`` record for every resolved action, or one ``target_class: "unknown"``
    record with the reason — whatever the configuration says;
 3. configuration snapshot — an error fails open loudly (kind ``config``);
@@ -40,8 +40,10 @@ import os
 import time
 
 from yupana import fastjson, globs, project_root, settings, shell, spool
-from yupana.evaluate import UNKNOWN, UNSATISFIED, action
-from yupana.hooks import payload, protocol
+from yupana.evaluate import UNKNOWN, UNSATISFIED
+from yupana.shell import actions as action
+from yupana.edit import payload
+from yupana.hooks import protocol
 
 _MODES = {"off": 0, "advise": 1, "enforce": 2}
 _UNSET = object()
@@ -82,6 +84,7 @@ class PreBash:
             self.run(raw)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
+        protocol.refused_state(self.outcome, hook="pre-bash", session_id=self.sid, cfg=self.cfg)
         return self.outcome.render(client=self.inv.client if self.inv else None,
                                    audience=protocol.advise_audience(self.cfg))
 

@@ -5,7 +5,9 @@ Decision order (the guard contract; interop reference §5.3):
 1. parse the payload — unparseable, or no file: allow (``guard`` record ``parsed:false`` /
    ``ext:""``);
 2. resolve the configuration snapshot — an error fails open (kind ``config``);
-   ``mode = "off"`` stops here: the guard is inert. The deadline starts now. Codex
+   ``mode = "off"`` stops here: the guard is inert. The deadline is known now: it counts
+   from the hook's start (reading and decoding the payload spend it), leaving out only the
+   time this resolution took. Codex
    ``apply_patch`` problems are an UNKNOWN constraint and a fail-open advisory;
 3. the decisive, path-only checks, for every file of the call, never cut by the deadline
    (a deny they reach stands, and rides with whatever else is found): the active throttle
@@ -40,7 +42,9 @@ import time
 
 from yupana import settings, spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
-from yupana.hooks import payload, protocol
+from yupana.edit import payload
+from yupana.hooks import protocol
+from yupana.hooks.governed_stage import GovernedStage
 from yupana.hooks.guard_context import RAN, SKIPPED, UNSET, GuardContext
 
 
@@ -59,7 +63,7 @@ def run(args) -> None:
     protocol.emit(guard.answer(protocol.read_stdin()))
 
 
-class Guard(GuardContext):
+class Guard(GovernedStage):
     """One pre-edit invocation, checked in the contract's order (state and records: the base)."""
 
     # ── the order ──────────────────────────────────────────────────────────────────
@@ -69,6 +73,8 @@ class Guard(GuardContext):
             self.run(raw)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
+        protocol.refused_state(self.outcome, hook="pre-edit", session_id=self.inv.session_id if self.inv else None,
+                               cfg=self.cfg)
         return self.outcome.render(client=self.inv.client if self.inv else None,
                                    audience=protocol.advise_audience(self.cfg))
 
@@ -82,10 +88,13 @@ class Guard(GuardContext):
             return self.finish()
         self.codex = inv.codex
         groups = by_project(inv)
+        resolving = time.monotonic()
         configured = [(project, edits, snap) for project, edits in groups
                       if (snap := self.load_config(project, len(groups) > 1)) is not None]
-        if configured:  # the deadline bounds the analysis: it runs once every configuration is known
-            self.deadline_at = time.monotonic() + configured[0][2]["config"]["policy"]["deadline_ms"] / 1000.0
+        if configured:  # deadline_ms counts from the hook's start (reading and decoding the payload
+            # spend it), leaving out only the configuration's resolution, which it depends on
+            resolved = time.monotonic() - resolving
+            self.deadline_at = self.t0 + resolved + configured[0][2]["config"]["policy"]["deadline_ms"] / 1000.0
         patched = False
         for project, edits, snap in configured:
             self.configure(project, snap)
@@ -186,57 +195,6 @@ class Guard(GuardContext):
         decided = spoke and (self.outcome.decision == protocol.DENY or self.mode != "enforce")
         self.note("local rules", RAN, "", edit, rules=rules)
         return decided
-
-    def governed(self, edit) -> None:
-        if not edit.introduced:
-            return self.note("governed", SKIPPED, "no introduced text (a pure deletion)", edit)
-        gov = self.gov()
-        if gov is None:
-            return self.note("governed", self.gov_why[0], self.gov_why[1], edit)
-        if not self.budget("governed", edit):
-            return
-        from yupana.evaluate import text_rules
-
-        cache = gov.cache
-        text_rel = edit.rel  # the one repo-relative path (project root) every plane matches
-        exposure_of, asked = self.exposure_for(edit)
-        notes = None if self.trace is None else {"path": text_rel}
-        text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
-                                   self.deadline_at, notes)
-        if any(f.extra.get("deadline") for f in text):
-            self.cut("text rules", edit, during=True)  # what was found before the cut still stands
-        policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
-        shape = self.structural(policies, edit, "projection-rules") if policies and not self.blown else []
-        ground = []
-        if cache.get("grounded_rules") and self.budget("grounded rules", edit):
-            from yupana.evaluate import grounded
-
-            ground = grounded.evaluate(cache["grounded_rules"], cache.get("grounding"), edit.introduced, edit.rel)
-        text = self.split_errors(text, "projection-rules", "governed text rule")
-        shape = self.split_errors(shape, "projection-rules", "governed structural policy")
-        found = text + shape + ground
-        self.findings += found
-        lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(text)]
-        lines += [f.message for f in shape if f.outcome == UNSATISFIED]
-        for f in ground:
-            line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
-            if f.outcome != SATISFIED and line not in lines:
-                lines.append(line)
-        if not lines:
-            return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
-        blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
-        self.verdict(lines, blocking, "governed", suffix=" " + gov.note())
-        exposure, repo = (asked[0][0], asked[0][2]) if asked else ("n/a", self.repo(edit))
-        if self.governed_fields is None or self.governed_fields["exposure"] == "n/a":
-            # One guard record per tool call: a patch keeps the exposure a text rule was judged by.
-            self.governed_fields = {"exposure": exposure, "repo": repo}
-        spool.record("governed", {
-            "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
-            "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
-            "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo,
-            "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
-            "session": self.inv.session_id}, item=self.plate_item())
-        self.note("governed", RAN, "", edit, text=notes, exposure=asked)
 
     def verify(self, edit) -> None:
         if not self.cfg["policy"].get("verify") or not edit.introduced or not edit.path.endswith(".rs"):
@@ -387,96 +345,3 @@ class Guard(GuardContext):
             if effect == "throttle":
                 self.record_throttle(edit, f)
         self.note(stage, RAN, "", edit, wires=wires)
-
-    # ── helpers ────────────────────────────────────────────────────────────────────
-    def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
-        """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
-        self.findings += found
-        bad = [f for f in found if f.outcome == UNSATISFIED]
-        if not bad:
-            return False
-        lines: list[str] = []
-        for f in bad:
-            if f.message not in lines:
-                lines.append(f.message)
-        self.verdict(lines, any(f.blocking for f in bad), plane, suffix)
-        return True
-
-    def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "") -> None:
-        body = "\n".join(lines) + suffix
-        if blocking and self.mode == "enforce":
-            self.outcome.deny(f"yupana: {body}")
-            return
-        label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
-        self.outcome.advise(f"yupana ({label}): {body}")
-
-    def split_errors(self, found: list[Finding], kind: str, what: str) -> list[Finding]:
-        """Compile errors fail open loudly (once per session); the other findings stand."""
-        errors = [f for f in found if f.extra.get("error")]
-        if errors:
-            names = ", ".join(sorted({f"`{f.id}`" for f in errors}))
-            self.degrade(kind, f"policy guard failed open for {what}(s) {names} — they did not compile and are NOT "
-                         f"enforced: {errors[0].extra['error']}", {"rules": sorted({f.id for f in errors})})
-            self.findings += [Finding(f.id, f.plane, "", outcome=UNKNOWN, source=f.source) for f in errors]
-        return [f for f in found if not f.extra.get("error")]
-
-    def structural(self, policies: list[dict], edit, kind: str, stage: str = "structural") -> list[Finding]:
-        """Structural policies (governed or local) for this file's language, through the
-        codegraph evaluator — imported only when some policy is for this language."""
-        from yupana.codegraph.parse import language_for_path
-
-        lang = language_for_path(edit.rel or edit.path)
-        armed = [p for p in policies if lang and str((p.get("rule") or {}).get("language") or "").lower() == lang]
-        if not armed:
-            self.note("structural", SKIPPED, f"no structural rule for this file's language ({lang or 'none known'})",
-                      edit, kind=kind, language=lang)
-            return []
-        if not self.budget(stage, edit):
-            return []
-        try:
-            from yupana.codegraph import parse
-            from yupana.evaluate import structural
-
-            parse.bind_deadline(self.deadline_at)
-            found = structural.evaluate(armed, edit, self.mode)
-        except Exception as exc:  # noqa: BLE001 - one broken plane must not disarm the others
-            why = f"structural checks could not run ({type(exc).__name__}: {exc})"
-            self.note("structural", UNKNOWN, why, edit, kind=kind, language=lang, armed=armed)
-            names = [str((p.get("rule") or {}).get("name")) for p in armed]
-            return [Finding(n, "structural", why, outcome=UNKNOWN, rel=edit.rel, extra={"error": why}) for n in names]
-        if any(f.extra.get("deadline") for f in found):
-            self.cut(stage, edit, during=True)
-        unknown = [f for f in found if f.outcome == UNKNOWN and not f.extra.get("error") and not f.extra.get("deadline")]
-        self.note("structural", RAN, "", edit, kind=kind, language=lang, armed=armed)
-        if unknown:
-            what = f"{len(unknown)} {lang} structural polic{'y' if len(unknown) == 1 else 'ies'}"
-            protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
-            if protocol.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
-                self.outcome.notify(f"yupana: {what} could not be evaluated (UNKNOWN, not clean): "
-                                    f"{unknown[0].message}")
-        return found
-
-    def budget(self, stage: str, edit=None) -> bool:
-        """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
-        once ``deadline_ms`` has run out."""
-        if self.blown:
-            return False
-        if time.monotonic() <= self.deadline_at:
-            return True
-        self.cut(stage, edit)
-        return False
-
-    def cut(self, stage: str, edit=None, during: bool = False) -> None:
-        """The deadline cut the analysis at ``stage``: an UNKNOWN ``deadline`` constraint and a
-        ``fail_open`` record on every invocation it happens to, the notice once per session."""
-        if self.blown:
-            return
-        self.blown = True
-        ms = self.cfg["policy"]["deadline_ms"]
-        where = f"{'during' if during else 'before'} the {stage} check" + (f" of {edit.rel}" if edit else "")
-        decided = ("the path-only checks' deny stands" if self.outcome.decision == protocol.DENY
-                   else "the edit is allowed")
-        self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
-        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline {where}; the remaining checks of "
-                     f"this edit are UNKNOWN and {decided}", {"stage": stage, "deadline_ms": ms, "during": during})
-        self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")

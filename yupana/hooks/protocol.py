@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, paths, redact, spool
+from yupana import fastjson, paths, redact, spool, statefile
 
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
@@ -192,7 +192,7 @@ def first_time(session_id: str | None, kind: str) -> bool:
     try:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        return False
+        return statefile.not_regular(marker) is not None  # a FIFO or a symlink there hides nothing
     except OSError:
         return True
     os.close(fd)
@@ -239,3 +239,14 @@ def degrade(
     spool.record(record_kind, fields, item=item)
     if notify and first_time(session_id, kind):
         outcome.notify(f"yupana: {message}")
+
+
+def refused_state(outcome: Outcome, *, hook: str, session_id: str | None, cfg: dict | None = None) -> None:
+    """Every state file this invocation refused to read (:mod:`yupana.statefile`: a FIFO, a
+    device, a symlink to one, or an oversized file) as a loud ``state_file`` degradation."""
+    for path, reason in statefile.drain():
+        degrade(outcome, session_id=session_id, kind="state_file", record_kind="state_file",
+                message=f"{hook}: refused the state file {path}: it {reason}; it was not used (remove or "
+                        "replace it with a regular file)",
+                fields={"hook": hook, "session": session_id, "path": path, "reason": reason},
+                notify=notify_on_fail_open(cfg))

@@ -43,6 +43,11 @@ def ci_maps(reader: Reader) -> list[str]:
     return reader.discover("ci_maps_discover", "ci_map")
 
 
+def repo_exposures(reader: Reader) -> list[str]:
+    """Every subject of ``aegis:exposure`` (a repository whose exposure the graph states)."""
+    return reader.discover("repo_exposure_discover", "repo_exposure", prop="aegis:exposure")
+
+
 def policy_atoms(policies: dict[str, Subject]) -> list[str]:
     """The selector, predicate and operating-point IRIs the policies link to (sorted)."""
     found: set[str] = set()

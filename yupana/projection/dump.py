@@ -2,12 +2,14 @@
 
 :func:`render` formats a cache (docs/cache-format.md) three ways:
 
-* ``table`` — a header with the endpoint, digest, freshness and age, then one section
+* ``table`` — a header with the endpoint, digest, freshness and age (and, given
+  ``block_tier``, whether block-tier text rules can block in this repository and why
+  not: :mod:`yupana.block_tier`), then one section
   per plane with its count: rule names, tiers, effects, classes, verification points,
   patterns, globs and exemptions, then the "not projected" list and the notices. Wide
   values are cut with "…" so a row fits a terminal; ``--json`` has them whole.
-* ``json`` — the cache object plus ``freshness`` (``fresh``/``stale``) and ``age_secs``,
-  keys sorted, two-space indent (the stable schema of docs/cache-format.md).
+* ``json`` — the cache object plus ``freshness`` (``fresh``/``stale``), ``age_secs``
+  and, given it, ``block_tier``, keys sorted, two-space indent (the stable schema of docs/cache-format.md).
 * ``turtle`` — the projection as RDF in the aegis vocabulary
   (:mod:`yupana.projection.dump_turtle`): loading it into a store and projecting again
   gives the same catalogue.
@@ -23,35 +25,41 @@ import time
 FORMATS = ("table", "json", "turtle")
 
 
-def render(cache: dict, *, fmt: str, freshness: dict) -> str:
+def render(cache: dict, *, fmt: str, freshness: dict, block_tier: dict | None = None) -> str:
     """The dump of ``cache`` in ``fmt`` (``table``, ``json`` or ``turtle``).
 
     ``freshness`` is ``{"state": "fresh"|"stale", "age_secs": int, "endpoint": str,
-    "ttl_secs": int}``: every rendering states it, because stale is never fresh."""
+    "ttl_secs": int}``: every rendering states it, because stale is never fresh.
+    ``block_tier`` is :func:`yupana.block_tier.assess` for the project dumped from."""
     if fmt == "json":
-        return render_json(cache, freshness)
+        return render_json(cache, freshness, block_tier)
     if fmt == "turtle":
         from yupana.projection.dump_turtle import render_turtle
 
-        return render_turtle(cache, freshness)
+        text = render_turtle(cache, freshness)
+        return text if block_tier is None else f"# {_block_tier_line(block_tier)}\n" + text
     if fmt == "table":
-        return render_table(cache, freshness)
+        return render_table(cache, freshness, block_tier)
     raise ValueError(f"unknown dump format {fmt!r} (use one of {', '.join(FORMATS)})")
 
 
-def render_json(cache: dict, freshness: dict) -> str:
+def render_json(cache: dict, freshness: dict, block_tier: dict | None = None) -> str:
     out = dict(cache)
     out["freshness"] = freshness["state"]
     out["age_secs"] = freshness["age_secs"]
+    if block_tier is not None:
+        out["block_tier"] = block_tier
     return json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 # ── table ────────────────────────────────────────────────────────────────────────────
 
 
-def render_table(cache: dict, freshness: dict) -> str:
+def render_table(cache: dict, freshness: dict, block_tier: dict | None = None) -> str:
     lines = _header(cache, freshness)
-    for section in (_structural, _text_rules, _selectors, _grounded, _tripwires, _memory, _ci_map,
+    if block_tier is not None:
+        lines.append(f"  {_block_tier_line(block_tier)}")
+    for section in (_structural, _text_rules, _selectors, _grounded, _tripwires, _memory, _ci_map, _exposure,
                     _work_items, _disk, _unprojected, _notices):
         lines.append("")
         lines.extend(section(cache))
@@ -155,6 +163,19 @@ def _ci_map(cache: dict) -> list[str]:
             for j in jobs for c in j.get("commands") or []]
     return [f"CI MAP ({coverage}, {len(jobs)} job{'s' if len(jobs) != 1 else ''})"] + _table(
         ["JOB", "LABEL", "LOCAL COMMAND", "SCOPES"], rows, [20, 32, 48, 50])
+
+
+def _exposure(cache: dict) -> list[str]:
+    entries = cache.get("repo_exposure") or []
+    rows = [[e.get("repo"), e.get("exposure"), e.get("comment")] for e in entries]
+    return _section("REPOSITORY EXPOSURE", entries, "what the graph states; a block-tier text rule blocks only in a "
+                    "public repository") + _table(["REPO", "EXPOSURE", "COMMENT"], rows, [36, 9, 80])
+
+
+def _block_tier_line(found: dict) -> str:
+    from yupana.block_tier import line
+
+    return "block tier: " + line(found)
 
 
 def _work_items(cache: dict) -> list[str]:

@@ -37,8 +37,8 @@ def render_turtle(cache: dict, freshness: dict) -> str:
     out.raw("@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .")
     out.raw("@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .")
     out.raw(f"@prefix aegis: <{AEGIS}> .")
-    for section in (_structural, _text_rules, _selectors, _grounded, _tripwires, _memory, _ci_map, _disk,
-                    _unprojected):
+    for section in (_structural, _text_rules, _selectors, _grounded, _tripwires, _memory, _ci_map, _exposure,
+                    _disk, _unprojected):
         section(cache, out)
     return out.text()
 
@@ -167,6 +167,13 @@ def _ci_map(cache: dict, out: "_Writer") -> None:
     for iri, command in sorted(commands.items()):
         out.subject(iri, "aegis:LocalCommand", [("aegis:command", command["command"]),
                                                 *[("aegis:appliesTo", g) for g in command["scopes"]]])
+
+
+def _exposure(cache: dict, out: "_Writer") -> None:
+    entries = cache.get("repo_exposure") or []
+    out.heading("repository exposure", entries)
+    for e in entries:
+        out.subject(e["iri"], None, [("aegis:exposure", e["exposure"]), ("rdfs:comment", e.get("comment"))])
 
 
 def _disk(cache: dict, out: "_Writer") -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from yupana.endpoint.base import Deadline, Endpoint, EndpointError, SelectResult, Term
+from yupana.endpoint.base import Deadline, Endpoint, EndpointError, ProtocolError, SelectResult, Term, TruncatedError
 from yupana.projection import queries
 from yupana.projection.errors import ProjectionError
 from yupana.projection.subject import Subject
@@ -77,14 +77,14 @@ class Reader:
             if count is None:
                 rows.append(row)
             elif expected is not None or not count.value.isdigit():
-                raise EndpointError("protocol", f"{self._where()}: the row count of an answer is {count.value!r} "
+                raise ProtocolError(f"{self._where()}: the row count of an answer is {count.value!r} "
                                                 "(expected one non-negative integer)")
             else:
                 expected = int(count.value)
         if expected is None or len(rows) < expected:
             raise capped_error(self._where(), len(rows), expected, result.row_cap, fix=fix)
         if len(rows) > expected:
-            raise EndpointError("protocol", f"{self._where()}: the answer holds {len(rows)} rows but the store counted "
+            raise ProtocolError(f"{self._where()}: the answer holds {len(rows)} rows but the store counted "
                                             f"{expected}; nothing was read — check the store's logs")
         return rows
 
@@ -107,8 +107,9 @@ class Reader:
                 return rows
             offset += self.page_size
 
-    def discover(self, name: str, plane: str) -> list[str]:
-        """The subject IRIs the discovery query ``name`` finds (variable ``?s``)."""
+    def discover(self, name: str, plane: str, prop: str = "rdf:type") -> list[str]:
+        """The subject IRIs the discovery query ``name`` finds (variable ``?s``); ``prop`` is
+        the property a blank-node subject is blamed on (what made it a member)."""
         found: list[str] = []
         seen: set[str] = set()
         after = ""
@@ -121,7 +122,7 @@ class Reader:
                     continue
                 if not term.is_iri:
                     shown = f"_:{term.value}" if term.kind == "bnode" else repr(term.value)
-                    raise ProjectionError(shown, "rdf:type", f"a governed subject found by {name} is not an IRI; "
+                    raise ProjectionError(shown, prop, f"a governed subject found by {name} is not an IRI; "
                                           "give it an IRI so it can be read back and cited")
                 keys.append(term.value)
                 if term.value not in seen:
@@ -131,7 +132,7 @@ class Reader:
                 return found
             last = max(keys, default="")
             if last <= after:
-                raise EndpointError("protocol", f"{self._where()}: {name} did not move past {after!r}: the store "
+                raise ProtocolError(f"{self._where()}: {name} did not move past {after!r}: the store "
                                                 "does not order STR(?s) as it compares it; nothing was read")
             after = last
 
@@ -164,7 +165,7 @@ class Reader:
         try:
             rows = self.complete(query, plane)
         except EndpointError as exc:
-            if exc.kind == "truncated" and len(batch) > 1:
+            if isinstance(exc, TruncatedError) and len(batch) > 1:
                 self._notice(f"the store cut an answer of {plane} at its row cap, so batches were split and read "
                              f"again (complete, at the cost of extra requests) — lower [yupana.quipu] batch_size "
                              f"(now {self.batch_size}) or raise the store's row cap: {exc.message.split(': ', 1)[0]}")
@@ -176,7 +177,7 @@ class Reader:
         for row in rows:
             s, p, o = row.get("s"), row.get("p"), row.get("o")
             if s is None or p is None or o is None or s.value not in out:
-                raise EndpointError("protocol", f"{name}: the store answered with a row outside the request: {row!r}")
+                raise ProtocolError(f"{name}: the store answered with a row outside the request: {row!r}")
             out[s.value].add(p.value, o)
 
     def subject(self, iri: str) -> Subject:

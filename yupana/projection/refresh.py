@@ -4,9 +4,10 @@ Order (every request shares one :class:`Deadline`):
 
 1. fatal planes — action-boundary policies and their atoms (structural policies,
    tripwires, host-memory policies), text rules and their exemption selectors, grounded
-   predicates, CI maps; then the ``rdfs:subClassOf`` chain above every type read. Any
-   transport failure (truncation included) or strict-decode failure here fails the whole
-   projection: :class:`EndpointError` propagates, :class:`ProjectionError` is raised.
+   predicates, CI maps, repository exposure; then the ``rdfs:subClassOf`` chain above
+   every type read. Any transport failure (truncation included) or strict-decode failure
+   here fails the whole projection: :class:`EndpointError` propagates,
+   :class:`ProjectionError` is raised.
 2. non-fatal planes — the grounding set (only when grounded rules exist), work-item scopes
    and parents (only when ``SHANTY_ROOT`` and ``SHANTY_AGENT`` are both set in ``env``),
    disk history. A failure makes that field ``None`` (UNKNOWN) and adds a notice.
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from yupana.endpoint.base import Deadline, Endpoint, EndpointError, Term
 from yupana.projection import (
     decode_ci,
+    decode_exposure,
     decode_grounded,
     decode_memory,
     decode_structural,
@@ -117,8 +119,11 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         jobs = reader.read("ci_read", decode_ci.job_links(maps), "ci_map")
         commands = reader.read("ci_read", decode_ci.command_links(jobs), "ci_map")
         stats.count = len(maps)
+    with plane("repo_exposure") as stats:
+        repos = reader.read("repo_exposure_read", discover.repo_exposures(reader), "repo_exposure")
+        stats.count = len(repos)
     subjects = [*policies.values(), *atoms.values(), *rules.values(), *maps.values(), *jobs.values(),
-                *commands.values()]
+                *commands.values(), *repos.values()]
     with plane("classes") as stats:
         stats.count = _class_chain(reader, subjects)
 
@@ -133,6 +138,8 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         grounded = decode_grounded.decode([atoms[i] for i in grounded_iris])
     with plane("ci_map"):
         ci_map = decode_ci.decode(maps, jobs, commands)
+    with plane("repo_exposure"):
+        repo_exposure = decode_exposure.decode(repos)
     overclaims = (decode_structural.overclaims(structural, "policy")
                   + decode_structural.overclaims(tripwires, "tripwire"))
 
@@ -170,6 +177,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
             "memory_policies": len(memory),
             "unprojected": len(membership.unprojected),
             "ci_map": None if ci_map is None else len(ci_map["jobs"]),
+            "repo_exposure": len(repo_exposure),
             "grounding": None if grounding is None else len(grounding["ids"]),
             "work_item_scopes": None if scopes is None else len(scopes),
             "work_item_parents": None if parents is None else len(parents),
@@ -185,6 +193,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         "tripwires": tripwires,
         "memory_policies": memory,
         "ci_map": ci_map,
+        "repo_exposure": repo_exposure,
         "disk_history": disk,
         "unprojected": membership.unprojected,
         "notices": [*reader.notices, *overclaims, *failures],

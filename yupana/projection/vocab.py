@@ -39,6 +39,7 @@ TEXT_TIERS = ("block", "warn")
 TRIPWIRE_EFFECTS = ("deny", "warn", "throttle")
 MEMORY_EFFECTS = ("deny", "warn")
 CI_COVERAGE = ("complete", "partial")
+EXPOSURES = ("public", "internal")  # aegis:exposure of a repository
 
 #: The calibration basis that makes a Policy a host-memory policy.
 MEMORY_BASIS = "MemAvailable GiB"

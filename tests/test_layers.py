@@ -1,0 +1,107 @@
+"""The layers, read from the source (AST imports, lazy ones included): what may import what.
+
+    cli ─► commands/ ─► refresher, endpoint/, projection/      (the cold path)
+    cli ─► hooks/ ─► evaluate/, codegraph/ ─► edit/, shell/     (the hot path)
+           every layer ─► the flat base modules (paths, spool, cache, globs, …)
+
+Nothing below imports what is above it, the hot packages never import the cold ones, and
+there is no import cycle among modules imported at load time.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "yupana"
+
+COLD_PACKAGES = ("yupana.commands", "yupana.endpoint", "yupana.projection", "yupana.refresher",
+                 "yupana.config_model", "yupana.config_controls", "yupana.cli")
+COLD_LIBRARIES = ("rdflib", "pyshacl", "httpx", "httpcore", "pydantic", "pydantic_settings", "rich", "typer",
+                  "SPARQLWrapper", "diskcache", "pyoxigraph")
+HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate", "yupana.shell", "yupana.regex")
+BELOW_HOOKS = ("yupana.edit", "yupana.shell", "yupana.regex", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported module, at load time?) for every import in ``path``; imports inside a
+    function are lazy, an ``if TYPE_CHECKING:`` block never runs."""
+    out: list[tuple[str, bool]] = []
+
+    def walk(node: ast.AST, lazy: bool) -> None:
+        for sub in ast.iter_child_nodes(node):
+            if isinstance(sub, ast.If) and "TYPE_CHECKING" in ast.unparse(sub.test):
+                continue
+            if isinstance(sub, ast.Import):
+                out.extend((alias.name, not lazy) for alias in sub.names)
+            elif isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
+                out.append((sub.module, not lazy))
+                out.extend((f"{sub.module}.{alias.name}", not lazy) for alias in sub.names)
+            walk(sub, lazy or isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    walk(ast.parse(path.read_text(encoding="utf-8")), False)
+    return out
+
+
+MODULES = {_module_name(p): _imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _violations(sources: tuple[str, ...], targets: tuple[str, ...]) -> list[str]:
+    return sorted({f"{mod} imports {name}" for mod, names in MODULES.items() if _within(mod, sources)
+                   for name, _ in names if _within(name, targets)})
+
+
+def test_the_package_is_read():
+    assert "yupana.hooks.pre_edit" in MODULES and "yupana.edit.payload" in MODULES
+    assert ("yupana.edit.payload", True) in MODULES["yupana.hooks.pre_edit"]
+
+
+def test_nothing_below_the_hooks_imports_them_or_a_command():
+    """Only the entry points (cli, and commands such as explain that run a hook) sit above."""
+    below = tuple(mod for mod in MODULES if not _within(mod, ("yupana.hooks", "yupana.commands", "yupana.cli",
+                                                              "yupana.__main__")))
+    assert set(BELOW_HOOKS) <= set(below)
+    assert sorted({f"{mod} imports {name}" for mod in below for name, _ in MODULES[mod]
+                   if _within(name, ("yupana.hooks", "yupana.commands", "yupana.cli"))}) == []
+
+
+def test_the_edit_model_and_the_shell_reader_import_no_evaluator_graph_or_store():
+    assert _violations(("yupana.edit", "yupana.shell"), ("yupana.evaluate", "yupana.codegraph", "yupana.endpoint",
+                                                         "yupana.projection")) == []
+
+
+@pytest.mark.parametrize("targets", [COLD_PACKAGES, COLD_LIBRARIES], ids=["cold packages", "cold libraries"])
+def test_the_hot_packages_never_import_the_cold_path(targets):
+    assert _violations(HOT_PACKAGES, targets) == []
+
+
+def test_no_import_cycle_at_load_time():
+    graph = {mod: {name for name, at_load in names if at_load and name in MODULES and name != mod}
+             for mod, names in MODULES.items()}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(mod: str, trail: list[str]) -> None:
+        state[mod] = 1
+        for nxt in sorted(graph[mod]):
+            if state.get(nxt) == 1:
+                cycles.append(trail[trail.index(nxt):] + [nxt] if nxt in trail else [mod, nxt])
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[mod] = 2
+
+    for mod in sorted(graph):
+        if mod not in state:
+            visit(mod, [mod])
+    assert cycles == []

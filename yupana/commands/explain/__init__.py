@@ -1,0 +1,161 @@
+"""``yupana explain [--json] [--tenant T] [--config P] [--hook H] < payload.json``. Cold path.
+
+What an operator asks when an agent was denied: given the hook payload, which checks ran
+(or were skipped, and why; or could not run: UNKNOWN), which rules matched and why, with
+their provenance (rule IRI and plane, or the config file and entry), the policy's
+freshness and cache age, the decision, and the exact stdout the hook would print.
+
+It runs the real hook code — :meth:`yupana.hooks.pre_edit.Guard.answer`,
+:meth:`yupana.hooks.pre_bash.PreBash.answer`, :func:`yupana.hooks.post_edit.answer` — as a
+dry run (:mod:`yupana.commands.explain.trace`): no spool record, no once-per-session marker,
+no detached worker, no throttle back-off; what they would have been is reported instead.
+
+The hook is ``--hook``, else inferred from the payload: ``tool_name`` ``Bash`` → pre-bash,
+``hook_event_name`` ``PostToolUse`` → post-edit, anything else → pre-edit. The tenant is
+``--tenant``, else ``$BOBBIN_ROLE`` (pre-bash reads only the environment, so for it
+``--tenant`` stands in for ``$BOBBIN_ROLE``).
+
+Exit codes: 0 explained (whatever the decision); 2 the payload is unreadable (not UTF-8
+JSON, not an object, nothing on stdin) — the message says why; 1 any other error.
+Schema and field meanings: docs/explain.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+EXIT_OK, EXIT_ERROR, EXIT_PAYLOAD = 0, 1, 2
+HOOKS = ("pre-edit", "pre-bash", "post-edit")
+
+
+class PayloadError(Exception):
+    """The payload cannot be explained; the message says why and what to do."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hook", choices=HOOKS, default=None,
+                        help="the hook to explain (default: from the payload — tool_name Bash: pre-bash; "
+                             "hook_event_name PostToolUse: post-edit; otherwise pre-edit)")
+
+
+def run(args: argparse.Namespace) -> int:
+    as_json = bool(getattr(args, "json", False))
+    try:
+        raw = read_payload(sys.stdin)
+        data = decode(raw)
+    except PayloadError as exc:
+        return _error("payload", str(exc), as_json, EXIT_PAYLOAD)
+    hook, hook_from = (args.hook, "--hook") if args.hook else infer_hook(data)
+    tenant = getattr(args, "tenant", None) or os.environ.get("BOBBIN_ROLE") or None
+    try:
+        report = explain(raw, hook, hook_from, tenant, getattr(args, "config", None))
+    except Exception as exc:  # noqa: BLE001 - an operator command names what failed, never a traceback
+        return _error("internal", f"explain failed: {type(exc).__name__}: {exc}", as_json, EXIT_ERROR)
+    if as_json:
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        from yupana.commands.explain import render as explain_render
+
+        sys.stdout.write(explain_render.render(report))
+    return EXIT_OK
+
+
+def read_payload(stream) -> bytes:
+    """The whole of stdin; PayloadError when there is nothing to read."""
+    if stream is None or stream.isatty():
+        raise PayloadError("no payload on stdin: pipe the hook payload in, e.g. `yupana explain < payload.json`")
+    raw = stream.buffer.read()
+    if not raw.strip():
+        raise PayloadError("the payload is empty: pipe the hook payload JSON in, e.g. `yupana explain < payload.json`")
+    return raw
+
+
+def decode(raw: bytes) -> dict:
+    """The payload as a JSON object, or PayloadError saying why it is not one."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PayloadError(f"the payload is not UTF-8 text (byte {exc.start}: {exc.reason}); a hook would allow "
+                           "it silently") from None
+    text = text[1:] if text.startswith("\ufeff") else text
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise PayloadError(f"the payload is not JSON ({exc}); a hook would allow it (nothing on stdout, a stderr line)") from None
+    if not isinstance(data, dict):
+        raise PayloadError(f"the payload is a JSON {type(data).__name__}, not an object; a hook would allow it "
+                           "silently")
+    return data
+
+
+def infer_hook(data: dict) -> tuple[str, str]:
+    """(hook, how it was chosen) from the payload's tool_name and hook_event_name."""
+    if data.get("tool_name") == "Bash":
+        return "pre-bash", "tool_name Bash"
+    if data.get("hook_event_name") == "PostToolUse":
+        return "post-edit", "hook_event_name PostToolUse"
+    return "pre-edit", f"tool_name {data.get('tool_name')!r}, hook_event_name {data.get('hook_event_name')!r}"
+
+
+def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict:
+    """Dry-run ``hook`` on ``raw`` and build the report (see docs/explain.md)."""
+    from yupana.cli import HookArgs
+    from yupana.commands.explain import report as explain_report
+    from yupana.commands.explain.trace import Trace, rehearsal
+    from yupana.edit import payload
+
+    args = HookArgs(hook)
+    args.tenant = tenant
+    args.config = config
+    trace = Trace()
+    owner = None
+    env = {"BOBBIN_ROLE": tenant} if hook == "pre-bash" and tenant else None
+    with rehearsal(trace, env):
+        if hook == "pre-edit":
+            from yupana.hooks import pre_edit
+
+            owner = pre_edit.Guard(args, time.monotonic())
+            owner.trace = trace
+            stdout = owner.answer(raw)
+        elif hook == "pre-bash":
+            from yupana.hooks import pre_bash
+
+            owner = pre_bash.PreBash(args)
+            owner.trace = trace
+            stdout = owner.answer(raw)
+        else:
+            from yupana.hooks import post_edit
+
+            stdout = post_edit.answer(args, raw, trace)
+    inv = owner.inv if owner is not None else payload.parse(raw)
+    probe = None if trace.first("policy cache") else _probe(trace, inv, config)
+    return explain_report.build(hook, hook_from, owner, trace, stdout, inv, tenant=tenant, probe=probe)
+
+
+def _probe(trace, inv, config: str | None):
+    """The policy cache as the hook would see it, when this invocation never looked at it
+    (for the freshness line): loaded dry, with its records and stderr thrown away."""
+    from yupana.commands.explain.trace import Trace, rehearsal
+    from yupana.hooks import governed
+
+    note = trace.first("config")
+    if note is None or note.state != "ran" or inv is None:
+        return None
+    cfg = note.detail["snapshot"]["config"]
+    quipu = cfg.get("quipu") or {}
+    if not quipu.get("enabled") or not quipu.get("endpoint"):
+        return None
+    with rehearsal(Trace()):
+        return governed.load(cfg, int(time.time()), root=inv.project.root, override=config, spawn=False,
+                             dry=True)
+
+
+def _error(kind: str, message: str, as_json: bool, code: int) -> int:
+    print(f"yupana explain: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"schema_version": 1, "error": {"kind": kind, "message": message}}, indent=2, sort_keys=True))
+    return code

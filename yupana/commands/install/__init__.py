@@ -1,0 +1,155 @@
+"""``yupana install claude|codex`` (and, through :func:`apply`, ``yupana uninstall``).
+
+Claude Code: ``<project>/.claude/settings.json`` (``--project``, the default: the git
+top-level of the current directory) or ``~/.claude/settings.json`` (``--user``). Codex:
+``$CODEX_HOME/hooks.json`` (default ``~/.codex``) and the hooks' trust in
+``$CODEX_HOME/config.toml``, asked from and verified with ``codex app-server``.
+
+The merge keeps every other key and hook; a second run changes nothing and says so;
+``--dry-run`` prints the unified diff and writes nothing; a file that cannot be read as a
+hooks file is an error that writes nothing. Exit status: 0 done (or nothing to do),
+1 error (nothing written for that file), 3 Codex hooks registered but not trusted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+
+from yupana.commands.install import hooks as hooks_file
+
+CLIENTS = ("claude", "codex")
+UNTRUSTED_EXIT = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("client", choices=CLIENTS, help="the coding client whose hook file to edit")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true",
+                       help="claude: the project's .claude/settings.json (default; the git top-level of the cwd)")
+    where.add_argument("--user", action="store_true", help="claude: ~/.claude/settings.json")
+    parser.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
+    parser.add_argument("--codex-bin", default=None,
+                        help="codex: the codex command asked for hook hashes (default: codex on PATH)")
+
+
+def run(args: argparse.Namespace) -> int:
+    return apply(args, install=True)
+
+
+def apply(args: argparse.Namespace, install: bool) -> int:
+    if args.client == "claude":
+        return _claude(args, install)
+    if args.project or args.user:
+        print("yupana: Codex reads hooks from $CODEX_HOME/hooks.json only; --project/--user apply to claude",
+              file=sys.stderr)
+        return 1
+    from yupana.commands.install import codex_run as install_codex_run
+
+    return install_codex_run.run(args, install)
+
+
+def claude_settings_path(user: bool) -> str:
+    if user:
+        return os.path.join(os.path.expanduser("~"), ".claude", "settings.json")
+    return os.path.join(project_root(os.getcwd()), ".claude", "settings.json")
+
+
+def project_root(cwd: str) -> str:
+    """The git top-level of ``cwd``, else ``cwd``."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return cwd
+    top = done.stdout.strip()
+    return top if done.returncode == 0 and top else cwd
+
+
+def _claude(args: argparse.Namespace, install: bool) -> int:
+    path = claude_settings_path(args.user)
+    try:
+        text, data = hooks_file.read(path)
+    except hooks_file.HooksFileError as exc:
+        print(f"yupana: {exc}", file=sys.stderr)
+        return 1
+    new = hooks_file.merge(data, hooks_file.desired("claude")) if install else hooks_file.remove(data)
+    if new == data and (text is not None or not install):
+        print(nothing_to_do(path, install))
+        return 0
+    new_text = hooks_file.render(new)
+    if args.dry_run:
+        sys.stdout.write(diff(path, text, new_text))
+        print(f"(dry run: {path} not written)")
+        return 0
+    error = write(path, new_text)
+    if error:
+        print(f"yupana: {error}", file=sys.stderr)
+        return 1
+    print(summary(path, data, new, install))
+    if install:
+        print(MODE_HINT)
+    return 0
+
+
+MODE_HINT = ("note: yupana only blocks under [yupana.policy] mode = \"enforce\" (the default is \"off\"); "
+             "see docs/integration.md")
+
+
+def nothing_to_do(path: str, install: bool) -> str:
+    if install:
+        return f"yupana hooks already registered in {path}; no change"
+    return f"no yupana hooks in {path}; nothing to remove"
+
+
+def summary(path: str, before: dict, after: dict, install: bool) -> str:
+    """One line: which of our hooks the write added, updated or removed."""
+    def ours(data: dict) -> dict:  # what a user would call a change: not a slot shifted by another's removal
+        return {(h["event"], h["file_event"]): {k: v for k, v in h.items() if k not in ("slot", "handler")}
+                for h in hooks_file.inspect(data)}
+
+    old, new = ours(before), ours(after)
+    parts = []
+    for key in sorted(set(old) | set(new), key=lambda k: hooks_file.EVENTS.index(k[0])):
+        if key not in old:
+            parts.append(f"added {key[0]} ({new[key]['matcher']})")
+        elif key not in new:
+            parts.append(f"removed {key[0]}")
+        elif old[key] != new[key]:
+            parts.append(f"updated {key[0]} ({new[key]['matcher']})")
+    verb = "wrote" if install else "edited"
+    return f"{verb} {path}: " + (", ".join(parts) or ("reordered" if install else "removed duplicates"))
+
+
+def diff(path: str, old: str | None, new: str) -> str:
+    lines = difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+                                 fromfile=path if old is not None else "/dev/null", tofile=path)
+    out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return out
+
+
+def write(path: str, text: str) -> str | None:
+    """Replace the file atomically (its symlink target, keeping its mode); None or the error."""
+    from yupana import atomic
+
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    try:
+        atomic.write(target, text.encode("utf-8"))
+        if mode is not None:
+            os.chmod(target, mode)
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}; it is unchanged"
+    return None
+
+
+def codex_command(explicit: str | None) -> list[str] | None:
+    found = explicit or shutil.which("codex")
+    return [found] if found else None

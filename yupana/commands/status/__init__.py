@@ -1,0 +1,402 @@
+"""``yupana status [--tenant T] [--json] [--live | --offline]``: is the guard armed, and running? Cold path.
+
+It reports, resolved for the tenant (``--tenant``, else ``$BOBBIN_ROLE``):
+
+* **local controls** — ``ok``, or ``degraded`` with each control of the configuration no
+  hook can run (a malformed glob, a regex RE2 refuses, a query that does not compile, a
+  broken tripwire, an endpoint no refresh can use): the findings of ``yupana config check``;
+* **policy** — the mode and where it came from (default, user or project file,
+  ``--config``, environment), the tenant's declared scope (path and target counts, blast
+  ceilings) with a ⚠ when ``enforce`` has nothing to enforce a path scope with
+  (``enforcing_without_scope``), the work-item and action-scope rungs with the mode as
+  their ceiling, config warnings (unknown keys), and ``notify_on_fail_open``;
+* **rule set** — ``off`` (the governed plane is not configured), ``loaded``, ``empty``,
+  ``stale`` (a servable cache answers, but it is overdue, the last refresh failed, or the
+  live store does not answer) or ``degraded`` (nothing servable: the guard fails open on
+  governed policy); counts per plane, the digest, cache age / TTL / endpoint, and the
+  refresher's last attempt, error and back-off (``refresh-state.json``);
+* **signed rule set** — always ``never-loaded`` (no signed rule cache exists yet);
+* **hooks** — health from the metrics spool (:mod:`yupana.commands.status.health`);
+* **clients** — per coding client found on this machine: registered or not, wrapper and
+  timeout, Codex trust, last record seen for this project (:mod:`yupana.commands.status.clients`).
+
+The live store: status never refreshes and never writes the cache. It asks the store one
+trivial query (``SELECT … LIMIT 1``), bounded by ``request_timeout_secs`` (a hung store or
+DNS lookup cannot hold the terminal longer), only when the cache is not fresh — to tell
+"the store is down" from "the store is up, a refresh is due" — or always with ``--live``
+(then a failed probe turns ``loaded``/``empty`` into ``stale``, as the Rust original's live
+projection does). ``--offline`` never contacts the store.
+
+Exit codes: 0 off / loaded / empty / stale; 3 degraded (rule set, local controls, or a client's hooks
+registered but untrusted or never invoked); 4 the project config lowered the
+user's mode (3 wins when both apply: the guard not enforcing is the more urgent fact);
+1 a configuration or other error, with the reason on stderr (and in ``--json``).
+Schema and field meanings: docs/status.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+EXIT_OK, EXIT_ERROR, EXIT_DEGRADED, EXIT_LOWERED = 0, 1, 3, 4
+SCHEMA_VERSION = 1
+DEFAULT_WINDOW_SECS = 86400
+DEFAULT_LAST_N = 100
+PROBE_QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"
+RULE_PLANES = ("structural", "text", "grounded", "tripwires", "memory_policies", "ci_jobs")
+# The hooks read [yupana.policy] notify_on_fail_open (the Rust original did not: interop §8 item 4).
+NOTIFY_ON_FAIL_OPEN_READ = True
+SIGNED_NOTE = ("no signed rule set exists yet: the resident, signed rule cache is not built, so nothing signed "
+               "is loaded; the measured state of the rules the hooks enforce is rule_set.state")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    live = parser.add_mutually_exclusive_group()
+    live.add_argument("--live", action="store_true",
+                      help="ask the store even when the cache is fresh (bounded by request_timeout_secs)")
+    live.add_argument("--offline", action="store_true", help="never contact the store")
+    parser.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
+    parser.add_argument("--window", type=int, default=DEFAULT_WINDOW_SECS, metavar="SECS",
+                        help=f"hook invocations are counted over this many seconds (default {DEFAULT_WINDOW_SECS})")
+    parser.add_argument("--last", type=int, default=DEFAULT_LAST_N, metavar="N",
+                        help=f"durations and rates over each hook's last N invocations (default {DEFAULT_LAST_N})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from yupana import config, project_root
+
+    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
+    override = getattr(args, "config", None)
+    as_json = bool(getattr(args, "json", False))
+    live = "always" if args.live else ("never" if args.offline else "auto")
+    try:
+        report = gather(root, override, tenant_of(args), int(time.time()), live=live,
+                        window_secs=max(1, args.window), last_n=max(1, args.last))
+    except config.ConfigError as exc:
+        return _error("config", f"configuration error\n{exc}", as_json)
+    except Exception as exc:  # noqa: BLE001 - an operator command names what failed, never a traceback
+        return _error("internal", f"status failed: {type(exc).__name__}: {exc}", as_json)
+    if as_json:
+        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        from yupana.commands.status import render as status_render
+
+        sys.stdout.write(status_render.render(report))
+    return report["exit_code"]
+
+
+def tenant_of(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The tenant and where it came from (``--tenant``, ``$BOBBIN_ROLE``, or neither)."""
+    if getattr(args, "tenant", None):
+        return args.tenant, "--tenant"
+    if os.environ.get("BOBBIN_ROLE"):
+        return os.environ["BOBBIN_ROLE"], "$BOBBIN_ROLE"
+    return None, None
+
+
+def _error(kind: str, message: str, as_json: bool) -> int:
+    print(f"yupana: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"schema_version": SCHEMA_VERSION, "error": {"kind": kind, "message": message},
+                          "exit_code": EXIT_ERROR}, indent=2, sort_keys=True))
+    return EXIT_ERROR
+
+
+def gather(root: str, override: str | None, tenant: tuple[str | None, str | None], now: int, *,
+           live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict:
+    """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
+    from yupana import block_tier, config_controls, paths, spool
+    from yupana.commands.status import health as status_health
+    from yupana.redact import redact_url
+
+    checked = config_controls.check(root, override)  # the same findings as `yupana config check`
+    resolved = checked["resolved"]
+    cfg = resolved["config"]
+    name, source = tenant
+    rule_set = rule_set_section(cfg, root, now, live)
+    rule_set["block_tier"] = block_tier.for_status(cfg, root, now, override, rule_set)
+    spool_path = paths.metrics_spool()
+    records, spool_info = status_health.read_spool(spool_path)
+    complete = (spool_info["read_all"] and not spool_info["rotated"]) or (
+        spool_info["oldest_ts"] is not None and spool_info["oldest_ts"] <= now - window_secs)
+    spool_info["write_error"] = spool.last_error()  # this very command's own `command` record
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "root": root,
+        "base_ref": cfg["base_ref"],
+        "base_commit": _base_commit(root, cfg["base_ref"]),
+        "tenant": name,
+        "tenant_source": source,
+        "tiers": ["tree-sitter"],
+        "languages": cfg["languages"],
+        "quipu": {"enabled": bool(cfg["quipu"]["enabled"]), "branch_model": cfg["quipu"]["branch_model"],
+                  "endpoint": redact_url(cfg["quipu"]["endpoint"])},
+        "policy": policy_section(cfg, name),
+        "policy_mode_provenance": resolved["provenance"],
+        "config": {"sources": resolved["sources"], "warnings": resolved["warnings"],
+                   "controls": {"state": "degraded" if checked["findings"] else "ok",
+                                "findings": checked["findings"], "notes": checked["notes"]}},
+        "metrics": {"record_paths": cfg["metrics"]["record_paths"]},
+        "rule_set": rule_set,
+        "signed_rule_set": {"loaded": False, "state": "never-loaded", "note": SIGNED_NOTE},
+        "hooks": status_health.summarise(records, now, window_secs=window_secs, last_n=last_n,
+                                         window_complete=bool(complete)),
+        "spool": spool_info,
+        "now": now,
+    }
+    from yupana.commands.status import clients as status_clients
+
+    report["clients"] = status_clients.section(root, records, now, deadline_ms=cfg["policy"]["deadline_ms"],
+                                               spool_complete=spool_info["read_all"] and not spool_info["rotated"])
+    report["exit_code"] = exit_code(report)
+    return report
+
+
+def exit_code(report: dict) -> int:
+    """3 degraded (the rule set, a broken local control, or a client's hooks), else 4 when the project
+    lowered the user's mode, else 0."""
+    if (report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded"
+            or report.get("clients", {}).get("state") == "degraded"):
+        return EXIT_DEGRADED
+    if report["policy_mode_provenance"].get("lowered_by_project"):
+        return EXIT_LOWERED
+    return EXIT_OK
+
+
+# ── policy ──────────────────────────────────────────────────────────────────────────
+
+
+def policy_section(cfg: dict, tenant: str | None) -> dict:
+    """``policy`` in ``status --json``: mode, the tenant's scope (counts), the caveat, the rungs."""
+    from yupana.evaluate.work_items import effective_rung
+
+    policy = cfg["policy"]
+    mode = policy["mode"]
+    declared = (policy.get("scopes") or {}).get(tenant) if tenant else None
+    scope = None
+    if declared is not None:
+        scope = {key: len(declared.get(key) or ()) for key in
+                 ("allow_paths", "deny_paths", "allow_targets", "deny_targets")}
+        scope["max_impacted_symbols"] = declared.get("max_impacted_symbols")
+        scope["max_impacted_files"] = declared.get("max_impacted_files")
+    constrains = scope is not None and bool(scope["allow_paths"] or scope["deny_paths"]
+                                            or scope["max_impacted_symbols"] is not None
+                                            or scope["max_impacted_files"] is not None)
+    work_item = effective_rung(policy["work_item_scope"], mode)
+    return {
+        "mode": mode,
+        "scope_configured": scope is not None,
+        "scope_constrains_paths": constrains,
+        "scope": scope,
+        "ceilings": {"max_impacted_symbols": scope["max_impacted_symbols"] if scope else None,
+                     "max_impacted_files": scope["max_impacted_files"] if scope else None},
+        "enforcing_without_scope": mode == "enforce" and not constrains and work_item == "off",
+        "work_item_scope": {"setting": policy["work_item_scope"], "effective": work_item},
+        "action_scope": {"setting": policy["action_scope"], "effective": effective_rung(policy["action_scope"], mode)},
+        "deadline_ms": policy["deadline_ms"],
+        "notify_on_fail_open": policy["notify_on_fail_open"],
+        "notify_on_fail_open_read": NOTIFY_ON_FAIL_OPEN_READ,
+        "local_rules": len(policy.get("rules") or ()),
+        "local_tripwires": len(policy.get("tripwires") or ()),
+        "verify": policy["verify"],
+    }
+
+
+# ── rule set ────────────────────────────────────────────────────────────────────────
+
+
+def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
+    """``rule_set`` in ``status --json``: state, counts, digest, cache, refresher, live probe.
+
+    Reads the cache and ``refresh-state.json`` without writing either (no hot twin is
+    rewritten, no ``served_from_cache`` record, no refresh started).
+    """
+    from yupana import cache, refresh_state, stores
+
+    quipu, policy = cfg["quipu"], cfg["policy"]
+    endpoint = (quipu.get("endpoint") or "").strip()
+    ttl, interval = int(quipu["projection_cache_ttl_secs"]), int(quipu["refresh_interval_secs"])
+    out: dict = {"local": len(policy.get("rules") or ()), "graph_enabled": bool(quipu["enabled"]), "projected": 0,
+                 "structural": 0, "text": 0, "error": None, "state": "off", "digest": None, "attempts": 0,
+                 "cache_age_secs": None, "verification": "unsigned", "counts": None, "endpoint": None,
+                 "cache_path": None, "written_at": None, "ttl_secs": ttl, "refresh_interval_secs": interval,
+                 "freshness": None, "miss": None, "refresh": None, "live": {"checked": False, "why": None},
+                 "off_reason": None}
+    if not quipu["enabled"] or not endpoint:
+        out["off_reason"] = ("[yupana.quipu] enabled is false" if not quipu["enabled"]
+                             else "[yupana.quipu] endpoint is not set")
+        return out
+    key = cache.endpoint_key(endpoint, root)
+    path = stores.cache_path(key)
+    out.update(endpoint=key, cache_path=path)
+    body, miss = cache.load_servable(path, key, ttl, now, hot=False)
+    if miss is not None:
+        out["miss"] = {"label": miss.label, "reason": miss.reason}
+        found, _ = cache.read(path, hot=False) if path and miss.label in ("expired", "future-dated") else (None, None)
+        if found is not None:
+            out["written_at"] = found["written_at"]
+            out["cache_age_secs"] = now - found["written_at"]
+    state = refresh_state.read(path, key)
+    out["refresh"] = _refresh_info(state, path, now)
+    failed_error = None
+    if body is not None:
+        written = body["written_at"]
+        out.update(written_at=written, cache_age_secs=now - written)
+        if refresh_state.failed_since(state, written):
+            failed_error = f"{state.get('last_error_kind') or 'error'}: {state.get('last_error') or 'unknown error'}"
+        out["freshness"] = "stale" if (now - written > interval or failed_error) else "fresh"
+        out["counts"] = plane_counts(body)
+        out["structural"], out["text"] = out["counts"]["structural"], out["counts"]["text"]
+        out["projected"] = out["structural"] + out["text"]
+        from yupana.projection.digest import rule_set_digest
+
+        out["digest"] = rule_set_digest(body)
+    if live == "always" or (live == "auto" and out["freshness"] != "fresh"):
+        out["live"] = probe(quipu, key)
+        out["live"]["why"] = "--live" if live == "always" else ("the cache is stale" if body is not None
+                                                                 else "no servable cache")
+        out["attempts"] = 1
+    else:
+        out["live"]["why"] = "--offline" if live == "never" else "the cache is fresh; --live asks anyway"
+    probe_failed = out["live"]["checked"] and not out["live"]["ok"]
+    if probe_failed:
+        out["error"] = f"{out['live']['error_kind']}: {out['live']['error']}"
+    elif failed_error:
+        out["error"] = failed_error
+    elif miss is not None:
+        out["error"] = f"{miss.label}: {miss.reason}"
+    if body is None:
+        out["state"] = "degraded"
+    elif out["freshness"] == "stale" or probe_failed:
+        out["state"] = "stale"
+    else:
+        out["state"] = "loaded" if any(out["counts"][p] for p in RULE_PLANES) else "empty"
+    return out
+
+
+def plane_counts(body: dict) -> dict:
+    """Entries per plane of a cache (``ci_jobs`` and ``work_item_scopes`` None when UNKNOWN)."""
+    ci = body.get("ci_map")
+    scopes = body.get("work_item_scopes")
+    return {
+        "structural": len(body.get("policies") or ()),
+        "text": len(body.get("text_rules") or ()),
+        "exemption_selectors": len(body.get("exemption_selectors") or ()),
+        "grounded": len(body.get("grounded_rules") or ()),
+        "tripwires": len(body.get("tripwires") or ()),
+        "memory_policies": len(body.get("memory_policies") or ()),
+        "ci_jobs": len(ci.get("jobs") or ()) if isinstance(ci, dict) else None,
+        "work_item_scopes": len(scopes) if isinstance(scopes, dict) else None,
+        "unprojected": len(body.get("unprojected") or ()),
+    }
+
+
+def _refresh_info(state: dict, path: str | None, now: int) -> dict | None:
+    """The refresher's record for this endpoint (None when it never ran for it)."""
+    running = _refresh_running(path)
+    if not state:
+        return {"never_attempted": True, "running": running} if running else None
+    until = state.get("backoff_until")
+    last = state.get("last_attempt_at")
+    return {
+        "never_attempted": False,
+        "last_attempt_at": last,
+        "last_attempt_age_secs": now - last if isinstance(last, int) else None,
+        "last_success_at": state.get("last_success_at"),
+        "last_failure_at": state.get("last_failure_at"),
+        "last_error": state.get("last_error"),
+        "last_error_kind": state.get("last_error_kind"),
+        "consecutive_failures": int(state.get("consecutive_failures") or 0),
+        "backoff_until": until,
+        "backoff_remaining_secs": max(0, until - now) if isinstance(until, int) and until > now else 0,
+        "duration_secs": state.get("duration_secs"),
+        "running": running,
+    }
+
+
+def _refresh_running(path: str | None) -> str | None:
+    """Who holds ``refresh.lock`` when a refresh is running now (None when none is).
+
+    A shared, non-blocking flock on a read-only descriptor: it never creates the file and
+    is released at once, so it cannot stop a refresh (a hook spawning one in that very
+    instant skips it, and the next hook starts it).
+    """
+    import fcntl
+
+    from yupana import refresh_state, refresher
+
+    if not path:
+        return None
+    try:
+        fd = os.open(refresh_state.lock_path(path), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return refresher.holder(path)
+    finally:
+        os.close(fd)
+    return None
+
+
+def probe(quipu: dict, key: str) -> dict:
+    """One bounded query to the live store: ``{checked, ok, error_kind, error, duration_ms, budget_secs}``.
+
+    Runs in a daemon thread joined for the budget (``request_timeout_secs``) plus a
+    second, so nothing — not a DNS lookup — holds the terminal past it.
+    """
+    import threading
+
+    budget = float(quipu.get("request_timeout_secs") or 2.0)
+    result: dict = {"checked": True, "ok": False, "error_kind": "deadline",
+                    "error": f"no answer from {key} within {budget:g}s (status waits at most "
+                             "[yupana.quipu] request_timeout_secs)", "duration_ms": None, "budget_secs": budget}
+    started = time.monotonic()
+
+    def ask() -> None:
+        from yupana.endpoint import open_endpoint
+        from yupana.endpoint.base import Deadline, DeadlineError, EndpointError
+
+        settings = dict(quipu)
+        if key.startswith("file:"):
+            settings["endpoint"] = key  # relative locations resolve against the project root
+        deadline = Deadline(budget)
+        try:
+            endpoint = open_endpoint(settings, deadline=deadline)
+            try:
+                endpoint.select(PROBE_QUERY, deadline)
+            finally:
+                endpoint.close()
+            result.update(ok=True, error_kind=None, error=None)
+        except EndpointError as exc:
+            message = exc.message
+            if isinstance(exc, DeadlineError):  # the transport's text speaks of the refresh deadline; this is ours
+                message = (f"no answer from {key} within {budget:g}s (status waits at most "
+                           "[yupana.quipu] request_timeout_secs)")
+            result.update(error_kind=exc.kind, error=message)
+        except Exception as exc:  # noqa: BLE001 - reported, never raised
+            result.update(error_kind="internal", error=f"{type(exc).__name__}: {exc}")
+        result["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+
+    worker = threading.Thread(target=ask, name="yupana-status-probe", daemon=True)
+    worker.start()
+    worker.join(budget + 1.0)
+    return dict(result)
+
+
+def _base_commit(root: str, base_ref: str) -> str | None:
+    """The commit ``base_ref`` names in the repository at ``root`` (None outside a repository)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", root, "rev-parse", "--verify", "--quiet", f"{base_ref}^{{commit}}"],
+                              capture_output=True, timeout=2.0, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    sha = done.stdout.decode("ascii", "replace").strip()
+    return sha if done.returncode == 0 and sha else None

@@ -1,0 +1,127 @@
+"""The governed plane's stage of ``yupana hook pre-edit``: text rules, structural policies
+(governed, and the local rules' structural evaluation), grounded predicates. Hot path.
+
+:class:`GovernedStage` is the part of :class:`yupana.hooks.pre_edit.Guard` that judges the
+introduced text of one file against the servable cache (:meth:`GovernedStage.governed`)
+and runs structural policies through the codegraph evaluator
+(:meth:`GovernedStage.structural`, also what local ``[[yupana.policy.rules]]`` use). Each
+is bounded by the deadline: text rules and grounded predicates take ``deadline_at`` and
+stop between windows; tree-sitter work through :func:`yupana.codegraph.parse.bind_deadline`.
+A cut is :meth:`GuardContext.cut` with the stage's own name (``text rules``,
+``structural`` / ``local rules``, ``grounded rules``); what was found before it stands.
+The order of the stages lives in :mod:`yupana.hooks.pre_edit`.
+"""
+
+from __future__ import annotations
+
+from yupana import spool
+from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
+from yupana.hooks import protocol
+from yupana.hooks.guard_context import RAN, SKIPPED, GuardContext
+
+
+class GovernedStage(GuardContext):
+    """The governed plane and structural policies of one pre-edit invocation."""
+
+    def governed(self, edit) -> None:
+        if not edit.introduced:
+            return self.note("governed", SKIPPED, "no introduced text (a pure deletion)", edit)
+        gov = self.gov()
+        if gov is None:
+            return self.note("governed", self.gov_why[0], self.gov_why[1], edit)
+        if not self.budget("governed", edit):
+            return
+        from yupana.evaluate import text_rules
+
+        cache = gov.cache
+        text_rel = edit.rel  # the one repo-relative path (project root) every plane matches
+        exposure_of, asked = self.exposure_for(edit)
+        notes = None if self.trace is None else {"path": text_rel}
+        text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
+                                   self.deadline_at, notes)
+        if any(f.extra.get("deadline") for f in text):
+            self.cut("text rules", edit, during=True)  # what was found before the cut still stands
+        policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
+        shape = self.structural(policies, edit, "projection-rules") if policies and not self.blown else []
+        ground = []
+        if cache.get("grounded_rules") and self.budget("grounded rules", edit):
+            from yupana.evaluate import grounded
+
+            ground = grounded.evaluate(cache["grounded_rules"], cache.get("grounding"), edit.introduced, edit.rel,
+                                       self.deadline_at)
+            if any(f.extra.get("deadline") for f in ground):
+                self.cut("grounded rules", edit, during=True)
+        text = self.split_errors(text, "projection-rules", "governed text rule")
+        shape = self.split_errors(shape, "projection-rules", "governed structural policy")
+        found = text + shape + ground
+        self.findings += found
+        lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(text)]
+        lines += [f.message for f in shape if f.outcome == UNSATISFIED]
+        for f in ground:
+            line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
+            if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines:
+                lines.append(line)
+        if not lines:
+            return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
+        blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
+        self.verdict(lines, blocking, "governed", suffix=" " + gov.note())
+        exposure, repo = (asked[0][0], asked[0][2]) if asked else ("n/a", self.repo(edit))
+        if self.governed_fields is None or self.governed_fields["exposure"] == "n/a":
+            # One guard record per tool call: a patch keeps the exposure a text rule was judged by.
+            self.governed_fields = {"exposure": exposure, "repo": repo}
+        judged = {"exposure_source": asked[0][3]} if asked else {}
+        if asked and exposure == "unknown":
+            judged["exposure_reason"] = asked[0][1]
+        spool.record("governed", {
+            "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
+            "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
+            "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
+            "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
+            "session": self.inv.session_id}, item=self.plate_item())
+        self.note("governed", RAN, "", edit, text=notes, exposure=asked)
+
+    def structural(self, policies: list[dict], edit, kind: str, stage: str = "structural") -> list[Finding]:
+        """Structural policies (governed or local) for this file's language, through the
+        codegraph evaluator — imported only when some policy is for this language."""
+        from yupana.codegraph.parse import language_for_path
+
+        lang = language_for_path(edit.rel or edit.path)
+        armed = [p for p in policies if lang and str((p.get("rule") or {}).get("language") or "").lower() == lang]
+        if not armed:
+            self.note("structural", SKIPPED, f"no structural rule for this file's language ({lang or 'none known'})",
+                      edit, kind=kind, language=lang)
+            return []
+        if not self.budget(stage, edit):
+            return []
+        try:
+            from yupana.codegraph import parse
+            from yupana.evaluate import structural
+
+            parse.bind_deadline(self.deadline_at)
+            found = structural.evaluate(armed, edit, self.mode)
+        except Exception as exc:  # noqa: BLE001 - one broken plane must not disarm the others
+            why = f"structural checks could not run ({type(exc).__name__}: {exc})"
+            self.note("structural", UNKNOWN, why, edit, kind=kind, language=lang, armed=armed)
+            names = [str((p.get("rule") or {}).get("name")) for p in armed]
+            return [Finding(n, "structural", why, outcome=UNKNOWN, rel=edit.rel, extra={"error": why}) for n in names]
+        if any(f.extra.get("deadline") for f in found):
+            self.cut(stage, edit, during=True)
+        unknown = [f for f in found if f.outcome == UNKNOWN and not f.extra.get("error") and not f.extra.get("deadline")]
+        self.note("structural", RAN, "", edit, kind=kind, language=lang, armed=armed)
+        if unknown:
+            what = f"{len(unknown)} {lang} structural polic{'y' if len(unknown) == 1 else 'ies'}"
+            protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
+            if protocol.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
+                self.outcome.notify(f"yupana: {what} could not be evaluated (UNKNOWN, not clean): "
+                                    f"{unknown[0].message}")
+        return found
+
+    def split_errors(self, found: list[Finding], kind: str, what: str) -> list[Finding]:
+        """Compile errors fail open loudly (once per session); the other findings stand."""
+        errors = [f for f in found if f.extra.get("error")]
+        if errors:
+            names = ", ".join(sorted({f"`{f.id}`" for f in errors}))
+            self.degrade(kind, f"policy guard failed open for {what}(s) {names} — they did not compile and are NOT "
+                         f"enforced: {errors[0].extra['error']}", {"rules": sorted({f.id for f in errors})})
+            self.findings += [Finding(f.id, f.plane, "", outcome=UNKNOWN, source=f.source) for f in errors]
+        return [f for f in found if not f.extra.get("error")]

@@ -1,0 +1,366 @@
+"""RE2 syntax, parsed into the tiny AST that :mod:`yupana.regex.literals` analyses.
+
+A small, conservative parser: it models literals, classes (Perl, POSIX, ranges, escapes),
+groups and flags (only ``i`` changes which strings match), alternation, concatenation and
+repetition, and raises :class:`Unsupported` for anything else, so the caller gets no
+prefilter rather than a wrong one. Standard library only, no :mod:`re` (hooks may import it
+when they derive prefilters themselves).
+
+The AST (plain tuples, cheap to build and to walk)::
+
+    ("chars", frozenset[str] | None, ci)  one character from a set (None: unknown / too big)
+    ("empty",)                            matches the empty string (anchors, \\b, empty group)
+    ("cat", [nodes]) ("alt", [nodes]) ("rep", node, lo, hi | None)
+"""
+
+from __future__ import annotations
+
+MAX_CLASS = 16  # largest character class expanded into single-character literals
+MAX_DEPTH = 200  # nesting of groups beyond which we give up (None)
+
+_DIGITS = "0123456789"
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+_POSIX = {
+    "alnum": _DIGITS + _UPPER + _LOWER,
+    "alpha": _UPPER + _LOWER,
+    "ascii": "".join(chr(i) for i in range(128)),
+    "blank": " \t",
+    "cntrl": "".join(chr(i) for i in range(32)) + "\x7f",
+    "digit": _DIGITS,
+    "graph": "".join(chr(i) for i in range(33, 127)),
+    "lower": _LOWER,
+    "print": "".join(chr(i) for i in range(32, 127)),
+    "punct": _PUNCT,
+    "space": " \t\n\v\f\r",
+    "upper": _UPPER,
+    "word": _DIGITS + _UPPER + _LOWER + "_",
+    "xdigit": _DIGITS + "ABCDEFabcdef",
+}
+_PERL = {"d": _DIGITS, "s": " \t\n\f\r", "w": _DIGITS + _UPPER + _LOWER + "_"}
+_SIMPLE_ESCAPES = {"a": "\a", "f": "\f", "t": "\t", "n": "\n", "r": "\r", "v": "\v"}
+_ZERO_WIDTH_ESCAPES = "AbBz"
+_HEX = "0123456789abcdefABCDEF"
+
+
+class Unsupported(Exception):
+    """The pattern uses something this analysis does not model; no prefilter."""
+
+
+class Parser:
+    """One pattern's parser: :meth:`parse` returns the AST; ``any_ci`` says whether any part
+    of it is case-insensitive (then the analysis folds case)."""
+
+    __slots__ = ("s", "i", "n", "ci", "any_ci", "depth")
+
+    def __init__(self, pattern: str) -> None:
+        self.s = pattern
+        self.i = 0
+        self.n = len(pattern)
+        self.ci = False
+        self.any_ci = False
+        self.depth = 0
+
+    def parse(self) -> tuple:
+        """The AST of the whole pattern; :class:`Unsupported` for what is not modelled."""
+        node = self._alternation()
+        if self.i != self.n:  # an unbalanced ')'
+            raise Unsupported("unbalanced parenthesis")
+        return node
+
+    def _alternation(self) -> tuple:
+        branches = [self._concat()]
+        while self.i < self.n and self.s[self.i] == "|":
+            self.i += 1
+            branches.append(self._concat())
+        return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def _concat(self) -> tuple:
+        items: list[tuple] = []
+        s = self.s
+        while self.i < self.n:
+            c = s[self.i]
+            if c == "|" or c == ")":
+                break
+            if c == "(":
+                atom = self._group()
+                if atom is None:  # a bare flag group like (?i): changes flags, matches nothing
+                    continue
+            elif c == "[":
+                atom = self._class()
+            elif c == "\\":
+                if self.s.startswith("\\Q", self.i):
+                    items.extend(self._quoted())
+                    continue
+                atom = self._escape()
+            elif c == ".":
+                self.i += 1
+                atom = ("chars", None, self.ci)
+            elif c == "^" or c == "$":
+                self.i += 1
+                atom = ("empty",)
+            elif c in "*+?":
+                raise Unsupported("repetition without an argument")
+            else:
+                self.i += 1
+                atom = self._char(c)
+            items.append(self._repeats(atom))
+        if not items:
+            return ("empty",)
+        return items[0] if len(items) == 1 else ("cat", items)
+
+    def _char(self, c: str) -> tuple:
+        if self.ci:
+            self.any_ci = True
+        return ("chars", frozenset((c,)), self.ci)
+
+    def _repeats(self, atom: tuple) -> tuple:
+        s = self.s
+        while self.i < self.n:
+            c = s[self.i]
+            if c in "*+?":
+                self.i += 1
+                lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
+            elif c == "{":
+                parsed = self._braces()
+                if parsed is None:  # RE2 reads a '{' that is not a repetition as a literal
+                    break
+                lo, hi = parsed
+            else:
+                break
+            if self.i < self.n and s[self.i] == "?":  # non-greedy: same language
+                self.i += 1
+            atom = ("rep", atom, lo, hi)
+        return atom
+
+    def _braces(self) -> tuple[int, int | None] | None:
+        s, j = self.s, self.i + 1
+        start = j
+        while j < self.n and s[j] in _DIGITS:
+            j += 1
+        if j == start or j >= self.n:
+            return None
+        lo = int(s[start:j])
+        hi: int | None = lo
+        if s[j] == ",":
+            j += 1
+            start = j
+            while j < self.n and s[j] in _DIGITS:
+                j += 1
+            hi = int(s[start:j]) if j > start else None
+        if j >= self.n or s[j] != "}":
+            return None
+        if lo > 1000 or (hi is not None and (hi > 1000 or hi < lo)):
+            raise Unsupported("repetition size")
+        self.i = j + 1
+        return lo, hi
+
+    def _group(self) -> tuple | None:
+        s = self.s
+        self.i += 1
+        saved_ci = self.ci
+        if s.startswith("?", self.i):
+            self.i += 1
+            if s.startswith("P<", self.i) or s.startswith("<", self.i):
+                end = s.find(">", self.i)
+                if end < 0:
+                    raise Unsupported("unterminated group name")
+                self.i = end + 1
+            else:
+                ci, closed = self._flags()
+                if closed:  # (?flags) — applies to the rest of the enclosing group
+                    self.ci = ci
+                    if ci:
+                        self.any_ci = True
+                    return None
+                self.ci = ci
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise Unsupported("nesting too deep")
+        node = self._alternation()
+        self.depth -= 1
+        if self.i >= self.n or s[self.i] != ")":
+            raise Unsupported("missing )")
+        self.i += 1
+        self.ci = saved_ci
+        return node
+
+    def _flags(self) -> tuple[bool, bool]:
+        """Parse ``flags)`` or ``flags:`` after ``(?``; return (case-insensitive, closed)."""
+        s = self.s
+        ci = self.ci
+        negate = False
+        while self.i < self.n:
+            c = s[self.i]
+            self.i += 1
+            if c == ")" or c == ":":
+                return ci, c == ")"
+            if c == "-":
+                if negate:
+                    raise Unsupported("double negation in flags")
+                negate = True
+            elif c == "i":
+                ci = not negate
+            elif c in "msU":
+                pass  # do not change which strings can match
+            else:
+                raise Unsupported(f"flag {c!r}")
+        raise Unsupported("unterminated flags")
+
+    def _quoted(self) -> list[tuple]:
+        """``\\Q…\\E``: literal characters (to the end of the pattern when \\E is missing)."""
+        start = self.i + 2
+        end = self.s.find("\\E", start)
+        if end < 0:
+            end = self.n
+        self.i = min(self.n, end + 2)
+        out = [self._char(c) for c in self.s[start:end]]
+        if out:  # a repetition after \E applies to the last quoted character only
+            out[-1] = self._repeats(out[-1])
+        return out
+
+    def _escape(self) -> tuple:
+        """An escape outside a class: returns an AST node."""
+        s = self.s
+        if self.i + 1 >= self.n:
+            raise Unsupported("trailing backslash")
+        c = s[self.i + 1]
+        if c in _ZERO_WIDTH_ESCAPES:
+            self.i += 2
+            return ("empty",)
+        if c == "C":
+            self.i += 2
+            return ("chars", None, self.ci)
+        chars = self._escape_chars()
+        if chars is None:
+            return ("chars", None, self.ci)
+        if len(chars) == 1:
+            return self._char(next(iter(chars)))
+        return self._set(chars, negated=False)
+
+    def _escape_chars(self) -> frozenset | None:
+        """Consume an escape that denotes characters; return them (None: too many / unknown)."""
+        s = self.s
+        c = s[self.i + 1]
+        if c in _SIMPLE_ESCAPES:
+            self.i += 2
+            return frozenset(_SIMPLE_ESCAPES[c])
+        if c in _PERL:
+            self.i += 2
+            return frozenset(_PERL[c])
+        if c in "DSW":
+            self.i += 2
+            return None
+        if c in "pP":
+            self.i += 2
+            if self.i < self.n and s[self.i] == "{":
+                end = s.find("}", self.i)
+                if end < 0:
+                    raise Unsupported("unterminated \\p{")
+                self.i = end + 1
+            else:
+                self.i += 1
+            return None  # Unicode classes are large; never literals
+        if c == "x":
+            return frozenset((self._hex(),))
+        if c in _DIGITS:
+            raise Unsupported("octal escape")
+        if c.isascii() and not c.isalnum():
+            self.i += 2
+            return frozenset((c,))
+        raise Unsupported(f"escape \\{c}")
+
+    def _hex(self) -> str:
+        s = self.s
+        j = self.i + 2
+        if j < self.n and s[j] == "{":
+            end = s.find("}", j)
+            digits = s[j + 1 : end] if end > 0 else ""
+            if not digits or any(d not in _HEX for d in digits) or len(digits) > 8:
+                raise Unsupported("bad \\x{…}")
+            self.i = end + 1
+        else:
+            digits = s[j : j + 2]
+            if len(digits) != 2 or any(d not in _HEX for d in digits):
+                raise Unsupported("bad \\x")
+            self.i = j + 2
+        code = int(digits, 16)
+        if code > 0x10FFFF:
+            raise Unsupported("code point out of range")
+        return chr(code)
+
+    def _class(self) -> tuple:
+        s = self.s
+        self.i += 1
+        negated = s.startswith("^", self.i)
+        if negated:
+            self.i += 1
+        chars: set[str] | None = set()
+        first = True
+        while True:
+            if self.i >= self.n:
+                raise Unsupported("missing ]")
+            c = s[self.i]
+            if c == "]" and not first:
+                self.i += 1
+                break
+            first = False
+            if c == "[" and s.startswith("[:", self.i):
+                end = s.find(":]", self.i + 2)
+                name = s[self.i + 2 : end] if end > 0 else ""
+                neg = name.startswith("^")
+                members = _POSIX.get(name[1:] if neg else name)
+                if members is None:
+                    raise Unsupported("unknown POSIX class")
+                self.i = end + 2
+                if neg or chars is None:
+                    chars = None
+                else:
+                    chars.update(members)
+                continue
+            lo = self._class_atom()
+            if lo is not None and len(lo) == 1 and s.startswith("-", self.i) and not s.startswith("-]", self.i):
+                self.i += 1
+                hi = self._class_atom()
+                if hi is None or len(hi) != 1:
+                    raise Unsupported("bad range")
+                a, b = ord(next(iter(lo))), ord(next(iter(hi)))
+                if b < a:
+                    raise Unsupported("bad range")
+                if chars is not None:
+                    if b - a > 4 * MAX_CLASS:
+                        chars = None
+                    else:
+                        chars.update(chr(k) for k in range(a, b + 1))
+                continue
+            if lo is None or chars is None:
+                chars = None
+            else:
+                chars.update(lo)
+        return self._set(frozenset(chars) if chars is not None else None, negated)
+
+    def _class_atom(self) -> frozenset | None:
+        """One member of a class: a character, or a Perl/Unicode class (None: big/unknown)."""
+        s = self.s
+        c = s[self.i]
+        if c != "\\":
+            self.i += 1
+            return frozenset((c,))
+        if self.i + 1 >= self.n:
+            raise Unsupported("trailing backslash")
+        if s[self.i + 1] in "QEAbBzC":
+            raise Unsupported("escape not allowed in a class")
+        return self._escape_chars()
+
+    def _set(self, chars: frozenset | None, negated: bool) -> tuple:
+        if negated or chars is None:
+            return ("chars", None, self.ci)
+        # RE2 rewrites a two-character class like [Kk] into a case-folded literal, which
+        # then matches the whole fold orbit (KELVIN SIGN) once an alternation merges it into
+        # a class: ``a|[kK]`` matches "\u212a". Such a class is case-insensitive here too.
+        ci = self.ci or (len(chars) == 2 and any(c.isascii() and c.isalpha() and c.swapcase() in chars
+                                                  for c in chars))
+        if ci:
+            self.any_ci = True
+        return ("chars", chars, ci)

@@ -1,0 +1,160 @@
+"""One state directory per store, and the migration of the one-per-user cache. Standard library only.
+
+Two projects on one host may use two endpoints; each endpoint's durable state must survive
+the other's refreshes. So everything about one store lives in its own directory::
+
+    $XDG_STATE_HOME/yupana/stores/<digest>/     (digest: yupana.paths.store_digest)
+        endpoint              the redacted endpoint identity, one line (for operators)
+        projection.json       the projection cache (docs/cache-format.md)
+        projection.hot        its hot-path twin
+        refresh-state.json    the last attempt and the back-off
+        refresh.lock          single flight
+        refresh.log           the detached worker's log
+        exposure.json         exposure answers (and exposure.pending.* markers)
+
+The identity is the cache key (:func:`yupana.cache.endpoint_key`): redacted, no trailing
+``/``, ``file:`` locations absolute — so a hook and the refresher agree without I/O.
+
+``$YUPANA_PROJECTION_CACHE_PATH`` keeps meaning what the contract says: that exact file is
+the cache, for whichever endpoint is configured (a cache for another endpoint is refused
+with the ``endpoint`` miss), and its companions live beside it, as before.
+
+Migration: a ``projection.json`` left directly in the state directory by an older yupana
+is moved into the directory of the endpoint it names (its ``endpoint`` field), with the
+``refresh-state.json`` and ``exposure.json`` beside it; nothing is deleted. One that cannot
+be read is renamed ``projection.json.unmigrated`` so the operator still has it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from yupana import paths
+
+NAME_FILE = "endpoint"
+_looked: str | None = None  # the legacy path already looked at in this process
+
+
+def cache_path(endpoint_key: str) -> str | None:
+    """The projection cache for the store ``endpoint_key`` (None: no state directory)."""
+    explicit = paths.explicit_projection_cache()
+    if explicit:
+        return explicit
+    migrate_legacy()
+    directory = paths.store_dir(endpoint_key)
+    return os.path.join(directory, "projection.json") if directory else None
+
+
+def beside(endpoint_key: str, name: str) -> str | None:
+    """A file of the store ``endpoint_key``, next to its projection cache."""
+    cache = cache_path(endpoint_key)
+    return os.path.join(os.path.dirname(cache) or ".", name) if cache else None
+
+
+def name_store(directory: str, endpoint_key: str) -> None:
+    """Write the ``endpoint`` file naming the store a directory belongs to (best effort)."""
+    if os.path.basename(directory) != paths.store_digest(endpoint_key):
+        return  # an explicit cache path: not a store directory of ours
+    target = os.path.join(directory, NAME_FILE)
+    body = (endpoint_key + "\n").encode("utf-8", "surrogateescape")
+    try:
+        with open(target, "rb") as fh:
+            if fh.read(len(body) + 1) == body:
+                return
+    except OSError:
+        pass
+    from yupana import atomic
+
+    atomic.write_quietly(target, body)
+
+
+def migrate_legacy() -> list[str]:
+    """Move a legacy ``<state>/projection.json`` into its store's directory; what was done, in words."""
+    global _looked
+    legacy = paths.legacy_projection_cache()
+    if not legacy or legacy == _looked or paths.explicit_projection_cache():
+        return []
+    _looked = legacy
+    if not os.path.lexists(legacy):
+        return []
+    done = _migrate(legacy)
+    from yupana import spool
+
+    spool.record("state_migrated", {"legacy": legacy, "moves": done})
+    return done
+
+
+def _migrate(legacy: str) -> list[str]:
+    base = os.path.dirname(legacy)
+    key = _endpoint_of(legacy, CACHE_LIMIT)
+    if key is None:
+        return [_move(legacy, legacy + ".unmigrated", "the legacy cache names no readable endpoint; kept as")]
+    directory = paths.store_dir(key, base)
+    assert directory is not None
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        return [f"cannot migrate {legacy}: {exc.strerror or exc}"]
+    name_store(directory, key)
+    done = [_move(legacy, os.path.join(directory, "projection.json"), f"migrated the cache for {key} to")]
+    hot = os.path.join(base, "projection.hot")
+    if os.path.lexists(hot):  # keyed by inode, size and mtime: a moved twin stays valid
+        done.append(_move(hot, os.path.join(directory, "projection.hot"), "moved its hot twin to"))
+    for name in ("refresh-state.json", "exposure.json"):
+        source = os.path.join(base, name)
+        if not os.path.lexists(source):
+            continue
+        owner = _endpoint_of(source, SMALL_LIMIT) if name == "refresh-state.json" else key
+        target_dir = paths.store_dir(owner or key, base)
+        assert target_dir is not None
+        try:
+            os.makedirs(target_dir, exist_ok=True)
+        except OSError:
+            continue
+        done.append(_move(source, os.path.join(target_dir, name), f"moved {name} to"))
+    return done
+
+
+CACHE_LIMIT = 256 << 20
+SMALL_LIMIT = 1 << 20
+
+
+def _endpoint_of(path: str, limit: int) -> str | None:
+    from yupana import cache, fastjson, statefile
+
+    try:
+        body = fastjson.loads(statefile.read(path, limit))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    found = body.get("endpoint") if isinstance(body, dict) else None
+    return cache.normalize_endpoint(found) if isinstance(found, str) and found else None
+
+
+def _move(source: str, target: str, what: str) -> str:
+    """Move without ever replacing: a target that exists keeps it, the source becomes ``*.legacy``."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        try:
+            if os.path.samefile(source, target):  # another hook migrated it a moment ago
+                os.unlink(source)
+                return f"{what} {target}"
+        except OSError:
+            return f"{what} {target}"
+        target = target + ".legacy"
+        try:
+            os.replace(source, target)
+        except OSError as exc:
+            return f"cannot move {source}: {exc.strerror or exc}"
+        return f"{what} {target} (the store already had a newer one)"
+    except OSError:
+        try:
+            os.replace(source, target)  # a filesystem without hard links
+        except OSError as exc:
+            return f"cannot move {source}: {exc.strerror or exc}"
+        return f"{what} {target}"
+    try:
+        os.unlink(source)
+    except OSError:
+        pass
+    return f"{what} {target}"
