@@ -132,6 +132,7 @@ POLICY = table(
     mode=enum("off", *MODES),
     deadline_ms=field("int", 100, ge=1, le=60000),
     notify_on_fail_open=field("bool", True),
+    advise_audience=enum("operator", "operator", "model", "both"),
     max_hops=field("int", 5, ge=0, le=64),
     verify=field("bool", False),
     work_item_scope=enum("off", *MODES),

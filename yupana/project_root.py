@@ -96,3 +96,12 @@ def cold_root(explicit: str | None = None) -> str:
     if explicit:
         return os.path.abspath(explicit)
     return for_dir(os.getcwd()).root
+
+
+def project_key(root: str) -> str:
+    """The project's identity in spool records (``project``): 16 hex digits of the SHA-1 of
+    its absolute root, so ``yupana status`` can tell this project's records from others'
+    without the spool holding the path."""
+    from yupana.settings import digest
+
+    return digest(os.path.abspath(root))[:16]

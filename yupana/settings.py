@@ -52,10 +52,11 @@ def fingerprint(root: str, override: str | None = None) -> tuple:
     env = sorted(f"{k}={v}" for k, v in os.environ.items()
                  if k.startswith("YUPANA_") and ("__" in k or k in TOP_LEVEL_ENV))
     # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
-    return (files, _digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES))
+    return (files, digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES))
 
 
-def _digest(text: str) -> str:
+def digest(text: str) -> str:
+    """Hex SHA-1 of ``text`` (the builtin module, cheap on the hot path)."""
     try:
         from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
     except ImportError:  # pragma: no cover - interpreters built without it
@@ -67,7 +68,7 @@ def snapshot_path(root: str, override: str | None = None) -> str | None:
     base = paths.state_dir()
     if not base:
         return None
-    key = _digest(f"{os.path.abspath(root)}\0{override or ''}")[:20]
+    key = digest(f"{os.path.abspath(root)}\0{override or ''}")[:20]
     return os.path.join(base, "config", key + ".snap")
 
 

@@ -254,7 +254,9 @@ class Case:
 
     # ── running the client ─────────────────────────────────────────────────────────
     def run(self, turns: list, *, prompt: str = "do the task", mode: str = "acceptEdits", cwd: Path | None = None,
-            timeout: int = RUN_TIMEOUT) -> Run:
+            timeout: int = RUN_TIMEOUT, codex_args: tuple[str, ...] = ()) -> Run:
+        """One client run; ``mode`` is Claude Code's permission mode, ``codex_args`` Codex's
+        sandbox / approval flags (its defaults here: never ask, full access)."""
         self.runs += 1
         n = self.runs
         log = self.base / f"requests-{n}.jsonl"
@@ -263,7 +265,7 @@ class Case:
             argv = [self.binary, "-p", prompt, "--output-format", "stream-json", "--verbose",
                     "--permission-mode", mode]
         else:  # the port is known only inside the runner: an override, so config.toml is never rewritten
-            argv = [self.binary, "exec", "--json", "--skip-git-repo-check",
+            argv = [self.binary, "exec", *codex_args, "--json", "--skip-git-repo-check",
                     "-c", 'model_providers.fake.base_url="http://127.0.0.1:{PORT}/v1"', prompt]
         spec = {"argv": argv, "cwd": str(cwd or self.repo), "env": self.env(), "turns": turns, "log": str(log),
                 "result": str(result_path), "timeout": timeout, "netns": netns()}

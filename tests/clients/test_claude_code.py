@@ -5,6 +5,7 @@ Each case asserts on the file system, on yupana's own records and on what the mo
 
 from __future__ import annotations
 
+import json
 import re
 
 import kit
@@ -166,12 +167,27 @@ def test_garbage_or_truncated_hook_output_is_an_allow(case):
 SUBDIR = '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.polecat-3]\ndeny_paths = ["src/vault/**"]\n'
 
 
-def test_an_agent_that_cd_into_a_subdirectory_is_still_governed(case):
-    """Claude Code reads .claude/settings.json in the directory it starts in, so the agent
-    starts at the repository and `cd`s: the hooks then see cwd = <repo>/src."""
-    case.config(SUBDIR).register()
+def test_an_agent_started_in_a_subdirectory_is_still_governed(case):
+    """Claude Code 2.1.332 started in repo/src does not read repo/.claude/settings.json, so a
+    project registration never runs there — and `yupana status` says so (registered, never
+    invoked: exit 3). Registered for the user, the same agent is governed by the project's
+    configuration (found from the file, not the cwd)."""
+    case.config(SUBDIR)
+    assert case.yupana("install", "claude").returncode == 0
     target = case.repo / "src" / "vault" / "key.pem"
     target.parent.mkdir(parents=True)
-    run = case.run(kit.bash("cd src") + kit.write(str(target), "KEY\n"), mode="bypassPermissions")
+    case.run(kit.write(str(target), "KEY\n"), cwd=case.repo / "src", mode="bypassPermissions")
+    assert target.exists() and case.records("guard") == []
+    done = case.yupana("status", "--json", "--offline", cwd=case.repo / "src")
+    claude = json.loads(done.stdout)["clients"]["claude-code"]
+    assert done.returncode == 3 and claude["state"] == "degraded"
+    assert any("never invoked" in p["problem"] and "--user" in p["fix"] for p in claude["problems"])
+
+    target.unlink()
+    assert case.yupana("uninstall", "claude").returncode == 0
+    assert case.yupana("install", "claude", "--user").returncode == 0
+    run = case.run(kit.write(str(target), "KEY\n"), cwd=case.repo / "src", mode="bypassPermissions")
     assert not target.exists()
-    assert "deny_paths `src/vault/**`" in run.tool_results()[-1]
+    assert "deny_paths `src/vault/**`" in run.tool_results()[0]
+    done = case.yupana("status", "--json", "--offline", cwd=case.repo / "src")
+    assert done.returncode == 0 and json.loads(done.stdout)["clients"]["claude-code"]["state"] == "ok"

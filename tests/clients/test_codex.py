@@ -20,6 +20,18 @@ action_scope = "{action_scope}"
 deny_paths = ["secrets/**"]
 deny_targets = ["host:prod-*"]
 """
+TRIPWIRE = """[yupana.policy]
+mode = "enforce"
+
+[[yupana.policy.tripwires]]
+name = "auth-boundary"
+paths = ["src/auth/**"]
+effect = "deny"
+message = "auth code is owned by the security team"
+"""
+MODES = {"never-full-access": (), "workspace-write": ("-s", "workspace-write"), "read-only": ("-s", "read-only"),
+         "on-request": ("-c", 'approval_policy="on-request"'),
+         "bypass-approvals-and-sandbox": ("--dangerously-bypass-approvals-and-sandbox",)}
 MIXED = "*** Begin Patch\n*** Add File: src/ok.rs\n+pub fn ok() {}\n*** Update File: secrets/prod.env\n@@\n-KEY=old\n+KEY=new\n*** End Patch\n"
 
 
@@ -41,6 +53,19 @@ def test_a_patch_touching_an_allowed_and_a_denied_file_is_denied_whole(case):
     assert result.startswith("Command blocked by PreToolUse hook: yupana: edit to secrets/prod.env is outside")
     [guard] = case.records("guard")
     assert (guard["result"], guard["tool"]) == ("deny", "apply_patch")
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_tripwire_patch_is_denied_in_every_sandbox_and_approval_mode_and_the_file_keeps_its_content(case, mode):
+    case.config(TRIPWIRE).register()
+    target = case.file("src/auth/login.rs", "fn login() {}\n")
+    run = case.run(kit.patch("*** Begin Patch\n*** Update File: src/auth/login.rs\n@@\n-fn login() {}\n"
+                             "+fn login() { bypass() }\n*** End Patch\n"), codex_args=MODES[mode])
+    assert target.read_text() == "fn login() {}\n"
+    [result] = run.tool_results()
+    assert result.startswith("Command blocked by PreToolUse hook: yupana: edit to src/auth/login.rs crosses "
+                             "tripwire `auth-boundary`")
+    assert [(g["result"], g["rule"]) for g in case.records("guard")] == [("deny", "tripwire:auth-boundary")]
 
 
 def test_an_allowed_patch_behaves_exactly_as_with_no_hook(tmp_path):

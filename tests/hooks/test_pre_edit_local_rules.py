@@ -38,7 +38,7 @@ def test_violation_denies_under_enforce(env, repo):
     repo.config(_config("enforce"))
     result = hook(env, _edit(repo, "src/lib.rs", "// fixes ABC-12\nfn a() {}"))
     assert result.denied and "no-ticket-in-comment" in result.reason and "ABC-12" in result.reason
-    assert "Ticket ids belong in the tracker." in result.reason and "tree-sitter tier" in result.reason
+    assert "Ticket ids belong in the tracker" in result.reason and "tree-sitter tier" in result.reason
     assert env.records("guard")[-1]["rule"] == "no-ticket-in-comment"
     assert hook(env, _edit(repo, "src/lib.rs", "// plain comment\nfn a() {}")).allowed_silently
     assert hook(env, _edit(repo, "docs/a.md", "ABC-12 in prose")).allowed_silently  # other language

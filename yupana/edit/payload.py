@@ -112,7 +112,7 @@ class Invocation:
     """One hook invocation as read from stdin."""
 
     __slots__ = ("session_id", "tool_use_id", "cwd", "tool_name", "event", "command", "codex",
-                 "edits", "problems", "raw_keys", "patch", "project", "_roots", "_real_roots")
+                 "client", "edits", "problems", "raw_keys", "patch", "project", "_roots", "_real_roots")
 
     def __init__(self) -> None:
         self.session_id: str | None = None
@@ -122,6 +122,7 @@ class Invocation:
         self.event: str | None = None  # hook_event_name
         self.command: str | None = None  # Bash
         self.codex = False  # the tool is apply_patch
+        self.client: str | None = None  # "codex" | "claude-code" | None: who sent it (:func:`client_of`)
         self.edits: list[FileEdit] = []
         self.problems: list[str] = []  # UNKNOWN reasons
         self.raw_keys: list[str] = []  # top-level key names, for records on parse problems
@@ -156,6 +157,26 @@ def parse(raw: bytes) -> Invocation | None:
     return inv
 
 
+CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+
+
+def client_of(data: dict, tool: str | None) -> str | None:
+    """The client that sent this payload, from what each one carries (docs/hook-input.md):
+    Codex sends ``turn_id`` (and ``apply_patch``); Claude Code sends ``prompt_id``, keeps its
+    transcript under ``.claude/``, and names its own edit tools. None when nothing tells."""
+    if "turn_id" in data or tool in PATCH_TOOLS:
+        return "codex"
+    transcript = data.get("transcript_path")
+    if "prompt_id" in data or (isinstance(transcript, str) and "/.claude/" in transcript):
+        return "claude-code"
+    if isinstance(transcript, str) and "/.codex/" in transcript:
+        return "codex"
+    tool_input = data.get("tool_input")
+    if tool in CLAUDE_TOOLS and not (isinstance(tool_input, dict) and "*** Begin Patch" in str(tool_input.get("command"))):
+        return "claude-code"
+    return None
+
+
 def _read(data: dict, inv: Invocation) -> None:
     inv.raw_keys = [k[:64] for k in list(data)[:_MAX_KEYS]]
     inv.session_id = _opt_str(data, "session_id", inv.problems, "payload")
@@ -163,6 +184,7 @@ def _read(data: dict, inv: Invocation) -> None:
     inv.event = _opt_str(data, "hook_event_name", inv.problems, "payload")
     inv.tool_name = _opt_str(data, "tool_name", inv.problems, "payload")
     inv.cwd = _session_cwd(data.get("cwd"), inv.problems)
+    inv.client = client_of(data, inv.tool_name)
     tool = inv.tool_name
     tool_input = data.get("tool_input")
     if tool in PATCH_TOOLS:

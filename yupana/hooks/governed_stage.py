@@ -113,7 +113,7 @@ class GovernedStage(GuardContext):
             protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
             if protocol.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
                 self.outcome.notify(f"yupana: {what} could not be evaluated (UNKNOWN, not clean): "
-                                    f"{unknown[0].message}", to_model=self.codex)
+                                    f"{unknown[0].message}")
         return found
 
     def split_errors(self, found: list[Finding], kind: str, what: str) -> list[Finding]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import spool
+from yupana import project_root, spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
@@ -197,7 +197,7 @@ class GuardContext:
             self.outcome.deny(f"yupana: {body}")
             return
         label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
-        self.outcome.notify(f"yupana ({label}): {body}", to_model=self.codex)
+        self.outcome.advise(f"yupana ({label}): {body}")
     def budget(self, stage: str, edit=None) -> bool:
         """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
         once ``deadline_ms`` has run out."""
@@ -236,7 +236,7 @@ class GuardContext:
                          fields=record, notify=once and pane, item=self.item)
         if not once:
             if pane:
-                self.outcome.notify(f"yupana: {message}", to_model=self.codex)
+                self.outcome.notify(f"yupana: {message}")
             elif self.codex:
                 self.outcome.add_context(f"yupana: {message}")
 
@@ -276,7 +276,7 @@ class GuardContext:
                              "not folded onto a deny", active=active)
         shown = "; ".join(f"`{cid}` was crossed recently — back off for {_duration(until - now)} more"
                           for cid, until in active[:5])
-        self.outcome.notify(f"yupana: back-off active in this repository: {shown}", to_model=self.codex)
+        self.outcome.advise(f"yupana: back-off active in this repository: {shown}")
         self.note("throttles", RAN, "", active=active)
 
     def constraint(self, f: Finding) -> dict:
@@ -303,7 +303,8 @@ class GuardContext:
                         "duration_ms": round((time.monotonic() - self.t0) * 1000, 1),
                         "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
         if inv is not None:
-            fields.update(tool=inv.tool_name, session=inv.session_id, tool_use_id=inv.tool_use_id)
+            fields.update(tool=inv.tool_name, session=inv.session_id, tool_use_id=inv.tool_use_id, client=inv.client,
+                          project=project_root.project_key(self.root or inv.project.root))
             if inv.codex:
                 fields["edits"] = len(inv.edits)
             if not inv.codex and (inv.problems or (edit and edit.problems)):

@@ -36,13 +36,14 @@ def run(args) -> None:
 def answer(args, raw: bytes, trace=None) -> str:
     """The whole invocation on ``raw``; returns the exact stdout. ``trace``: the explain seam."""
     outcome = protocol.Outcome()
+    inv = payload.parse(raw)
     try:
-        _notice(args, raw, outcome, trace)
+        _notice(args, inv, raw, outcome, trace)
     except Exception as exc:  # noqa: BLE001 - a post-edit notice is never worth a failure
         protocol.stderr(f"yupana: post-edit notice skipped ({type(exc).__name__}: {exc})")
         outcome = protocol.Outcome()
     protocol.refused_state(outcome, hook="post-edit", session_id=_session_of(raw))
-    return outcome.render("PostToolUse")
+    return outcome.render("PostToolUse", client=inv.client if inv else None)
 
 
 def _session_of(raw: bytes) -> str | None:
@@ -56,8 +57,7 @@ def _note(trace, stage: str, state: str, why: str = "", edit=None, **detail) -> 
         trace.stage(None, stage, state, why, edit, detail)
 
 
-def _notice(args, raw: bytes, outcome: protocol.Outcome, trace=None) -> None:
-    inv = payload.parse(raw)
+def _notice(args, inv, raw: bytes, outcome: protocol.Outcome, trace=None) -> None:
     if inv is None:
         protocol.unreadable_payload("post-edit", raw)
     if inv is None or not inv.edits:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import fastjson, globs, settings, shell, spool
+from yupana import fastjson, globs, project_root, settings, shell, spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.shell import actions as action
 from yupana.edit import payload
@@ -85,7 +85,8 @@ class PreBash:
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
         protocol.refused_state(self.outcome, hook="pre-bash", session_id=self.sid, cfg=self.cfg)
-        return self.outcome.render()
+        return self.outcome.render(client=self.inv.client if self.inv else None,
+                                   audience=protocol.advise_audience(self.cfg))
 
     def run(self, raw: bytes) -> None:
         inv = self.inv = payload.parse(raw)
@@ -93,7 +94,8 @@ class PreBash:
         argv = _argv_command(raw) if inv is not None and inv.command is None and not inv.codex else None
         parsed = inv is not None and (inv.command is not None or argv is not None)
         fields: dict = {"parsed": parsed, "payload_bytes": len(raw), "session": self.sid,
-                        "tool": inv.tool_name if inv else None}
+                        "tool": inv.tool_name if inv else None, "client": inv.client if inv else None,
+                        "project": project_root.project_key(inv.project.root) if inv else None}
         if not parsed:
             fields["payload_keys"] = ",".join(inv.raw_keys) if inv and inv.raw_keys else _keys(raw)
         spool.record("pre_bash_invoked", fields)
@@ -225,7 +227,7 @@ class PreBash:
                 self.outcome.deny(f"yupana: {f.message}. {gov.note()}")
             else:
                 label = "advise: enforce would deny" if f.blocking else "governed, not blocking"
-                self.outcome.notify(f"yupana (host memory, {label}): {f.message}. {gov.note()}")
+                self.outcome.advise(f"yupana (host memory, {label}): {f.message}. {gov.note()}")
         self.note("memory", RAN, policies=policies, findings=found, evidence=evidence, certain=certain)
 
     # ── disk impact ────────────────────────────────────────────────────────────────
@@ -268,7 +270,7 @@ class PreBash:
                                            "p90_bytes": f.extra["p90_bytes"], "free_bytes": f.extra["free_bytes"],
                                            "samples": f.extra["samples"], "policy_freshness": gov.freshness,
                                            "policy_age_secs": gov.age_secs, "session": self.sid})
-            self.outcome.notify(f"yupana (disk advisory, governed, not blocking): {f.message}. {gov.note()}")
+            self.outcome.advise(f"yupana (disk advisory, governed, not blocking): {f.message}. {gov.note()}")
         self.note("disk", UNKNOWN if missing and not findings else RAN, "; ".join(missing), signature=sig,
                   findings=findings, closed=closed)
 

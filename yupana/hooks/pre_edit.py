@@ -75,7 +75,8 @@ class Guard(GovernedStage):
             self.crashed(exc)
         protocol.refused_state(self.outcome, hook="pre-edit", session_id=self.inv.session_id if self.inv else None,
                                cfg=self.cfg)
-        return self.outcome.render(codex=self.codex)
+        return self.outcome.render(client=self.inv.client if self.inv else None,
+                                   audience=protocol.advise_audience(self.cfg))
 
     def run(self, raw: bytes) -> None:
         inv = self.inv = payload.parse(raw)
@@ -305,7 +306,7 @@ class Guard(GovernedStage):
             self.findings.append(found)
             result = "notify" if self.args.tenant else "allow"
             if self.args.tenant and protocol.first_time(self.inv.session_id, "unknown-scope"):
-                self.outcome.notify(f"yupana: {found.message}", to_model=self.codex)
+                self.outcome.advise(f"yupana: {found.message}")
         else:
             label = "work-item scope" if prov == "observed" else "derived work-item scope"
             spoke = self.decide([found], label, suffix=" " + gov.note())

@@ -5,11 +5,16 @@ One :class:`Outcome` per invocation, rendered once at the end and written with a
 
 * allow   — empty stdout (never ``permissionDecision: "allow"``: the guard only subtracts
   permission, it never grants it);
-* notify  — ``{"systemMessage": …}`` for the operator; for Codex (``apply_patch``) and for
-  PostToolUse also ``hookSpecificOutput.additionalContext``, the channel that reaches the
-  model;
+* notify  — operator notices (degradations) as ``{"systemMessage": …}``; advisories (what
+  an advise run or a non-blocking rule found) go where ``[yupana.policy] advise_audience``
+  says: ``operator`` (the default) the ``systemMessage``, ``model``
+  ``hookSpecificOutput.additionalContext`` (the channel that reaches the model), ``both``
+  both. Model-facing context (post-edit's notice) is always ``additionalContext``. For
+  Codex every notice is *also* ``additionalContext``, on every hook: ``codex exec`` shows a
+  ``systemMessage`` to nobody (docs/clients/codex.md);
 * deny    — the PreToolUse ``permissionDecision: "deny"`` envelope with a reason written
-  for the model to act on.
+  for the model to act on, without a final period: Codex appends ``. Command: <patch>``
+  to it, Claude Code shows it after ``hook error:``.
 
 Loud degradations (:func:`degrade`) are a stderr line, a spool record of their own kind,
 and a ``systemMessage`` shown once per session per kind (marker file created O_EXCL in the
@@ -31,62 +36,95 @@ _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
 _rehearsal: list | None = None  # set only by a dry run (yupana explain): markers are looked at, never made
 
 
+AUDIENCES = ("operator", "model", "both")
+CODEX = "codex"
+
+
 class Outcome:
     """What one hook invocation will say. Decisions only ever strengthen."""
 
-    __slots__ = ("decision", "reasons", "messages", "context")
+    __slots__ = ("decision", "reasons", "messages", "advisories", "context")
 
     def __init__(self) -> None:
         self.decision = ALLOW
         self.reasons: list[str] = []  # model-facing deny reasons
-        self.messages: list[str] = []  # operator-facing systemMessage parts
+        self.messages: list[str] = []  # operator notices (systemMessage; Codex: also additionalContext)
+        self.advisories: list[str] = []  # findings that do not block: routed by advise_audience
         self.context: list[str] = []  # model-facing additionalContext parts
 
     def deny(self, reason: str) -> None:
         self.decision = DENY
         self.reasons.append(reason)
 
-    def notify(self, message: str, *, to_model: bool = False) -> None:
+    def _notified(self) -> None:
         if _RANK[self.decision] < _RANK[NOTIFY]:
             self.decision = NOTIFY
+
+    def notify(self, message: str) -> None:
+        """An operator notice (a degradation, a check that could not run)."""
+        self._notified()
         self.messages.append(message)
-        if to_model:
-            self.context.append(message)
+
+    def advise(self, message: str) -> None:
+        """An advisory: what a check found that does not block (advise mode, warn tiers, back-offs)."""
+        self._notified()
+        self.advisories.append(message)
 
     def add_context(self, text: str) -> None:
-        """Model-facing context (PostToolUse, Codex advisories) that is not a decision."""
-        if _RANK[self.decision] < _RANK[NOTIFY]:
-            self.decision = NOTIFY
+        """Model-facing context (post-edit's out-of-ground notice) that is not a decision."""
+        self._notified()
         self.context.append(text)
 
     def merge(self, other: "Outcome") -> None:
         if _RANK[other.decision] > _RANK[self.decision]:
             self.decision = other.decision
         self.reasons += other.reasons
-        self.messages += [m for m in other.messages if m not in self.messages]
-        self.context += [c for c in other.context if c not in self.context]
+        for mine, theirs in ((self.messages, other.messages), (self.advisories, other.advisories),
+                             (self.context, other.context)):
+            mine += [m for m in theirs if m not in mine]
 
-    def render(self, event: str = "PreToolUse", *, codex: bool = False) -> str:
-        """The exact stdout for this outcome ("" for a silent allow)."""
+    def render(self, event: str = "PreToolUse", *, client: str | None = None, audience: str = "operator") -> str:
+        """The exact stdout for this outcome ("" for a silent allow).
+
+        ``client`` is who sent the payload (``payload.client_of``): for Codex every notice is
+        model-facing too. ``audience`` is ``[yupana.policy] advise_audience``."""
+        operator = list(self.messages)
+        model = list(self.context)
+        if audience != "model":
+            operator += [a for a in self.advisories if a not in operator]
+        if audience != "operator" or client == CODEX:
+            model += [a for a in self.advisories if a not in model]
+        if client == CODEX:
+            model += [m for m in self.messages if m not in model]
         out: dict = {}
         if self.decision == DENY and event == "PreToolUse":
-            specific: dict = {
+            out["hookSpecificOutput"] = {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
-                "permissionDecisionReason": "\n\n".join(self.reasons),
+                "permissionDecisionReason": deny_reason(self.reasons),
             }
-            if codex and self.context:
-                specific["additionalContext"] = "\n\n".join(self.context)
-            out["hookSpecificOutput"] = specific
-        else:
-            context = list(self.context)
-            if codex:
-                context += [m for m in self.messages if m not in context]
-            if context:
-                out["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n\n".join(context)}
-        if self.messages:
-            out["systemMessage"] = "\n".join(self.messages)
+            if model:
+                out["hookSpecificOutput"]["additionalContext"] = "\n\n".join(model)
+        elif model:
+            out["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n\n".join(model)}
+        if operator:
+            out["systemMessage"] = "\n".join(operator)
         return fastjson.dumps(out) if out else ""
+
+
+def deny_reason(reasons: list[str]) -> str:
+    """The reasons, one paragraph each, without the final period: Codex shows
+    ``<reason>. Command: <patch>`` and Claude Code ``… hook error: <reason>``."""
+    text = "\n\n".join(reasons).rstrip()
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    return text
+
+
+def advise_audience(cfg: dict | None) -> str:
+    """``[yupana.policy] advise_audience``: who is shown advisories (default ``operator``)."""
+    value = ((cfg or {}).get("policy") or {}).get("advise_audience", "operator")
+    return value if value in AUDIENCES else "operator"
 
 
 def read_stdin() -> bytes:

@@ -63,7 +63,8 @@ def _stages(trace: Trace, owner, ctx: Context) -> list[dict]:
     outcome = getattr(owner, "outcome", None)
     crashed = any(r.get("fail_kind") == "internal" for r in trace.records_of("fail_open"))
     out: list[dict] = []
-    at = {"findings": 0, "reasons": 0, "messages": 0, "context": 0, "t": trace.started, "decision": "allow"}
+    at = {"findings": 0, "reasons": 0, "messages": 0, "advisories": 0, "context": 0, "t": trace.started,
+          "decision": "allow"}
     for n in trace.notes:
         stage: dict = {"stage": n.stage, "state": n.state, "why": n.why or None, "file": n.file,
                        "ms": round((n.at - at["t"]) * 1000, 2)}
@@ -73,7 +74,8 @@ def _stages(trace: Trace, owner, ctx: Context) -> list[dict]:
         stage["findings"] = [finding(f, ctx, owner, trace) for f in found or ()]
         if outcome is not None and not crashed:
             said = {"deny": outcome.reasons[at["reasons"]:n.reasons_at],
-                    "notify": outcome.messages[at["messages"]:n.messages_at],
+                    "notify": (outcome.messages[at["messages"]:n.messages_at]
+                               + outcome.advisories[at["advisories"]:n.advisories_at]),
                     "context": [c for c in outcome.context[at["context"]:n.context_at]
                                 if c not in outcome.messages[at["messages"]:n.messages_at]]}
             stage["said"] = {k: v for k, v in said.items() if v}
@@ -84,7 +86,8 @@ def _stages(trace: Trace, owner, ctx: Context) -> list[dict]:
             stage["detail"] = detail
         out.append(stage)
         at = {"findings": max(at["findings"], n.findings_at), "reasons": n.reasons_at, "messages": n.messages_at,
-              "context": n.context_at, "t": n.at, "decision": n.decision or at["decision"]}
+              "advisories": n.advisories_at, "context": n.context_at, "t": n.at,
+              "decision": n.decision or at["decision"]}
     return out
 
 

@@ -38,7 +38,7 @@ class Note:
     """One stage report: what the hook said, and where findings and outcome stood then."""
 
     __slots__ = ("stage", "state", "why", "file", "detail", "findings_at", "decision", "reasons_at",
-                 "messages_at", "context_at", "at")
+                 "messages_at", "advisories_at", "context_at", "at")
 
     def __init__(self, stage: str, state: str, why: str, file: str | None, detail: dict, owner) -> None:
         self.stage = stage
@@ -52,6 +52,7 @@ class Note:
         self.decision = outcome.decision if outcome is not None else None
         self.reasons_at = len(outcome.reasons) if outcome is not None else 0
         self.messages_at = len(outcome.messages) if outcome is not None else 0
+        self.advisories_at = len(outcome.advisories) if outcome is not None else 0
         self.context_at = len(outcome.context) if outcome is not None else 0
         self.at = time.monotonic()
 

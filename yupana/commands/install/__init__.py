@@ -108,8 +108,11 @@ def nothing_to_do(path: str, install: bool) -> str:
 
 def summary(path: str, before: dict, after: dict, install: bool) -> str:
     """One line: which of our hooks the write added, updated or removed."""
-    old = {(h["event"], h["file_event"]): h for h in hooks_file.inspect(before)}
-    new = {(h["event"], h["file_event"]): h for h in hooks_file.inspect(after)}
+    def ours(data: dict) -> dict:  # what a user would call a change: not a slot shifted by another's removal
+        return {(h["event"], h["file_event"]): {k: v for k, v in h.items() if k not in ("slot", "handler")}
+                for h in hooks_file.inspect(data)}
+
+    old, new = ours(before), ours(after)
     parts = []
     for key in sorted(set(old) | set(new), key=lambda k: hooks_file.EVENTS.index(k[0])):
         if key not in old:

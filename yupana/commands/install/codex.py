@@ -4,8 +4,10 @@ Codex skips an untrusted hook — or one changed in any way after it was trusted
 ``codex exec``. Trust lives in ``$CODEX_HOME/config.toml`` as ``[hooks.state."<key>"]
 trusted_hash = "<currentHash>"``, and ``codex app-server`` (JSON-RPC over stdio:
 ``initialize``, ``initialized``, ``hooks/list {"cwds": [DIR]}``) reports each hook's key,
-``currentHash`` and ``trustStatus``. yupana never computes the hash itself: it asks the
-binary that will enforce it, writes it, and asks again to verify.
+``currentHash`` and ``trustStatus``. ``yupana install`` asks the binary that will enforce
+it, writes it, and asks again to verify. ``yupana status`` must stay fast, so it computes
+the hash the way Codex does (:func:`hook_hash`; tests/clients checks it against the pinned
+Codex's app-server) and compares it with the trusted one.
 
 Keys are positional (``<CODEX_HOME>/hooks.json:pre_tool_use:<group>:<handler>``), so when
 removing ours moves another hook, its trust entry is carried to its new key
@@ -30,6 +32,33 @@ _SNAKE = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
 
 class AppServerError(Exception):
     """The app-server could not be asked (missing, crashed, silent past the deadline)."""
+
+
+def hook_hash(file_event: str, matcher: object, handler: dict) -> str | None:
+    """``currentHash`` of one hooks.json command handler, computed as Codex 0.171.0 does
+    (codex-rs/hooks ``command_hook_hash``): SHA-256 of the compact, key-sorted JSON of the
+    normalised identity ``{event_name, matcher, hooks: [{type, command, timeout, async,
+    statusMessage}]}`` — timeout defaulting to 600 and at least 1, absent fields omitted.
+    None when the handler is not one Codex would hash (no command, a timeout that is not an
+    integer)."""
+    import hashlib
+
+    command, timeout = handler.get("command"), handler.get("timeout", handler.get("timeoutSec"))
+    asynchronous = handler.get("async", False)
+    if not isinstance(command, str) or not command.strip() or not isinstance(asynchronous, bool):
+        return None
+    if timeout is None:
+        timeout = 600
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0:
+        return None
+    normalised: dict = {"type": "command", "command": command, "timeout": max(1, timeout), "async": asynchronous}
+    if isinstance(handler.get("statusMessage"), str):
+        normalised["statusMessage"] = handler["statusMessage"]
+    identity: dict = {"event_name": _SNAKE.get(file_event, file_event), "hooks": [normalised]}
+    if isinstance(matcher, str):
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def codex_home() -> str:

@@ -174,19 +174,20 @@ def _drop_emptied(hooks: dict, before: dict) -> dict:
 
 
 def inspect(data: dict) -> list[dict]:
-    """Our handlers in a parsed hooks file: event, file event, matcher, command, timeout, wrapped."""
+    """Our handlers in a parsed hooks file: event, file event, matcher, command, timeout, wrapped,
+    and where (``slot``: [group, handler] — Codex keys trust by it) and the ``handler`` itself."""
     found = []
     for file_event, groups in (data.get("hooks") or {}).items():
         if not isinstance(groups, list):
             continue
-        for group in groups:
+        for gi, group in enumerate(groups):
             if not isinstance(group, dict):
                 continue
-            for handler in group.get("hooks") or []:
+            for hi, handler in enumerate(group.get("hooks") or []):
                 event = our_event(handler)
                 if event:
                     command = handler["command"]
                     found.append({"event": event, "file_event": file_event, "matcher": group.get("matcher"),
                                   "command": command, "timeout": handler.get("timeout"),
-                                  "wrapped": "|| exit 0" in command})
+                                  "wrapped": "|| exit 0" in command, "slot": [gi, hi], "handler": handler})
     return found

@@ -16,7 +16,9 @@ It reports, resolved for the tenant (``--tenant``, else ``$BOBBIN_ROLE``):
   governed policy); counts per plane, the digest, cache age / TTL / endpoint, and the
   refresher's last attempt, error and back-off (``refresh-state.json``);
 * **signed rule set** — always ``never-loaded`` (no signed rule cache exists yet);
-* **hooks** — health from the metrics spool (:mod:`yupana.commands.status.health`).
+* **hooks** — health from the metrics spool (:mod:`yupana.commands.status.health`);
+* **clients** — per coding client found on this machine: registered or not, wrapper and
+  timeout, Codex trust, last record seen for this project (:mod:`yupana.commands.status.clients`).
 
 The live store: status never refreshes and never writes the cache. It asks the store one
 trivial query (``SELECT … LIMIT 1``), bounded by ``request_timeout_secs`` (a hung store or
@@ -25,7 +27,8 @@ DNS lookup cannot hold the terminal longer), only when the cache is not fresh �
 (then a failed probe turns ``loaded``/``empty`` into ``stale``, as the Rust original's live
 projection does). ``--offline`` never contacts the store.
 
-Exit codes: 0 off / loaded / empty / stale; 3 degraded (rule set, or local controls); 4 the project config lowered the
+Exit codes: 0 off / loaded / empty / stale; 3 degraded (rule set, local controls, or a client's hooks
+registered but untrusted or never invoked); 4 the project config lowered the
 user's mode (3 wins when both apply: the guard not enforcing is the more urgent fact);
 1 a configuration or other error, with the reason on stderr (and in ``--json``).
 Schema and field meanings: docs/status.md.
@@ -145,13 +148,19 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
         "spool": spool_info,
         "now": now,
     }
+    from yupana.commands.status import clients as status_clients
+
+    report["clients"] = status_clients.section(root, records, now, deadline_ms=cfg["policy"]["deadline_ms"],
+                                               spool_complete=spool_info["read_all"] and not spool_info["rotated"])
     report["exit_code"] = exit_code(report)
     return report
 
 
 def exit_code(report: dict) -> int:
-    """3 degraded (the rule set, or a broken local control), else 4 when the project lowered the user's mode, else 0."""
-    if report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded":
+    """3 degraded (the rule set, a broken local control, or a client's hooks), else 4 when the project
+    lowered the user's mode, else 0."""
+    if (report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded"
+            or report.get("clients", {}).get("state") == "degraded"):
         return EXIT_DEGRADED
     if report["policy_mode_provenance"].get("lowered_by_project"):
         return EXIT_LOWERED

@@ -22,6 +22,7 @@ def render(report: dict) -> str:
     _block_tier(report, add)
     add("signed rules", f"{report['signed_rule_set']['state']} — {report['signed_rule_set']['note']}")
     _hooks(report, add)
+    _clients(report, add)
     return "\n".join(lines) + "\n"
 
 
@@ -222,6 +223,50 @@ def _hooks(report: dict, add) -> None:
     add("spool", f"{spool['path']} — {read}" if spool["exists"] else f"{spool['path']} — does not exist yet")
     if spool["write_error"]:
         add("", f"{WARN} records cannot be written ({spool['write_error']}): hook invocations go unrecorded")
+
+
+CLIENT_LABEL = {"claude-code": "claude", "codex": "codex"}
+
+
+def _clients(report: dict, add) -> None:
+    clients = report.get("clients")
+    if not clients:
+        return
+    add("clients", f"{WARN} DEGRADED: a client's hooks do not run (exit 3)" if clients["state"] == "degraded"
+        else "yupana's hooks in each coding client found here, and when this project last saw them run")
+    for client in ("claude-code", "codex"):
+        entry = clients[client]
+        label = f"  {CLIENT_LABEL[client]}"
+        if entry["state"] == "not-found":
+            add(label, "not found on this machine")
+            continue
+        if not entry["registered"]:
+            add(label, f"found ({', '.join(entry['found_by'])}); yupana hooks NOT registered "
+                       f"(`yupana install {'claude' if client == 'claude-code' else 'codex'}`)")
+        else:
+            head = f"{WARN} DEGRADED (exit 3)" if entry["state"] == "degraded" else "ok"
+            add(label, f"{head}; registered: {', '.join(entry['registered'])}; {_last_seen(entry['last_seen'], report['now'])}")
+        for reg in entry["registrations"]:
+            for hook in reg["hooks"]:
+                trust = f", trust {hook['trust']}" if "trust" in hook else ""
+                wrapper = "wrapped" if hook["wrapped"] else "NOT wrapped"
+                add("", f"{hook['event']}: {reg['scope']} {reg['path']} ({hook['file_event']} `{hook['matcher']}`, "
+                        f"timeout {hook['timeout'] if hook['timeout'] is not None else 'client default'}, "
+                        f"{wrapper}{trust})")
+        for problem in entry["problems"]:
+            mark = WARN if problem["degraded"] else "note:"
+            add("", f"{mark} {problem['problem']} — fix: {problem['fix']}")
+    if clients["unattributed_records"]:
+        add("", f"{clients['unattributed_records']} older invocation record(s) name no client/project "
+                "(written before yupana recorded them)")
+
+
+def _last_seen(seen: dict, now: int) -> str:
+    if seen["at"] is None:
+        return "never seen in this project"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen["at"]))
+    hooks = ", ".join(f"{h} {_ago(now - t)} ago" for h, t in seen["by_hook"].items() if t is not None)
+    return f"last seen {_ago(seen['age_secs'])} ago ({stamp}; {hooks})"
 
 
 def _hook_line(h: dict, window: str, now: int, mode: str) -> str:
