@@ -1,7 +1,7 @@
 """Packaging glue: a wheel carries queries/, shapes/ and fixtures/catalogue/ inside the package.
 
 The checkout keeps them at the top level (the design card's layout); an installed wheel has
-them under ``yupana/_data/`` and ``yupana.paths.source_root()`` finds either.
+them under ``yupana/_data/`` and ``yupana.state.paths.source_root()`` finds either.
 
 The ``yupana`` command is bin/yupana, installed as a script rather than generated from an
 entry point: the entry-point script older pips generate (23.2, the one Python 3.11 ships) imports ``re``,

@@ -11,7 +11,7 @@ For each size, three ways a hook can get the cache (``cache.load_servable``):
   ``yupana project --dump`` reads).
 
 Reported in-process (median ms of the call) and as whole processes: the median wall time
-of ``python -c "<import yupana.cache; load_servable(...)>"`` against ``python -c pass`` on
+of ``python -c "<import yupana.state.cache; load_servable(...)>"`` against ``python -c pass`` on
 the same interpreter in the same run, as a ratio. Text rules come from the realistic
 corpus of benchmarks/rule_corpus.py.
 """
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 import rule_corpus  # noqa: E402
 
-from yupana import cache  # noqa: E402
+from yupana.state import cache  # noqa: E402
 
 EP = "http://quipu.example:3030"
 
@@ -106,7 +106,7 @@ def main() -> None:
             hot_kib = os.path.getsize(cache.hot_path_for(path)) / 1024
             for mode, (hot, drop) in MODES.items():
                 ms = in_process(path, hot, drop, args.runs)
-                code = (f"import time; from yupana import cache; "
+                code = (f"import time; from yupana.state import cache; "
                         f"f, m = cache.load_servable({path!r}, {EP!r}, 3600, int(time.time()), hot={hot}); "
                         f"assert m is None")
                 whole_process([py, "-c", code], 1, (lambda: _drop_twin(path)) if drop else None)  # warm bytecode

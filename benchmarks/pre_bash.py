@@ -36,7 +36,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from yupana import cache  # noqa: E402
+from yupana.state import cache  # noqa: E402
 
 ENDPOINT = "http://127.0.0.1:9"
 CONFIG = f"""

@@ -90,7 +90,7 @@ def config(mode: str, wires: int = 25) -> str:
 
 def setup(base: str) -> tuple[dict, dict[str, bytes]]:
     """State, caches, two projects and their payloads under ``base``."""
-    from yupana import cache
+    from yupana.state import cache
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("YUPANA_", "BOBBIN_", "SHANTY_"))}
     env.pop("PYTHONDONTWRITEBYTECODE", None)

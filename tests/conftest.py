@@ -39,7 +39,7 @@ class Env(dict):
     @property
     def cache_path(self) -> Path:
         """The projection cache of the one store this environment has state for (each store has
-        its own directory, yupana/stores.py); a path that does not exist while there is none."""
+        its own directory, yupana/state/stores.py); a path that does not exist while there is none."""
         stores = sorted((self.state / "yupana" / "stores").glob("*/projection.json"))
         if len(stores) > 1:
             raise AssertionError(f"more than one store has a cache: {stores}; use cache_for(endpoint)")
@@ -50,7 +50,7 @@ class Env(dict):
 
     def cache_for(self, endpoint: str) -> Path:
         """The projection cache of the store ``endpoint`` (a cache key: redacted, absolute file: paths)."""
-        from yupana import cache, paths
+        from yupana.state import cache, paths
 
         return Path(paths.store_dir(cache.normalize_endpoint(endpoint), str(self.state / "yupana"))) / "projection.json"
 

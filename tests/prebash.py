@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import Env, run_yupana
 
-from yupana import cache
+from yupana.state import cache
 
 CLOSED_ENDPOINT = "http://127.0.0.1:9"  # discard port: nothing listens, nothing is ever asked in these tests
 

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from yupana import cache
+from yupana.state import cache
 from yupana.regex import prefilter as regex_prefilter
 
 NOW = 1_800_000_000
@@ -293,7 +293,7 @@ def test_a_twin_that_cannot_be_written_is_reported_and_the_json_still_serves(pat
 
 _BIG_SAVE = textwrap.dedent("""
     import os, resource, signal, sys, json
-    from yupana import cache
+    from yupana.state import cache
     path, limit = sys.argv[1], int(sys.argv[2])
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

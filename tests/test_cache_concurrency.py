@@ -22,7 +22,7 @@ SAVES_PER_WRITER = 8
 
 COMMON = textwrap.dedent("""
     import os, sys, time
-    from yupana import cache
+    from yupana.state import cache
     EP = "http://quipu.example:3030"
 
     def make(gen):

@@ -1,8 +1,8 @@
 """The layers, read from the source (AST imports, lazy ones included): what may import what.
 
-    cli ─► commands/ ─► refresher, endpoint/, projection/      (the cold path)
+    cli ─► commands/ ─► workers/ ─► endpoint/, projection/     (the cold path)
     cli ─► hooks/ ─► evaluate/, codegraph/ ─► edit/, shell/     (the hot path)
-           every layer ─► the flat base modules (paths, spool, cache, globs, …)
+           every layer ─► state/ and the flat base modules (globs, redact, …)
 
 Nothing below imports what is above it, the hot packages never import the cold ones, and
 there is no import cycle among modules imported at load time.
@@ -17,12 +17,13 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "yupana"
 
-COLD_PACKAGES = ("yupana.commands", "yupana.endpoint", "yupana.projection", "yupana.refresher",
+COLD_PACKAGES = ("yupana.commands", "yupana.endpoint", "yupana.projection", "yupana.workers.refresher",
+                 "yupana.workers.refresh_worker", "yupana.workers.exposure_worker", "yupana.workers.disk_flush",
                  "yupana.config_model", "yupana.config_controls", "yupana.cli")
 COLD_LIBRARIES = ("rdflib", "pyshacl", "httpx", "httpcore", "pydantic", "pydantic_settings", "rich", "typer",
                   "SPARQLWrapper", "diskcache", "pyoxigraph")
 HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate", "yupana.shell", "yupana.regex")
-BELOW_HOOKS = ("yupana.edit", "yupana.shell", "yupana.regex", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
+BELOW_HOOKS = ("yupana.state", "yupana.workers", "yupana.edit", "yupana.shell", "yupana.regex", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
 
 
 def _module_name(path: Path) -> str:
@@ -105,3 +106,11 @@ def test_no_import_cycle_at_load_time():
         if mod not in state:
             visit(mod, [mod])
     assert cycles == []
+
+
+def test_the_state_files_import_nothing_that_reads_or_runs_rules():
+    """state/ sits under every layer: it knows files, never an evaluator, a graph, a store or a worker
+    (beyond ``workers.detached``, the spawn primitive the disk queue starts its flush with)."""
+    found = _violations(("yupana.state",), ("yupana.evaluate", "yupana.codegraph", "yupana.workers", "yupana.endpoint",
+                                            "yupana.projection", "yupana.edit", "yupana.shell"))
+    assert [v for v in found if not v.endswith(("yupana.workers", "yupana.workers.detached"))] == []

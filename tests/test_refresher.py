@@ -18,7 +18,9 @@ import pytest
 from catalogue_kit import configure, overclaiming_policy, write_catalogue
 from servers.faulty import FaultyServer
 
-from yupana import cache, refresh_state, refresher
+from yupana.state import cache, refresh_state
+
+from yupana.workers import refresher
 from yupana.projection import gate
 
 
@@ -245,7 +247,7 @@ def test_no_endpoint_means_no_refresh_unless_the_bundled_catalogue_is_allowed(tm
 
 READER = """
 import os, sys, time
-from yupana import cache
+from yupana.state import cache
 path, key, stop = sys.argv[1], sys.argv[2], sys.argv[3]
 reads = misses = 0
 labels = set()

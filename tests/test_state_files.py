@@ -178,7 +178,7 @@ def test_project_on_a_read_only_state_directory_is_the_named_write_error(env, tm
 
 
 def test_the_state_file_reader_bounds_every_read(tmp_path):
-    from yupana import statefile
+    from yupana.state import statefile
 
     statefile.drain()  # refusals an earlier test left in this process
     big = tmp_path / "big"

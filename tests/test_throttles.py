@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from yupana import throttles
+from yupana.state import throttles
 
 
 def test_record_and_latest_until_wins(tmp_path):

@@ -60,7 +60,7 @@ def assess(cfg: dict, cache: dict | None, root: str, now: int, *, override: str 
 def for_status(cfg: dict, root: str, now: int, override: str | None, rule_set: dict) -> dict:
     """``rule_set.block_tier`` in ``status --json``: :func:`assess` over the cache the hooks would
     serve (``rule_set`` is status's own section: which cache, and why none is servable)."""
-    from yupana import cache
+    from yupana.state import cache
 
     body = None
     if rule_set["state"] != "off" and rule_set["miss"] is None:

@@ -28,9 +28,9 @@ COMMANDS = {
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex)"),
     "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code or Codex"),
-    "refresh-worker": ("yupana.commands.refresh_worker", "internal: the detached single-flight refresher"),
-    "exposure-worker": ("yupana.commands.exposure_worker", "internal: the detached repository-exposure lookup"),
-    "disk-flush": ("yupana.commands.disk_flush", "internal: write queued disk-impact samples to the store"),
+    "refresh-worker": ("yupana.workers.refresh_worker", "internal: the detached single-flight refresher"),
+    "exposure-worker": ("yupana.workers.exposure_worker", "internal: the detached repository-exposure lookup"),
+    "disk-flush": ("yupana.workers.disk_flush", "internal: write queued disk-impact samples to the store"),
 }
 INTERNAL_COMMANDS = ("refresh-worker", "exposure-worker", "disk-flush")
 UNRECORDED_COMMANDS = INTERNAL_COMMANDS + ("explain",)  # explain is a dry run: it writes nothing to the spool
@@ -182,7 +182,7 @@ def _run_command(argv: list[str]) -> int:
         return 0 if not argv else 1
     hook_resolution = args.command == "config" and getattr(args, "action", None) == "snapshot"  # run by hooks
     if args.command not in UNRECORDED_COMMANDS and not hook_resolution:
-        from yupana import spool
+        from yupana.state import spool
 
         spool.record("command", {"cmd": args.command})
     from yupana.redact import RedactingStream

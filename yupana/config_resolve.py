@@ -25,7 +25,8 @@ from __future__ import annotations
 import os
 
 from yupana import config_schema as schema
-from yupana import paths, redact
+from yupana.state import paths
+from yupana import redact
 from yupana.config_validate import validate  # noqa: F401 - part of this module's interface
 from yupana.settings import TOP_LEVEL_ENV, ConfigError
 

@@ -4,7 +4,7 @@ quipu answers exposure through ``POST /policy/check`` (interop reference §1.11,
 policy ``aegis:policy_no-internal-ids-in-public-repos`` checked against
 ``aegis:repo_<name>`` — ``satisfied`` is public, ``unsatisfied`` internal, anything else
 unknown. A hook must never wait on the network, so answers live in ``exposure.json`` in the
-store's own directory (beside its projection cache, :mod:`yupana.stores`), keyed by endpoint
+store's own directory (beside its projection cache, :mod:`yupana.state.stores`), keyed by endpoint
 and repository, with a TTL
 (:data:`TTL_SECS`; an *unknown* answer is kept for :data:`UNKNOWN_TTL_SECS` as a back-off
 so a store that cannot answer is asked once per interval, not once per edit).
@@ -28,7 +28,11 @@ from __future__ import annotations
 
 import os
 
-from yupana import detached, fastjson, statefile, stores
+from yupana.workers import detached
+
+from yupana import fastjson
+
+from yupana.state import statefile, stores
 
 AEGIS = "http://aegis.gastown.local/ontology/"
 POLICY_IRI = AEGIS + "policy_no-internal-ids-in-public-repos"
@@ -74,7 +78,7 @@ def resolve(quipu: dict, statements, declared: str | None, repo: str | None, now
 
 
 def cache_path(endpoint: str) -> str | None:
-    """``exposure.json`` of the store ``endpoint`` (its own directory, :mod:`yupana.stores`)."""
+    """``exposure.json`` of the store ``endpoint`` (its own directory, :mod:`yupana.state.stores`)."""
     from yupana.redact import redact_url
 
     return stores.beside(redact_url(endpoint.rstrip("/")), "exposure.json")

@@ -18,7 +18,9 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import paths, redact
+from yupana.state import paths
+
+from yupana import redact
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
@@ -81,7 +83,7 @@ def load(root: str, override: str | None = None) -> dict:
     snap_path = snapshot_path(root, override)
     if snap_path:
         try:
-            from yupana import statefile
+            from yupana.state import statefile
 
             snap = marshal.loads(statefile.read(snap_path, statefile.SNAPSHOT_LIMIT))  # not load(fh): piecemeal
             if snap.get("fingerprint") == fp:
@@ -119,7 +121,7 @@ def resolve_and_store(root: str, override: str | None, fp: tuple) -> dict:
 def redacted(resolved: dict | None) -> dict | None:
     """``resolved`` as a snapshot keeps it: endpoint URLs without credentials, warnings too.
 
-    Hooks need only the endpoint's identity (:func:`yupana.cache.endpoint_key`, the
+    Hooks need only the endpoint's identity (:func:`yupana.state.cache.endpoint_key`, the
     workers' ``--endpoint``); every worker that talks to the store resolves the
     configuration itself, with the configured URL.
     """
@@ -147,7 +149,7 @@ def write_snapshot(root: str, override: str | None, fp: tuple, resolved: dict | 
     data = marshal.dumps(snap)
     target = snapshot_path(root, override)
     if target:
-        from yupana import atomic
+        from yupana.state import atomic
 
         atomic.write_quietly(target, data)  # a hook that cannot keep it resolves again next time
     return data

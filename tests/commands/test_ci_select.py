@@ -178,7 +178,7 @@ def test_paths_replace_git_and_absolute_ones_are_made_repository_relative(yupana
 
 
 def test_the_example_catalogue_selects_for_a_rust_change(yupana, repo):
-    from yupana import paths
+    from yupana.state import paths
 
     example = Path(paths.source_root()) / "fixtures" / "catalogue"
     repo.write(".bobbin/config.toml", f'[yupana.quipu]\nenabled = true\nendpoint = "file:{example}"\n')
@@ -246,7 +246,7 @@ def test_an_unconfigured_plane_is_unknown(yupana, repo):
 
 
 def test_an_empty_scope_list_makes_the_map_unknown_even_when_another_command_matches(yupana, env, repo):
-    from yupana import cache
+    from yupana.state import cache
 
     repo.catalogue(ci_catalogue())
     repo.project(yupana)
@@ -261,7 +261,7 @@ def test_an_empty_scope_list_makes_the_map_unknown_even_when_another_command_mat
 
 
 def test_a_stale_cache_still_serves_and_says_so_with_its_age(yupana, env, repo):
-    from yupana import cache
+    from yupana.state import cache
 
     repo.catalogue(ci_catalogue())
     repo.project(yupana)

@@ -211,7 +211,7 @@ def test_mode_off_says_the_guard_is_inert(env, repo, store):
 
 
 def test_a_stale_cache_shows_its_age_and_the_refresh_it_would_start_but_does_not(env, repo):
-    from yupana import cache
+    from yupana.state import cache
 
     project(env, repo)
     body = json.loads(env.cache_path.read_text())

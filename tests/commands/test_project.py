@@ -50,7 +50,7 @@ def test_project_without_configuration_projects_the_bundled_catalogue_into_its_o
     assert done.returncode == 0, done.stderr
     lines = plane_lines(done.stdout.decode())
     assert int(lines["text_rules"][1]) > 0 and lines["text_rules"][-1].endswith("fixtures/catalogue")
-    from yupana import paths
+    from yupana.state import paths
 
     bundled = env.cache_path  # the only store with a cache: the bundled catalogue's own
     assert bundled.exists() and bundled.parent.parent == env.state / "yupana" / "stores"

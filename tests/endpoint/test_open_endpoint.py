@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from yupana import paths
+from yupana.state import paths
 from yupana.config import resolve
 from yupana.endpoint import bundled_location, open_endpoint
 from yupana.endpoint.base import Deadline, EndpointError

@@ -13,7 +13,9 @@ import pytest
 from conftest import REPO, run_yupana
 from prebash import hook, output, write_cache
 
-from yupana import disk_samples, shell
+from yupana.state import disk_samples
+
+from yupana import shell
 from yupana.evaluate import disk
 
 MIB = 1 << 20
@@ -407,7 +409,7 @@ def test_queued_lines_that_would_leak_a_path_are_dropped_not_written(env, quipu_
 
 
 def test_a_store_that_stays_down_cannot_grow_the_queue_without_bound(env, tmp_path, monkeypatch):
-    from yupana.commands import disk_flush
+    from yupana.workers import disk_flush
 
     url = "http://127.0.0.1:9"
     _store_config(env, url)

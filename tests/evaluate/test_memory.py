@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yupana import cache
+from yupana.state import cache
 from yupana.regex import prefilter as regex_prefilter
 from yupana.evaluate import memory
 

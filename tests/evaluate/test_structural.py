@@ -14,7 +14,7 @@ import pytest
 
 from tests.codegraph.conftest import DATA, file_edit
 from tests.conftest import QUIPU_FIXTURES
-from yupana import cache
+from yupana.state import cache
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, structural
 
 POLICIES_TTL = QUIPU_FIXTURES / "shapes" / "policies" / "treesitter.ttl"

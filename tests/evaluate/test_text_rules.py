@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from yupana import cache
+from yupana.state import cache
 from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.evaluate import text_rules
 
@@ -113,7 +113,7 @@ def test_summary_groups_matches_of_one_rule():
 def test_re2_is_imported_only_when_a_prefilter_admits_the_text():
     code = (
         "import sys\n"
-        "from yupana import cache\n"
+        "from yupana.state import cache\n"
         "from yupana.evaluate import text_rules\n"
         "rules = cache.derive_hot({'text_rules': [{'name': 'r%d' % i, 'pattern': r'\\bAKIA%04d[A-Z0-9]{12}' % i,"
         " 'tier': 'block'} for i in range(500)]})['text_rules']\n"

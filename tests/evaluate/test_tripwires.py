@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yupana import cache
+from yupana.state import cache
 from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.evaluate import tripwires
 

@@ -103,7 +103,7 @@ def hook(env, payload: dict | bytes | str, *flags: str, event: str = "pre-edit",
 
 def write_cache(env, endpoint: str, *, age: int = 0, path=None, **planes) -> dict:
     """A projection cache in docs/cache-format.md shape, written with the real writer."""
-    from yupana import cache
+    from yupana.state import cache
 
     body = {"version": 1, "written_at": int(time.time()) - age, "endpoint": endpoint, "dialect": "quipu",
             "digest": "sha256:test", "counts": {}, "policies": [], "text_rules": [], "exemption_selectors": [],

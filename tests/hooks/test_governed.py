@@ -18,7 +18,7 @@ import pytest
 from catalogue_kit import configure, write_catalogue
 from servers.faulty import FaultyServer
 
-from yupana import cache, refresh_state
+from yupana.state import cache, refresh_state
 from yupana.hooks import governed
 
 TTL, INTERVAL = 3600, 300

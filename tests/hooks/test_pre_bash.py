@@ -354,5 +354,5 @@ def test_an_unrelated_command_imports_no_regex_engine_and_takes_no_disk_sample(e
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
     assert "yupana.hooks.pre_bash" in imported
     forbidden = {"re2", "json", "subprocess", "shlex", "typing", "dataclasses", "tempfile", "tomllib", "argparse",
-                 "yupana.disk_samples", "httpx", "rdflib", "pydantic"}
+                 "yupana.state.disk_samples", "httpx", "rdflib", "pydantic"}
     assert not imported & forbidden, sorted(imported & forbidden)

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from conftest import run_yupana
 from guard_kit import Repo, text_rule, write_cache
 
-from yupana import cache
+from yupana.state import cache
 
 ENDPOINT = "http://127.0.0.1:9"
 

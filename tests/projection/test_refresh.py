@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from yupana import cache as cache_mod
-from yupana import fastjson, paths
+from yupana.state import cache as cache_mod
+from yupana import fastjson
+from yupana.state import paths
 from yupana.endpoint.base import Deadline, EndpointError
 from yupana.projection.digest import rule_set_digest
 from yupana.projection.errors import ProjectionError

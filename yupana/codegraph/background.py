@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from yupana import detached
+from yupana.workers import detached
 from yupana.codegraph import crate as crates
 from yupana.codegraph import index
 from yupana.codegraph import store as stores

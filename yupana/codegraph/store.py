@@ -20,7 +20,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import paths
+from yupana.state import paths
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:

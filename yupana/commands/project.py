@@ -1,6 +1,6 @@
 """``yupana project``: refresh the projection cache now; ``--dump`` shows what it holds.
 
-``yupana project`` runs one refresh (:func:`yupana.refresher.refresh_now`) and prints one
+``yupana project`` runs one refresh (:func:`yupana.workers.refresher.refresh_now`) and prints one
 line per plane — count, digest, duration, endpoint. On failure it exits non-zero with the
 named reason and what keeps serving ("prior cache kept (age 120s)"). When the refresh is
 slow it says what it is doing on stderr. With no endpoint configured it projects the
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refresh(root: str, override: str | None, wait: float | None, quiet: bool = False, accept_empty: bool = False):
-    from yupana import refresher
+    from yupana.workers import refresher
 
     ticker = _Progress(enabled=not quiet)
     if wait is None:
@@ -92,7 +92,7 @@ def _deadline_secs(root: str, override: str | None) -> float:
 
 
 def _report(outcome, *, print_table: bool) -> int:
-    from yupana import refresher
+    from yupana.workers import refresher
 
     if outcome.ok:
         if print_table:
@@ -120,7 +120,7 @@ def _report(outcome, *, print_table: bool) -> int:
 
 def summary_lines(outcome) -> list[str]:
     """One line per plane: count, digest, duration, endpoint (plus a heading and a footer)."""
-    from yupana import cache
+    from yupana.state import cache
 
     body, _ = cache.read(outcome.cache_path, hot=False) if outcome.cache_path else (None, None)
     body = body or {}
@@ -163,7 +163,7 @@ def plane_digest(value) -> str:
 
 
 def _outcome_json(outcome) -> dict:
-    from yupana import cache
+    from yupana.state import cache
 
     body, _ = cache.read(outcome.cache_path, hot=False) if (outcome.ok and outcome.cache_path) else (None, None)
     planes = []
@@ -237,7 +237,9 @@ class _Progress:
 
 
 def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: float | None, quiet: bool) -> int:
-    from yupana import cache, config, refresh_state, refresher
+    from yupana.state import cache, refresh_state
+    from yupana import config
+    from yupana.workers import refresher
 
     try:
         cfg = config.resolve(root, override)["config"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import paths
+from yupana.state import paths
 from yupana.redact import redact_url
 from yupana.endpoint.base import (KINDS, AuthError, ConnectError, Deadline, DeadlineError, Endpoint, EndpointError,
                                   HTTPError, ProtocolError, QueryError, SelectResult, StoreTimeout, Term,

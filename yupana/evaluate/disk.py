@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import os
 
-from yupana import paths, shell
+from yupana.state import paths
+
+from yupana import shell
 from yupana.evaluate import SATISFIED, UNSATISFIED, Finding
 
 HEADROOM_SHARE = 0.8
@@ -170,7 +172,7 @@ def signature(binary: str, sub: str, repo_class: str, cwd_class: str) -> str:
 def advise(history: dict | None, sig: str, fss: list) -> tuple[list[Finding], list[str]]:
     """(findings, reasons no verdict was available) for a recognised command.
 
-    ``fss`` are :class:`yupana.disk_samples.Fs` snapshots (not imported here: recognising a
+    ``fss`` are :class:`yupana.state.disk_samples.Fs` snapshots (not imported here: recognising a
     command must stay cheap for the commands that turn out to be unrelated).
 
     One finding per filesystem with history: ``unsatisfied`` (never blocking) when the p90

@@ -7,7 +7,7 @@ text or a grammar there is no evidence, and the wire does not trip: UNKNOWN).
 
 Effects, class first (governed wires may carry a class): ``deny`` blocks under enforce and
 advises under advise; ``warn`` notifies and never blocks; ``throttle`` never blocks and
-records an expiring back-off (see :mod:`yupana.throttles`) — even when a sibling wire
+records an expiring back-off (see :mod:`yupana.state.throttles`) — even when a sibling wire
 denies. Every tripped wire is its own constraint evaluation (point PAG, tree-sitter tier;
 local wires are fresh, governed ones carry the cache's freshness).
 

@@ -3,7 +3,7 @@
 Hot path, standard library only. :func:`load` never waits on the network:
 
 * it serves the projection cache of the configured store (its own directory,
-  :mod:`yupana.stores`) through :func:`yupana.cache.load_servable` (the hot twin
+  :mod:`yupana.state.stores`) through :func:`yupana.state.cache.load_servable` (the hot twin
   when it matches) for the configured endpoint, within ``projection_cache_ttl_secs``;
 * freshness: **fresh** when the cache was confirmed within ``refresh_interval_secs`` and
   no refresh has failed since; otherwise **stale**, always with the cache's age;
@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import os
 
-from yupana import cache as cache_mod
-from yupana import detached, redact, refresh_state, spool, stores
+from yupana.state import cache as cache_mod
+from yupana.workers import detached
+from yupana import redact
+from yupana.state import refresh_state, spool, stores
 
 FRESH, STALE = "fresh", "stale"
 

@@ -14,7 +14,7 @@ The order of the stages lives in :mod:`yupana.hooks.pre_edit`.
 
 from __future__ import annotations
 
-from yupana import spool
+from yupana.state import spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
 from yupana.hooks import protocol
 from yupana.hooks.guard_context import RAN, SKIPPED, GuardContext

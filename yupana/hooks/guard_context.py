@@ -14,7 +14,7 @@ per stage). With a trace, every stage reports itself through :meth:`GuardContext
 the effects this module makes are predicted instead of made: no refresh or exposure worker
 is spawned (``dry=True``: the answer is the one a real hook would get), no throttle back-off
 is written. Records and once-per-session markers are the dry run's own business
-(:func:`yupana.spool.capture`, :func:`yupana.hooks.protocol.rehearse`).
+(:func:`yupana.state.spool.capture`, :func:`yupana.hooks.protocol.rehearse`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import project_root, spool
+from yupana import project_root
+
+from yupana.state import spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
@@ -166,13 +168,13 @@ class GuardContext:
 
     def throttle_table(self) -> dict:
         if self._throttles is None:
-            from yupana import paths
+            from yupana.state import paths
 
             target = paths.state_file("throttles.jsonl")
             if not target or not os.path.exists(target):
                 self._throttles = {}  # nothing was ever throttled: no need to load the module
                 return self._throttles
-            from yupana import throttles
+            from yupana.state import throttles
 
             self._throttles = throttles.load(int(time.time()), target)
         return self._throttles
@@ -241,7 +243,7 @@ class GuardContext:
                 self.outcome.add_context(f"yupana: {message}")
 
     def record_throttle(self, edit, found: Finding) -> None:
-        from yupana import throttles
+        from yupana.state import throttles
 
         scope = self.top(edit) or self.inv.cwd
         if (found.id, scope) in self._throttle_done:
@@ -266,7 +268,7 @@ class GuardContext:
             return self.note("throttles", SKIPPED, "no back-off was ever recorded")
         inv = self.inv
         scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
-        from yupana import throttles
+        from yupana.state import throttles
 
         now = int(time.time())
         active = [a for scope in sorted(scopes) for a in throttles.active_for(scope, now, table)]

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import time
 
-from yupana import settings, spool, statefile
+from yupana import settings
+
+from yupana.state import spool, statefile
 from yupana.edit import payload
 from yupana.hooks import protocol
 

@@ -39,7 +39,9 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import fastjson, globs, project_root, settings, shell, spool
+from yupana import fastjson, globs, project_root, settings, shell
+
+from yupana.state import spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.shell import actions as action
 from yupana.edit import payload
@@ -237,7 +239,7 @@ class PreBash:
         found = disk.recognise(self.reading) if self.reading else None
         if found is None:  # an unrelated command pays nothing more
             return self.note("disk", SKIPPED, "not a command known to create large artifacts")
-        from yupana import disk_samples
+        from yupana.state import disk_samples
 
         inv = self.inv
         repo_class, cwd_class = disk.classes(inv.cwd, payload.git_top(inv.cwd))
@@ -276,7 +278,7 @@ class PreBash:
 
     def queue(self, quipu: dict, closed: list[dict], now: int) -> None:
         """Record closed samples locally and queue them for the store (never waits)."""
-        from yupana import disk_samples
+        from yupana.state import disk_samples
 
         endpoint = str(quipu.get("endpoint") or "")
         reason = None

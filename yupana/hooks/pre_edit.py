@@ -40,7 +40,9 @@ from __future__ import annotations
 
 import time
 
-from yupana import settings, spool
+from yupana import settings
+
+from yupana.state import spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, paths, redact, spool, statefile
+from yupana import fastjson, redact
+
+from yupana.state import paths, spool, statefile
 
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
@@ -242,7 +244,7 @@ def degrade(
 
 
 def refused_state(outcome: Outcome, *, hook: str, session_id: str | None, cfg: dict | None = None) -> None:
-    """Every state file this invocation refused to read (:mod:`yupana.statefile`: a FIFO, a
+    """Every state file this invocation refused to read (:mod:`yupana.state.statefile`: a FIFO, a
     device, a symlink to one, or an oversized file) as a loud ``state_file`` degradation."""
     for path, reason in statefile.drain():
         degrade(outcome, session_id=session_id, kind="state_file", record_kind="state_file",

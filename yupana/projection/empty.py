@@ -31,7 +31,7 @@ def governed_rules(counts: dict | None) -> int:
 
 def _prior_counts(path: str, key: str) -> dict | None:
     """The counts of the cache this refresh would replace (None: none for this endpoint)."""
-    from yupana import cache
+    from yupana.state import cache
 
     found, miss = cache.read(path, hot=False)
     if miss or not isinstance(found, dict) or cache.normalize_endpoint(str(found.get("endpoint"))) != key:

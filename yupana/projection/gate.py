@@ -125,7 +125,7 @@ class GateReport:
 
 def default_shapes_dir() -> str:
     """The shapes shipped with yupana: ``shapes/`` at the top of the source tree."""
-    from yupana import paths
+    from yupana.state import paths
 
     return os.path.join(paths.source_root(), "shapes")
 

@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
-from yupana import paths
+from yupana.state import paths
 from yupana.endpoint.base import Term
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(VALUES\s+\?([A-Za-z_][A-Za-z0-9_]*)|AFTER\s+\?([A-Za-z_][A-Za-z0-9_]*)|LIMIT|OFFSET)"

@@ -132,7 +132,7 @@ def served_policy(cfg: dict, top: str, now: int) -> dict:
 
     Returns the ``policy`` object of ``--json`` plus ``_cache`` (the cache, or None).
     """
-    from yupana import cache, refresh_state, stores
+    from yupana.state import cache, refresh_state, stores
 
     quipu = cfg["quipu"]
     endpoint = (quipu.get("endpoint") or "").strip()
@@ -229,7 +229,7 @@ def _progress(as_json: bool):
 
 
 def _record(report: dict) -> None:
-    from yupana import spool
+    from yupana.state import spool
 
     policy = report["policy"]
     common = {"changed": len(report["changed"]), "policy_freshness": policy["freshness"],

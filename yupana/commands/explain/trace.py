@@ -9,7 +9,7 @@ implementation of any of it.
 
 :func:`rehearsal` makes the run dry for the whole process, for as long as it lasts:
 
-* spool records are captured into ``trace.records`` (:func:`yupana.spool.capture`);
+* spool records are captured into ``trace.records`` (:func:`yupana.state.spool.capture`);
 * once-per-session notices create no marker: each is noted in ``trace.notices`` with
   whether a real hook would show it now (:func:`yupana.hooks.protocol.rehearse`);
 * the codegraph starts neither its after-edit watcher nor a background index build
@@ -30,7 +30,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from yupana import spool
+from yupana.state import spool
 from yupana.hooks import protocol
 
 

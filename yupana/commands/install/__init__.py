@@ -134,7 +134,7 @@ def diff(path: str, old: str | None, new: str) -> str:
 
 def write(path: str, text: str) -> str | None:
     """Replace the file atomically (its symlink target, keeping its mode); None or the error."""
-    from yupana import atomic
+    from yupana.state import atomic
 
     target = os.path.realpath(path)
     try:

@@ -109,7 +109,8 @@ def _error(kind: str, message: str, as_json: bool) -> int:
 def gather(root: str, override: str | None, tenant: tuple[str | None, str | None], now: int, *,
            live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
-    from yupana import block_tier, config_controls, paths, spool
+    from yupana import block_tier, config_controls
+    from yupana.state import paths, spool
     from yupana.commands.status import health as status_health
     from yupana.redact import redact_url
 
@@ -215,7 +216,7 @@ def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
     Reads the cache and ``refresh-state.json`` without writing either (no hot twin is
     rewritten, no ``served_from_cache`` record, no refresh started).
     """
-    from yupana import cache, refresh_state, stores
+    from yupana.state import cache, refresh_state, stores
 
     quipu, policy = cfg["quipu"], cfg["policy"]
     endpoint = (quipu.get("endpoint") or "").strip()
@@ -327,7 +328,9 @@ def _refresh_running(path: str | None) -> str | None:
     """
     import fcntl
 
-    from yupana import refresh_state, refresher
+    from yupana.state import refresh_state
+
+    from yupana.workers import refresher
 
     if not path:
         return None

@@ -32,13 +32,13 @@ TAIL_BYTES = 4 * 1024 * 1024
 
 
 def read_spool(path: str | None, max_bytes: int = TAIL_BYTES) -> tuple[list[dict], dict]:
-    """The spool's last records (via :func:`yupana.spool.read_tail`) and what was read.
+    """The spool's last records (via :func:`yupana.state.spool.read_tail`) and what was read.
 
     The info dict: ``path``, ``exists``, ``bytes`` (file size), ``read_all`` (False when only
     the final ``max_bytes`` were read), ``rotated`` (a ``.old`` file holds older records),
     ``records`` and ``oldest_ts``.
     """
-    from yupana import spool
+    from yupana.state import spool
 
     info = {"path": path, "exists": False, "bytes": 0, "read_all": True, "rotated": False, "records": 0,
             "oldest_ts": None}

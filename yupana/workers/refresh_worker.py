@@ -4,7 +4,7 @@ A hook that finds the cache due (:mod:`yupana.hooks.governed`) takes ``refresh.l
 itself and spawns this worker with the locked descriptor inherited (``--lock-fd``), stdio
 on /dev/null, in its own session. The worker re-checks under the lock whether a refresh
 is still due (another worker may have just finished, or a back-off may have started),
-runs :func:`yupana.refresher.refresh_now`, and exits. It never prints: everything goes to
+runs :func:`yupana.workers.refresher.refresh_now`, and exits. It never prints: everything goes to
 ``refresh.log`` beside the cache (rotated to ``refresh.log.old`` past 1 MiB). Run by hand
 without ``--lock-fd`` it takes the lock itself and exits at once when it is held.
 """
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
     global _log_cache
     try:
-        from yupana import refresher
+        from yupana.workers import refresher
 
         _log_cache = refresher.cache_path_of(root, getattr(args, "config", None))
 
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 def log(message: str) -> None:
     """Append one line to refresh.log beside the cache (the state directory when the
     configuration names none); never raises."""
-    from yupana import paths, refresh_state
+    from yupana.state import paths, refresh_state
 
     cache = _log_cache or paths.legacy_projection_cache()
     if not cache:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import fastjson, paths, redact, statefile
+from yupana import fastjson, redact
+
+from yupana.state import paths, statefile
 
 ROTATE_BYTES = 64 * 1024 * 1024
 

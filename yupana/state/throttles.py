@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, paths, statefile
+from yupana import fastjson
+
+from yupana.state import paths, statefile
 
 COMPACT_BYTES = 256 * 1024
 MAX_BACKOFF_SECS = 6 * 3600
@@ -120,6 +122,6 @@ def _compact(target: str, now: int) -> None:
         fastjson.dumps({"constraint_id": cid, "scope": scope, "until": e["until"], "n": e["n"]}) + "\n"
         for (cid, scope), e in keep.items()
     ).encode("utf-8", "backslashreplace")
-    from yupana import atomic
+    from yupana.state import atomic
 
     atomic.write_quietly(target, body)

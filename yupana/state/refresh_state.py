@@ -2,7 +2,7 @@
 
 Written by the refresher (cold) after every attempt, read by hooks (hot) to decide
 freshness and whether a detached refresh may start. Standard library only. The file lives
-beside the projection cache, in the store's own directory (:mod:`yupana.stores`), with ``refresh.lock`` (single-flight) and ``refresh.log``
+beside the projection cache, in the store's own directory (:mod:`yupana.state.stores`), with ``refresh.lock`` (single-flight) and ``refresh.log``
 (the detached worker's log)::
 
     {"version": 1, "endpoint": "http://quipu:3030",
@@ -10,7 +10,7 @@ beside the projection cache, in the store's own directory (:mod:`yupana.stores`)
      "last_failure_at": 1760000000, "last_error": "timeout: …", "last_error_kind": "timeout",
      "consecutive_failures": 2, "backoff_until": 1760000120, "duration_secs": 2.01}
 
-``endpoint`` is the cache key (see :func:`yupana.cache.endpoint_key`) the state is about; a
+``endpoint`` is the cache key (see :func:`yupana.state.cache.endpoint_key`) the state is about; a
 state written for another endpoint is ignored (switching stores never inherits a back-off).
 Back-off after ``n`` consecutive failures: ``refresh_backoff_secs * 2**(n-1)``, capped at
 :data:`BACKOFF_CAP_SECS`; a success clears it.
@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, statefile
+from yupana import fastjson
+
+from yupana.state import statefile
 
 STATE_VERSION = 1
 BACKOFF_CAP_SECS = 3600
@@ -86,6 +88,6 @@ def write(cache_path: str, state: dict) -> str | None:
     state = redact.redact_fields(dict(state))  # an error quoting a URL keeps no credentials
     state["version"] = STATE_VERSION
     target = state_path(cache_path)
-    from yupana import atomic
+    from yupana.state import atomic
 
     return atomic.write_quietly(target, fastjson.dumps(state).encode("utf-8"))

@@ -19,7 +19,9 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import atomic, fastjson, globs, paths, redact, statefile
+from yupana.state import atomic, paths, statefile
+
+from yupana import fastjson, globs, redact
 from yupana.regex import prefilter as regex_prefilter
 
 CACHE_VERSION = 1
@@ -101,7 +103,7 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
     target = path
     if not target:
-        from yupana import stores
+        from yupana.state import stores
 
         target = stores.cache_path(cache["endpoint"])
     if not target:
@@ -109,7 +111,7 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
     for key in ("source", "notices"):
         if cache.get(key):
             cache[key] = redact.redact_fields(cache[key])
-    from yupana import cache_entries
+    from yupana.state import cache_entries
 
     try:
         body = fastjson.dumps(cache).encode("utf-8")
@@ -283,7 +285,7 @@ def _check_shape(cache: object, path: str, entries: bool = True) -> tuple[dict |
             return None, Miss("unreadable", f"{path}: {key} is neither an object nor null")
         cache.setdefault(key, None)
     if entries:
-        from yupana import cache_entries
+        from yupana.state import cache_entries
 
         malformed = cache_entries.check(cache)
         if malformed:

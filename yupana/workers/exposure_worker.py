@@ -15,7 +15,9 @@ import argparse
 import os
 import time
 
-from yupana import atomic, detached
+from yupana.state import atomic
+
+from yupana.workers import detached
 
 DEADLINE_SECS = 2.0
 
@@ -49,7 +51,7 @@ def ask(repo: str, endpoint: str, root: str, override: str | None) -> tuple[str,
         quipu = config.resolve(root, override)["config"]["quipu"]
     except Exception as exc:  # noqa: BLE001 - stored as the reason
         return "unknown", f"configuration error: {exc}"
-    from yupana.cache import normalize_endpoint
+    from yupana.state.cache import normalize_endpoint
 
     if normalize_endpoint(str(quipu.get("endpoint") or "")) != normalize_endpoint(endpoint):  # as the hook saw it
         return "unknown", "the configured endpoint changed while the lookup was pending"

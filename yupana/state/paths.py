@@ -6,7 +6,7 @@ Resolution, for every state file: an explicit ``YUPANA_*_PATH`` variable, else
 State that belongs to one store (the projection cache and its hot twin, refresh state,
 back-off, lock and log, exposure answers) lives in that store's own directory,
 ``<state>/stores/<digest of the redacted endpoint>/`` (:func:`store_dir`), so any number of
-projects and endpoints on one host each keep their own; :mod:`yupana.stores` resolves it.
+projects and endpoints on one host each keep their own; :mod:`yupana.state.stores` resolves it.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def project_config_file(root: str) -> str:
 def source_root() -> str:
     """The directory that holds queries/, shapes/ and fixtures/: the project checkout, or the
     copy a wheel carries in ``yupana/_data`` (see setup.py)."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     checkout = os.path.dirname(package)
     if os.path.isdir(os.path.join(checkout, "queries")):
         return checkout

@@ -27,7 +27,11 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import atomic, detached, fastjson, paths, redact, statefile
+from yupana.state import atomic, paths, statefile
+
+from yupana.workers import detached
+
+from yupana import fastjson, redact
 
 MAX_OPEN_SECS = 24 * 3600  # an open sample older than this measures too much else: dropped
 PENDING_SECS = 60

@@ -3,7 +3,7 @@
 Two projects on one host may use two endpoints; each endpoint's durable state must survive
 the other's refreshes. So everything about one store lives in its own directory::
 
-    $XDG_STATE_HOME/yupana/stores/<digest>/     (digest: yupana.paths.store_digest)
+    $XDG_STATE_HOME/yupana/stores/<digest>/     (digest: yupana.state.paths.store_digest)
         endpoint              the redacted endpoint identity, one line (for operators)
         projection.json       the projection cache (docs/cache-format.md)
         projection.hot        its hot-path twin
@@ -12,7 +12,7 @@ the other's refreshes. So everything about one store lives in its own directory:
         refresh.log           the detached worker's log
         exposure.json         exposure answers (and exposure.pending.* markers)
 
-The identity is the cache key (:func:`yupana.cache.endpoint_key`): redacted, no trailing
+The identity is the cache key (:func:`yupana.state.cache.endpoint_key`): redacted, no trailing
 ``/``, ``file:`` locations absolute — so a hook and the refresher agree without I/O.
 
 ``$YUPANA_PROJECTION_CACHE_PATH`` keeps meaning what the contract says: that exact file is
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import paths
+from yupana.state import paths
 
 NAME_FILE = "endpoint"
 _looked: str | None = None  # the legacy path already looked at in this process
@@ -63,7 +63,7 @@ def name_store(directory: str, endpoint_key: str) -> None:
                 return
     except OSError:
         pass
-    from yupana import atomic
+    from yupana.state import atomic
 
     atomic.write_quietly(target, body)
 
@@ -78,7 +78,7 @@ def migrate_legacy() -> list[str]:
     if not os.path.lexists(legacy):
         return []
     done = _migrate(legacy)
-    from yupana import spool
+    from yupana.state import spool
 
     spool.record("state_migrated", {"legacy": legacy, "moves": done})
     return done
@@ -120,7 +120,8 @@ SMALL_LIMIT = 1 << 20
 
 
 def _endpoint_of(path: str, limit: int) -> str | None:
-    from yupana import cache, fastjson, statefile
+    from yupana.state import cache, statefile
+    from yupana import fastjson
 
     try:
         body = fastjson.loads(statefile.read(path, limit))

@@ -1,6 +1,6 @@
 """``yupana disk-flush`` (internal): write queued disk-impact samples to the store.
 
-Started detached by the pre-bash hook (:func:`yupana.disk_samples.start_flush`) after it
+Started detached by the pre-bash hook (:func:`yupana.state.disk_samples.start_flush`) after it
 queued closed samples; safe to run by hand (``yupana disk-flush --endpoint URL``). Under an
 flock it drains ``queue-<endpoint hash>.jsonl`` batch by batch:
 
@@ -29,7 +29,9 @@ import os
 import re
 import time
 
-from yupana import atomic, detached
+from yupana.state import atomic
+
+from yupana.workers import detached
 
 DEADLINE_SECS = 10.0
 BATCH = 200
@@ -69,7 +71,7 @@ def flush(endpoint: str, root: str, override: str | None = None) -> Flushed:
     """Drain the endpoint's queue into the store; never raises."""
     import fcntl
 
-    from yupana import disk_samples, spool
+    from yupana.state import disk_samples, spool
 
     done = Flushed()
     queue = disk_samples.queue_path(endpoint)
@@ -90,7 +92,7 @@ def flush(endpoint: str, root: str, override: str | None = None) -> Flushed:
 
 
 def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flushed) -> None:
-    from yupana import disk_samples, spool
+    from yupana.state import disk_samples, spool
 
     draining = queue[: -len(".jsonl")] + ".draining.jsonl"
     lines = _gather(queue, draining, done)
@@ -135,7 +137,7 @@ def _gather(queue: str, draining: str, done: Flushed) -> list[dict]:
     """Move newly queued samples into the draining file (capped at MAX_QUEUED, newest kept)
     and return everything waiting, oldest first. A store that stays down cannot make the
     queue grow without bound: every flush attempt gathers and caps it."""
-    from yupana import spool
+    from yupana.state import spool
 
     lines = _read(draining, done)
     claimed = f"{queue}.{os.getpid()}"
@@ -176,7 +178,7 @@ def _open_writer(endpoint: str, root: str, override: str | None):
     except Exception as exc:  # noqa: BLE001
         return None, 60, f"configuration error: {exc}"
     backoff = int(quipu.get("refresh_backoff_secs") or 60)
-    from yupana.cache import normalize_endpoint
+    from yupana.state.cache import normalize_endpoint
 
     if normalize_endpoint(str(quipu.get("endpoint") or "")) != normalize_endpoint(endpoint):  # as the hook saw it
         return None, backoff, "the configured endpoint is no longer the one these samples were queued for"
@@ -202,7 +204,7 @@ def _read(path: str, done: Flushed) -> list[dict]:
     """Valid queued samples of ``path`` ([] when absent); malformed ones are dropped and recorded."""
     import json
 
-    from yupana import spool
+    from yupana.state import spool
 
     out: list[dict] = []
     bad = 0
@@ -250,7 +252,7 @@ def _literal(text: str) -> str:
 
 
 def _refused(exc: Exception, pending: list[dict], done: Flushed) -> None:
-    from yupana import disk_samples, spool
+    from yupana.state import disk_samples, spool
 
     reason = _reason(exc)
     done.auth_failed = True
@@ -265,7 +267,7 @@ def _refused(exc: Exception, pending: list[dict], done: Flushed) -> None:
 def _fail(endpoint: str, done: Flushed, reason: str, backoff: int, kept: int) -> None:
     import json
 
-    from yupana import disk_samples, spool
+    from yupana.state import disk_samples, spool
 
     done.failure = reason
     spool.record("disk_write_failed", {"reason": reason, "samples": kept, "kept": True, "retry_in_secs": backoff})
@@ -278,7 +280,7 @@ def _fail(endpoint: str, done: Flushed, reason: str, backoff: int, kept: int) ->
 
 
 def _clear_backoff(endpoint: str) -> None:
-    from yupana import disk_samples
+    from yupana.state import disk_samples
 
     state = disk_samples.flush_state_path(endpoint)
     if state:

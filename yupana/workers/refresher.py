@@ -4,7 +4,7 @@
 under one :class:`~yupana.endpoint.base.Deadline` (``refresh_deadline_secs``), validates
 the projected triples with the SHACL gate, and only then replaces the cache (written_at =
 now). Whatever happens it records the attempt in ``refresh-state.json``
-(:mod:`yupana.refresh_state`): on any failure the prior cache is untouched, the error is
+(:mod:`yupana.state.refresh_state`): on any failure the prior cache is untouched, the error is
 named, and the shared back-off grows (``refresh_backoff_secs``, doubling, capped at an hour).
 
 With no endpoint configured, ``yupana project`` projects the bundled example catalogue
@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from yupana import cache, paths, refresh_state, spool, stores
+from yupana.state import cache, paths, refresh_state, spool, stores
 
 # Outcome statuses.
 REFRESHED = "refreshed"
@@ -153,7 +153,7 @@ def refresh_now(
 def cache_path_for(configured: str, key: str) -> str | None:
     """Where the cache for the configured endpoint (cache key ``key``) lives.
 
-    Each store has its own directory (:mod:`yupana.stores`), the bundled example catalogue
+    Each store has its own directory (:mod:`yupana.state.stores`), the bundled example catalogue
     (no endpoint configured) included, so trying ``yupana project`` in a project without
     configuration never replaces another project's real cache. Under an explicit
     ``$YUPANA_PROJECTION_CACHE_PATH`` the bundled catalogue gets ``example/projection.json``
