@@ -23,6 +23,8 @@ import argparse
 import os
 import sys
 
+from yupana.commands.shapes_formats import FORMATS
+
 SCHEMA = "yupana.shapes.validate/1"
 
 # Extension → rdflib parser name; anything else is read as Turtle.
@@ -38,47 +40,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="directory of *.ttl shapes (default: the shapes yupana ships)")
     parser.add_argument("--allow-warnings", action="store_true",
                         help="warnings and infos are reported but do not fail (exit 0)")
+    parser.add_argument("--format", choices=FORMATS, default=None, dest="output_format",
+                        help="text (default), json (= --json), junit, sarif (2.1.0) or github "
+                             "(GitHub Actions annotations); see docs/shapes.md")
 
 
 def run(args: argparse.Namespace) -> int:
-    as_json = bool(getattr(args, "json", False))
+    fmt = getattr(args, "output_format", None) or ("json" if getattr(args, "json", False) else "text")
     try:
-        return _run(args, as_json)
+        return _run(args, fmt)
     except Exception as exc:  # noqa: BLE001 - exit 3 is the promise for anything unexpected
-        return _fail(3, "internal", [{"file": None, "line": None, "message": f"{type(exc).__name__}: {exc}"}], as_json)
+        return _fail(3, "internal", [{"file": None, "line": None, "message": f"{type(exc).__name__}: {exc}"}], fmt)
 
 
-def _run(args: argparse.Namespace, as_json: bool) -> int:
+def _run(args: argparse.Namespace, fmt: str) -> int:
     import rdflib
 
     from yupana.projection import gate
 
     shapes_dir = os.path.abspath(args.shapes) if args.shapes else gate.default_shapes_dir()
     try:
-        gate.load_shapes(shapes_dir)
+        shapes_graph = gate.load_shapes(shapes_dir)
     except gate.GateError as exc:
         if args.shapes:  # the user's input
-            return _fail(2, "shapes", [{"file": shapes_dir, "line": None, "message": str(exc)}], as_json)
+            return _fail(2, "shapes", [{"file": shapes_dir, "line": None, "message": str(exc)}], fmt)
         raise
 
     graph = rdflib.Graph()
     files = _expand(args.files)
     if not files:
         return _fail(2, "input", [{"file": ", ".join(args.files), "line": None,
-                                   "message": "no RDF files (.ttl, .nt, .n3, .rdf, .owl, .xml, .jsonld) there"}], as_json)
+                                   "message": "no RDF files (.ttl, .nt, .n3, .rdf, .owl, .xml, .jsonld) there"}], fmt)
     errors = [err for path in files if (err := _parse_into(graph, path)) is not None]
     if errors:
-        return _fail(2, "input", errors, as_json)
+        return _fail(2, "input", errors, fmt)
 
     try:
         report = gate.validate_graph(graph, shapes_dir)
     except gate.GateError as exc:
-        return _fail(3, "internal", [{"file": None, "line": None, "message": str(exc)}], as_json)
+        return _fail(3, "internal", [{"file": None, "line": None, "message": str(exc)}], fmt)
 
     violations = report.count("violation")
     others = len(report.results) - violations
     code = 1 if violations or (others and not args.allow_warnings) else 0
-    if as_json:
+    if fmt in ("junit", "sarif", "github"):
+        _print_ci(fmt, report, files, graph, shapes_graph)
+    elif fmt == "json":
         _print_json({
             "schema": SCHEMA,
             "exit_code": code,
@@ -127,8 +134,28 @@ def _parse_into(graph, path: str) -> dict | None:
     return None
 
 
-def _fail(code: int, kind: str, errors: list[dict], as_json: bool) -> int:
-    if as_json:
+def _print_ci(fmt: str, report, files: list[str], graph, shapes_graph) -> None:
+    from yupana import __version__
+    from yupana.commands import shapes_formats as out
+
+    if fmt == "junit":
+        sys.stdout.write(out.junit(report.results, out.shape_targets(shapes_graph, graph), report.duration_s))
+    elif fmt == "sarif":
+        import json
+
+        print(json.dumps(out.sarif(report.results, out.Locator(files), report.shapes_dir, __version__), indent=2))
+    else:
+        sys.stdout.write(out.github(report.results, out.Locator(files)))
+
+
+def _fail(code: int, kind: str, errors: list[dict], fmt: str) -> int:
+    if fmt == "github":
+        from yupana.commands.shapes_formats import _gh_data, _gh_prop
+
+        for err in errors:
+            props = ",".join([f"file={_gh_prop(err['file'])}"] * bool(err["file"]) + [f"line={err['line']}"] * bool(err["line"]))
+            print(f"::error {props}::{_gh_data(err['message'])}".replace("::error ::", "::error::"))
+    if fmt == "json":
         _print_json({"schema": SCHEMA, "exit_code": code, "conforms": None, "error_kind": kind,
                      "errors": errors, "results": [], "counts": None})
     for err in errors:
