@@ -25,6 +25,7 @@ COMMANDS = {
     "shapes": ("yupana.commands.shapes", "validate RDF data against the SHACL shapes (for the store's CI)"),
     "verify": ("yupana.commands.verify", "verify a proposed Rust buffer (tree-sitter tier)"),
     "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
+    "metrics": ("yupana.commands.metrics", "hook health and the rule set in OpenMetrics text (node_exporter textfile)"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex)"),
     "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code or Codex"),

@@ -1,0 +1,74 @@
+"""``yupana metrics`` through the real CLI, read back by prometheus_client's OpenMetrics parser."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.commands.test_status import bash, edit, project, root, write_config  # noqa: F401 - root is a fixture
+
+parser = pytest.importorskip("prometheus_client.openmetrics.parser")
+
+
+def families(text: str) -> dict:
+    return {f.name: f for f in parser.text_string_to_metric_families(text)}
+
+
+def samples(fam, name: str | None = None) -> dict:
+    return {tuple(sorted(s.labels.items())): s.value for s in fam.samples if name is None or s.name == name}
+
+
+def test_hook_counts_latency_and_rule_set_parse_as_openmetrics(yupana, env, root):  # noqa: F811
+    write_config(root, mode="enforce", extra='[yupana.policy.scopes.polecat-3]\nallow_paths = ["src/**"]')
+    project(yupana, root)
+    for _ in range(2):
+        edit(yupana, root, "--tenant", "polecat-3")
+    edit(yupana, root, "--tenant", "polecat-3", rel="docs/notes.md")
+    bash(yupana, root)
+    done = yupana("metrics", cwd=root)
+    assert done.returncode == 0, done.stderr
+    fams = families(done.stdout.decode())
+    inv = samples(fams["yupana_hook_invocations"])
+    results = {g["result"] for g in env.records("guard")}
+    assert sum(v for k, v in inv.items() if ("hook", "pre-edit") in k) == 3 and len(results) >= 2
+    assert inv[(("hook", "pre-bash"), ("result", "parsed"))] == 1
+    hist = fams["yupana_hook_duration_seconds"]
+    assert hist.type == "histogram"
+    assert samples(hist, "yupana_hook_duration_seconds_count")[(("hook", "pre-edit"),)] == 3
+    info = samples(fams["yupana_rule_set"])
+    cached = json.loads(env.cache_path.read_text())
+    ((labels, value),) = info.items()
+    assert dict(labels)["digest"] == cached["digest"] and dict(labels)["state"] == "loaded" and value == 1
+    assert 0 <= samples(fams["yupana_cache_age_seconds"])[()] <= 60
+    assert samples(fams["yupana_rule_set_rules"])[(("plane", "text"),)] == 3
+    ((labels, _),) = samples(fams["yupana_last_refresh"]).items()
+    assert dict(labels)["outcome"] == "success"
+
+
+def test_fail_open_and_served_from_cache_are_counted_by_kind(yupana, env, root):  # noqa: F811
+    write_config(root, mode="advise")
+    lines = [{"kind": "fail_open", "hook": "pre-edit", "fail_kind": "projection", "ts": 1},
+             {"kind": "fail_open", "hook": "pre-bash", "fail_kind": "config", "ts": 2},
+             {"kind": "served_from_cache", "hook": "pre-edit", "age_secs": 9, "ts": 3}]
+    env.spool_path.parent.mkdir(parents=True, exist_ok=True)
+    env.spool_path.write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"kind": "gua')  # a torn last line
+    fams = families(yupana("metrics", cwd=root).stdout.decode())
+    assert samples(fams["yupana_fail_open"]) == {(("hook", "pre-edit"), ("kind", "projection")): 1,
+                                                 (("hook", "pre-bash"), ("kind", "config")): 1}
+    assert samples(fams["yupana_served_from_cache"]) == {(("hook", "pre-edit"),): 1}
+    assert dict(next(iter(samples(fams["yupana_rule_set"]))))["state"] == "degraded"  # no cache yet
+
+
+def test_output_is_written_atomically_for_the_textfile_collector(yupana, env, root, tmp_path):  # noqa: F811
+    write_config(root, endpoint=None)
+    target = tmp_path / "textfile" / "yupana.prom"
+    done = yupana("metrics", "--output", str(target), cwd=root)
+    assert done.returncode == 0 and done.stdout == b""
+    text = target.read_text()
+    assert text.endswith("# EOF\n") and families(text)
+    assert [p.name for p in target.parent.iterdir()] == ["yupana.prom"]  # no temp file left
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    bad = yupana("metrics", "--output", str(blocked / "y.prom"), cwd=root)
+    assert bad.returncode == 1 and b"cannot write" in bad.stderr

@@ -1,0 +1,157 @@
+"""``yupana metrics [--output PATH] [--root DIR]``: hook health and the rule set in the
+OpenMetrics text format, for node_exporter's textfile collector (docs/metrics.md).
+
+The figures come from the metrics spool (counters over the records it still holds: the file
+and its ``.old`` slot, so a rotation resets them — OpenMetrics counters may reset, Prometheus'
+``rate()`` handles it) and from the projection cache and ``refresh-state.json`` (read, never
+written: no refresh is started, no store contacted). ``--output`` writes atomically (a temp
+file renamed over the target), so the collector never reads half a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+# Latency buckets (seconds) for the hooks' own work; the hot path's budget is 100 ms.
+BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+_HOOK_OF_KIND = {"guard": "pre-edit", "pre_bash_invoked": "pre-bash"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", metavar="PATH", default=None,
+                        help="write here atomically (e.g. /var/lib/node_exporter/textfile/yupana.prom); "
+                             "default: stdout")
+    parser.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from yupana import config, project_root
+
+    root = project_root.cold_root(args.root)
+    try:
+        text = render(gather_records(), rule_set(root, getattr(args, "config", None), int(time.time())))
+    except config.ConfigError as exc:
+        print(f"yupana metrics: configuration error\n{exc}", file=sys.stderr)
+        return 2
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    from yupana.state import atomic
+
+    error = atomic.write_quietly(os.path.abspath(args.output), text.encode("utf-8"))
+    if error:
+        print(f"yupana metrics: cannot write {args.output}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def gather_records() -> list[dict]:
+    """Every record the spool holds: ``metrics.jsonl.old`` first, then ``metrics.jsonl``."""
+    from yupana.state import paths, spool
+
+    path = paths.metrics_spool()
+    if not path:
+        return []
+    out: list[dict] = []
+    for target in (path + ".old", path):
+        if os.path.exists(target):
+            out += spool.read_tail(target, max_bytes=1 << 62)
+    return out
+
+
+def rule_set(root: str, override: str | None, now: int) -> dict:
+    """``status``'s rule-set section, offline (no probe, nothing written)."""
+    from yupana import config_controls
+    from yupana.commands.status import rule_set_section
+
+    cfg = config_controls.check(root, override)["resolved"]["config"]
+    return rule_set_section(cfg, root, now, "never")
+
+
+def render(records: list[dict], rs: dict) -> str:
+    """The OpenMetrics exposition, ending in ``# EOF``."""
+    invocations: dict[tuple[str, str], int] = {}
+    fail_open: dict[tuple[str, str], int] = {}
+    served: dict[str, int] = {}
+    latency: dict[str, list[float]] = {}
+    for rec in records:
+        kind = rec.get("kind")
+        hook = _HOOK_OF_KIND.get(kind) if isinstance(kind, str) else None
+        if hook:
+            result = rec.get("result") or ("parsed" if rec.get("parsed", True) else "unparsed")
+            key = (hook, str(result))
+            invocations[key] = invocations.get(key, 0) + 1
+            ms = rec.get("duration_ms")
+            if isinstance(ms, (int, float)) and not isinstance(ms, bool):
+                latency.setdefault(hook, []).append(ms / 1000.0)
+        elif kind == "fail_open":
+            key = (str(rec.get("hook") or "unknown"), str(rec.get("fail_kind") or "unknown"))
+            fail_open[key] = fail_open.get(key, 0) + 1
+        elif kind == "served_from_cache":
+            h = str(rec.get("hook") or "unknown")
+            served[h] = served.get(h, 0) + 1
+    lines: list[str] = []
+    _family(lines, "yupana_hook_invocations", "counter", "hook invocations in the spool, by hook and result",
+            [({"hook": h, "result": r}, n) for (h, r), n in sorted(invocations.items())], suffix="_total")
+    _family(lines, "yupana_fail_open", "counter", "fail-open records (the guard not enforcing something), by hook and kind",
+            [({"hook": h, "kind": k}, n) for (h, k), n in sorted(fail_open.items())], suffix="_total")
+    _family(lines, "yupana_served_from_cache", "counter", "hooks that enforced last-known policy from a stale cache",
+            [({"hook": h}, n) for h, n in sorted(served.items())], suffix="_total")
+    lines += ["# TYPE yupana_hook_duration_seconds histogram", "# UNIT yupana_hook_duration_seconds seconds",
+              "# HELP yupana_hook_duration_seconds wall time of the hook's own work"]
+    for hook, values in sorted(latency.items()):
+        for bound in BUCKETS:
+            lines.append(f'yupana_hook_duration_seconds_bucket{{hook="{_esc(hook)}",le="{bound}"}} '
+                         f"{sum(1 for v in values if v <= bound)}")
+        lines.append(f'yupana_hook_duration_seconds_bucket{{hook="{_esc(hook)}",le="+Inf"}} {len(values)}')
+        lines.append(f'yupana_hook_duration_seconds_count{{hook="{_esc(hook)}"}} {len(values)}')
+        lines.append(f'yupana_hook_duration_seconds_sum{{hook="{_esc(hook)}"}} {round(sum(values), 6)}')
+    _rule_set_families(lines, rs)
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
+
+
+def _rule_set_families(lines: list[str], rs: dict) -> None:
+    state = str(rs.get("state") or "off")
+    _family(lines, "yupana_rule_set", "info", "the governed rule set: state, digest and freshness as labels",
+            [({"state": state, "digest": rs.get("digest") or "", "freshness": rs.get("freshness") or "none"}, 1)],
+            suffix="_info")
+    age = rs.get("cache_age_secs")
+    _family(lines, "yupana_cache_age_seconds", "gauge", "age of the projection cache (absent: no cache)",
+            [({}, age)] if isinstance(age, int) else [], unit="seconds")
+    counts = rs.get("counts") or {}
+    _family(lines, "yupana_rule_set_rules", "gauge", "projected rules and policies per plane",
+            [({"plane": k}, v) for k, v in sorted(counts.items()) if isinstance(v, int)])
+    refresh = rs.get("refresh") or {}
+    samples = []
+    if refresh.get("last_attempt_at") is not None:
+        failed = (refresh.get("last_failure_at") or 0) >= (refresh.get("last_success_at") or 0) and \
+            refresh.get("last_failure_at") is not None
+        samples.append(({"outcome": "failure" if failed else "success",
+                         "error_kind": str(refresh.get("last_error_kind") or "") if failed else ""}, 1))
+    _family(lines, "yupana_last_refresh", "info", "the last refresh attempt's outcome", samples, suffix="_info")
+    for name, field, help_text in (
+            ("yupana_last_refresh_attempt_timestamp_seconds", "last_attempt_at", "when the last refresh was attempted"),
+            ("yupana_last_refresh_success_timestamp_seconds", "last_success_at", "when a refresh last succeeded")):
+        value = refresh.get(field)
+        _family(lines, name, "gauge", help_text, [({}, value)] if isinstance(value, int) else [])
+    _family(lines, "yupana_refresh_consecutive_failures", "gauge", "refresh failures since the last success",
+            [({}, int(refresh.get("consecutive_failures") or 0))])
+
+
+def _family(lines: list[str], name: str, kind: str, help_text: str, samples: list[tuple[dict, object]],
+            suffix: str = "", unit: str | None = None) -> None:
+    lines.append(f"# TYPE {name} {kind}")
+    if unit:
+        lines.append(f"# UNIT {name} {unit}")
+    lines.append(f"# HELP {name} {help_text}")
+    for labels, value in samples:
+        body = ",".join(f'{k}="{_esc(str(v))}"' for k, v in labels.items())
+        lines.append(f"{name}{suffix}{{{body}}} {value}" if body else f"{name}{suffix} {value}")
+
+
+def _esc(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
