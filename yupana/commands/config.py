@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     as_json = bool(getattr(args, "json", False))
     report = gather(root, override, snap["error"])
     if as_json:
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        from yupana.commands.json_output import emit
+
+        emit("config.check", report)
     else:
         render(report)
     return EXIT_OK if report["ok"] else EXIT_BROKEN

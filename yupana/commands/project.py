@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     outcome = _refresh(root, override, args.wait, quiet=bool(getattr(args, "quiet", False)),
                        accept_empty=bool(getattr(args, "accept_empty", False)))
     if as_json:
-        print(json.dumps(_outcome_json(outcome), indent=2, sort_keys=True))
+        from yupana.commands.json_output import emit
+
+        emit("project", _outcome_json(outcome))
     return _report(outcome, print_table=not as_json)
 
 

@@ -168,9 +168,9 @@ def _fail(code: int, kind: str, errors: list[dict], fmt: str) -> int:
 
 
 def _print_json(doc: dict) -> None:
-    import json
+    from yupana.commands.json_output import emit
 
-    print(json.dumps(doc, indent=2, ensure_ascii=False))
+    emit("shapes.validate", doc, sort_keys=False)
 
 
 def _table(results) -> str:

@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     if result is None:
         return _fail(f"{args.file}: no verdict (deadline of {args.deadline_ms} ms ran out, or no buffer)")
     if getattr(args, "json", False):
-        print(json.dumps(result.as_json(), indent=2))
+        from yupana.commands.json_output import emit
+
+        emit("verify", result.as_json(), sort_keys=False)
     else:
         _print_human(args.file, result)
     return 1 if result.violations else 0

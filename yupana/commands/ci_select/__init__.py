@@ -84,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
     report["exit_code"] = exit_code(report)
     _record(report)
     if as_json:
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        from yupana.commands.json_output import emit
+
+        emit("ci-select", report)
         if report["state"] == "unknown":
             print(f"yupana: ci-select UNKNOWN: {report['reason']}", file=sys.stderr)
     else:
@@ -255,6 +257,8 @@ def _write(text: str) -> None:
 def _usage_error(kind: str, message: str, as_json: bool) -> int:
     print(f"yupana: ci-select: {message}", file=sys.stderr)
     if as_json:
-        print(json.dumps({"schema_version": SCHEMA_VERSION, "error": {"kind": kind, "message": message},
-                          "exit_code": EXIT_USAGE}, indent=2, sort_keys=True))
+        from yupana.commands.json_output import emit
+
+        emit("ci-select", {"schema_version": SCHEMA_VERSION, "error": {"kind": kind, "message": message},
+                           "exit_code": EXIT_USAGE})
     return EXIT_USAGE

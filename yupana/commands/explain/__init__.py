@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - an operator command names what failed, never a traceback
         return _error("internal", f"explain failed: {type(exc).__name__}: {exc}", as_json, EXIT_ERROR)
     if as_json:
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        from yupana.commands.json_output import emit
+
+        emit("explain", report)
     else:
         from yupana.commands.explain import render as explain_render
 
@@ -157,5 +159,7 @@ def _probe(trace, inv, config: str | None):
 def _error(kind: str, message: str, as_json: bool, code: int) -> int:
     print(f"yupana explain: {message}", file=sys.stderr)
     if as_json:
-        print(json.dumps({"schema_version": 1, "error": {"kind": kind, "message": message}}, indent=2, sort_keys=True))
+        from yupana.commands.json_output import emit
+
+        emit("explain", {"schema_version": 1, "error": {"kind": kind, "message": message}})
     return code

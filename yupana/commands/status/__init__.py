@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - an operator command names what failed, never a traceback
         return _error("internal", f"status failed: {type(exc).__name__}: {exc}", as_json)
     if as_json:
-        print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+        from yupana.commands.json_output import emit
+
+        emit("status", report)
     else:
         from yupana.commands.status import render as status_render
 
@@ -101,8 +103,10 @@ def tenant_of(args: argparse.Namespace) -> tuple[str | None, str | None]:
 def _error(kind: str, message: str, as_json: bool) -> int:
     print(f"yupana: {message}", file=sys.stderr)
     if as_json:
-        print(json.dumps({"schema_version": SCHEMA_VERSION, "error": {"kind": kind, "message": message},
-                          "exit_code": EXIT_ERROR}, indent=2, sort_keys=True))
+        from yupana.commands.json_output import emit
+
+        emit("status", {"schema_version": SCHEMA_VERSION, "error": {"kind": kind, "message": message},
+                        "exit_code": EXIT_ERROR})
     return EXIT_ERROR
 
 
