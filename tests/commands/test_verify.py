@@ -27,7 +27,8 @@ def test_violations_as_json_and_exit_1(env, yupana):
     assert out["ok"] is False and out["tier"] == "tree_sitter"
     assert [(v["kind"], v["symbol"], v["line"]) for v in out["violations"]] == [
         ("identifier-does-not-exist", "snakify", 55), ("wrong-arity", "transform", 55)]
-    assert set(out) == {"ok", "tier", "violations", "unchecked"}
+    assert set(out) == {"schema", "yupana_version", "ok", "tier", "violations", "unchecked"}
+    assert out["schema"] == "yupana.verify/1"
 
 
 def test_clean_buffer_exits_0_and_reads_stdin(env, yupana):
