@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.state import paths
+from yupana.state import paths, statefile
 
 NAME_FILE = "endpoint"
 _looked: str | None = None  # the legacy path already looked at in this process
@@ -58,9 +58,8 @@ def name_store(directory: str, endpoint_key: str) -> None:
     target = os.path.join(directory, NAME_FILE)
     body = (endpoint_key + "\n").encode("utf-8", "surrogateescape")
     try:
-        with open(target, "rb") as fh:
-            if fh.read(len(body) + 1) == body:
-                return
+        if statefile.read(target, 1 << 16) == body:
+            return
     except OSError:
         pass
     from yupana.state import atomic
