@@ -114,3 +114,23 @@ def test_the_state_files_import_nothing_that_reads_or_runs_rules():
     found = _violations(("yupana.state",), ("yupana.evaluate", "yupana.codegraph", "yupana.workers", "yupana.endpoint",
                                             "yupana.projection", "yupana.edit", "yupana.shell"))
     assert [v for v in found if not v.endswith(("yupana.workers", "yupana.workers.detached"))] == []
+
+
+def _private_uses(path: Path) -> list[str]:
+    """``module._name`` where ``module`` is a yupana module imported by that name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    ours: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("yupana"):
+            ours.update(alias.asname or alias.name for alias in node.names
+                        if f"{node.module}.{alias.name}" in MODULES)
+        elif isinstance(node, ast.Import):
+            ours.update(alias.asname for alias in node.names if alias.asname and alias.name in MODULES)
+    return [f"{_module_name(path)}:{node.lineno} {node.value.id}.{node.attr}" for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ours
+            and node.attr.startswith("_") and not node.attr.startswith("__")]
+
+
+def test_no_module_reaches_into_another_modules_private_helpers():
+    found = [use for path in sorted(PACKAGE.rglob("*.py")) for use in _private_uses(path)]
+    assert found == []
