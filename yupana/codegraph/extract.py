@@ -9,13 +9,12 @@ read items, ``use`` trees, ``mod`` attributes and types.
 
 from __future__ import annotations
 
-from yupana.codegraph import parse
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
-    from tree_sitter import Node, Tree
+    from tree_sitter import Node
 
-# Bump whenever what extract() records changes: stored facts of another version are re-derived.
+# Bump whenever what scan.file_facts() records changes: stored facts of another version are re-derived.
 VERSION = 8
 
 # Symbol tuple layout (also the store's column order).
@@ -86,21 +85,6 @@ class FileFacts:
         """The per-file record the verifier reads (bound names, uses, mods, flags)."""
         return {"bound": sorted(self.bound), "uses": self.uses, "mods": self.mods,
                 "flags": self.flags, "externs": self.externs}
-
-
-def extract(source: bytes, tree: "Tree | None" = None) -> FileFacts:
-    """All facts of one Rust source file (what the index stores for it)."""
-    from yupana.codegraph import scan
-
-    if tree is None:
-        tree = parse.parse(source)
-    facts = FileFacts()
-    if tree.root_node.has_error:
-        facts.flags |= FLAG_PARSE_ERROR
-    scan.walk(tree.root_node, facts)
-    facts.bound |= facts.locals
-    attribute_references(facts)
-    return facts
 
 
 STD_EXPR = frozenset("""println print eprintln eprint format format_args write writeln panic assert assert_eq

@@ -1,7 +1,7 @@
 """The one walk over a parsed Rust file: what the index stores, and what an edit names.
 
 Used two ways: :func:`walk` in index mode gives a file's facts (symbols, reference edges,
-bindings, uses, mods, flags — :func:`yupana.codegraph.extract.extract`); :func:`scan` in
+bindings, uses, mods, flags — :func:`file_facts`); :func:`scan` in
 verify mode gives a (windowed) proposed buffer's scope facts plus the candidates the edit
 introduces (:mod:`yupana.codegraph.candidates`).
 
@@ -258,3 +258,16 @@ def _meets(node, ranges) -> bool:
 
 def _holds(node, points) -> bool:
     return any(node.start_byte < p < node.end_byte for p in points)
+
+
+def file_facts(source: bytes, tree: "Tree | None" = None) -> "extract.FileFacts":
+    """All facts of one Rust source file (what the index stores for it)."""
+    if tree is None:
+        tree = parse.parse(source)
+    facts = extract.FileFacts()
+    if tree.root_node.has_error:
+        facts.flags |= extract.FLAG_PARSE_ERROR
+    walk(tree.root_node, facts)
+    facts.bound |= facts.locals
+    extract.attribute_references(facts)
+    return facts
