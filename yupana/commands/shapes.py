@@ -1,4 +1,4 @@
-"""``yupana shapes validate DATA… [--shapes DIR] [--json] [--allow-warnings]``: the store's CI.
+"""``yupana shapes validate DATA… [--shapes DIR] [--json | --format F] [--allow-warnings]``: the store's CI.
 
 Validates RDF files (merged into one graph, so a policy may link a selector defined in
 another file) against yupana's SHACL shapes, and reports every result's focus node,
@@ -14,7 +14,8 @@ input"; this command keeps them apart):
   or a ``--shapes`` directory that is missing or does not parse;
 * 3 — internal error: yupana's own shapes are broken or the validator failed.
 
-The ``--json`` document is described in docs/shapes.md (schema ``yupana.shapes.validate/1``).
+The ``--json`` document is described in docs/shapes.md (schema ``yupana.shapes.validate/1``,
+docs/json.md); ``--format junit|sarif|github`` are the CI reports (commands/shapes_formats.py).
 """
 
 from __future__ import annotations
