@@ -11,6 +11,10 @@ the row and its parts agree.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 CACHE_VERSION = 1
 AEGIS = "http://aegis.gastown.local/ontology/"
 
@@ -101,11 +105,11 @@ def count(key: str, value: object) -> int | None:
     return len(value)  # type: ignore[arg-type]
 
 
-def renderers(kind: str) -> list:
+def renderers(kind: str) -> list[Callable[..., object]]:
     """The ``--dump`` section functions of ``kind`` (``table`` or ``turtle``), in order, each once. Cold."""
     import importlib
 
-    out: list = []
+    out: list[Callable[..., object]] = []
     for p in PLANES:
         path = getattr(p, kind)
         if path is None:

@@ -163,14 +163,13 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         parents = optional("work_item_parents", "work-item parents", fetch_parents)
     disk = optional("disk_history", "disk-impact history", fetch_disk_history)
 
+    counts: dict[str, int | None] = {"unprojected": len(membership.unprojected)}
     cache = {
         "version": CACHE_VERSION,
         "endpoint": endpoint.identity.rstrip("/"),
         "dialect": endpoint.dialect,
         "digest": "",
-        "counts": {
-            "unprojected": len(membership.unprojected),
-        },
+        "counts": counts,
         "policies": structural,
         "text_rules": text_rules,
         "exemption_selectors": exemption_selectors,
@@ -186,7 +185,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         "unprojected": membership.unprojected,
         "notices": [*reader.notices, *overclaims, *failures],
     }
-    cache["counts"].update({p.key: count(p.key, cache[p.key]) for p in PLANES})
+    counts.update({p.key: count(p.key, cache[p.key]) for p in PLANES})
     cache["digest"] = rule_set_digest(cache)
     return Projection(cache=cache, triples=reader.sorted_triples(), planes=planes, notices=failures,
                       hosting_overclaims=overclaims)
