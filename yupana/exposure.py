@@ -34,7 +34,8 @@ from yupana import fastjson
 
 from yupana.state import statefile, stores
 
-AEGIS = "http://aegis.gastown.local/ontology/"
+from yupana.planes import AEGIS
+
 POLICY_IRI = AEGIS + "policy_no-internal-ids-in-public-repos"
 TTL_SECS = 3600
 UNKNOWN_TTL_SECS = 300

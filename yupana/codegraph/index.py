@@ -259,7 +259,7 @@ class CrateIndex:
         dirs = {d: m for d, m in known_dirs.items() if d not in changed_set}
         dirs.update(new_dirs)
         disk = dict(listing)
-        for rel, (_, mtime, size, _) in self.files.items():
+        for rel, (_, _mtime, _size, _) in self.files.items():
             d = rel.rpartition("/")[0]
             if d in changed_set or d not in dirs:
                 continue  # listed again above (or its directory is gone)

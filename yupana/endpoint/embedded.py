@@ -86,7 +86,7 @@ class EmbeddedStore(Endpoint):
         return SelectResult(variables, rows)
 
 
-def _term(term, _classes: list = []) -> Term:
+def _term(term, _classes: list = []) -> Term:  # noqa: B006 - a per-process memo of the term classes
     if not _classes:
         import pyoxigraph
 

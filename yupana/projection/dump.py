@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 import time
 
+from yupana import planes
+
 FORMATS = ("table", "json", "turtle")
 
 
@@ -59,8 +61,7 @@ def render_table(cache: dict, freshness: dict, block_tier: dict | None = None) -
     lines = _header(cache, freshness)
     if block_tier is not None:
         lines.append(f"  {_block_tier_line(block_tier)}")
-    for section in (_structural, _text_rules, _selectors, _grounded, _tripwires, _memory, _ci_map, _exposure,
-                    _work_items, _disk, _unprojected, _notices):
+    for section in (*planes.renderers("table"), _unprojected, _notices):
         lines.append("")
         lines.extend(section(cache))
     return "\n".join(lines) + "\n"

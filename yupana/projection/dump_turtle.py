@@ -20,7 +20,9 @@ import hashlib
 from decimal import Decimal
 from urllib.parse import quote
 
-AEGIS = "http://aegis.gastown.local/ontology/"
+from yupana import planes
+from yupana.planes import AEGIS
+
 DUMP_NS = AEGIS + "yupana-dump/"
 GROUNDING_QUERY = "SELECT ?id WHERE { ?w a aegis:WorkItem ; aegis:identifier ?id }"
 
@@ -37,8 +39,7 @@ def render_turtle(cache: dict, freshness: dict) -> str:
     out.raw("@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .")
     out.raw("@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .")
     out.raw(f"@prefix aegis: <{AEGIS}> .")
-    for section in (_structural, _text_rules, _selectors, _grounded, _tripwires, _memory, _ci_map, _exposure,
-                    _disk, _unprojected):
+    for section in (*planes.renderers("turtle"), _unprojected):
         section(cache, out)
     return out.text()
 

@@ -16,8 +16,10 @@ empty projection is stored, and the refresh says so loudly (a warning on stderr 
 
 from __future__ import annotations
 
+from yupana.planes import GOVERNED_PLANES
+
 #: The planes whose entries govern edits and commands (docs/cache-format.md "counts").
-GOVERNED = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies")
+GOVERNED = GOVERNED_PLANES
 
 ACCEPT_FLAG = "--accept-empty"
 

@@ -29,12 +29,14 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from yupana.planes import AEGIS
+
 SH = "http://www.w3.org/ns/shacl#"
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 #: Prefixes used to make IRIs readable in paths, shape names and the text report.
 PREFIXES = {
-    "aegis": "http://aegis.gastown.local/ontology/",
+    "aegis": AEGIS,
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "xsd": "http://www.w3.org/2001/XMLSchema#",

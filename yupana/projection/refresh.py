@@ -45,7 +45,7 @@ from yupana.projection.read import Reader
 from yupana.projection.subject import Subject
 from yupana.projection.vocab import RDFS_SUBCLASS_OF
 
-CACHE_VERSION = 1
+from yupana.planes import CACHE_VERSION, PLANES, count
 
 
 @dataclass
@@ -153,7 +153,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
             except (EndpointError, ProjectionError) as exc:
                 failures.append(f"{what} is UNKNOWN for this refresh: {exc}")
                 return None
-            stats.count = len(value.get("ids", ())) if name == "grounding" else len(value)
+            stats.count = count(name, value) or 0
             return value
 
     grounding = optional("grounding", "the grounding set", fetch_grounding) if grounded else None
@@ -163,26 +163,13 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         parents = optional("work_item_parents", "work-item parents", fetch_parents)
     disk = optional("disk_history", "disk-impact history", fetch_disk_history)
 
+    counts: dict[str, int | None] = {"unprojected": len(membership.unprojected)}
     cache = {
         "version": CACHE_VERSION,
         "endpoint": endpoint.identity.rstrip("/"),
         "dialect": endpoint.dialect,
         "digest": "",
-        "counts": {
-            "policies": len(structural),
-            "text_rules": len(text_rules),
-            "exemption_selectors": len(exemption_selectors),
-            "grounded_rules": len(grounded),
-            "tripwires": len(tripwires),
-            "memory_policies": len(memory),
-            "unprojected": len(membership.unprojected),
-            "ci_map": None if ci_map is None else len(ci_map["jobs"]),
-            "repo_exposure": len(repo_exposure),
-            "grounding": None if grounding is None else len(grounding["ids"]),
-            "work_item_scopes": None if scopes is None else len(scopes),
-            "work_item_parents": None if parents is None else len(parents),
-            "disk_history": None if disk is None else len(disk),
-        },
+        "counts": counts,
         "policies": structural,
         "text_rules": text_rules,
         "exemption_selectors": exemption_selectors,
@@ -198,6 +185,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         "unprojected": membership.unprojected,
         "notices": [*reader.notices, *overclaims, *failures],
     }
+    counts.update({p.key: count(p.key, cache[p.key]) for p in PLANES})
     cache["digest"] = rule_set_digest(cache)
     return Projection(cache=cache, triples=reader.sorted_triples(), planes=planes, notices=failures,
                       hosting_overclaims=overclaims)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-AEGIS = "http://aegis.gastown.local/ontology/"
+from yupana.planes import AEGIS
+
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 XSD = "http://www.w3.org/2001/XMLSchema#"

@@ -26,12 +26,12 @@ from yupana.state.stores import normalize_endpoint  # noqa: F401
 from yupana import fastjson, globs, redact
 from yupana.regex import prefilter as regex_prefilter
 
-CACHE_VERSION = 1
+from yupana.planes import CACHE_VERSION, LIST_PLANES, OPTIONAL_PLANES
+
 HOT_FORMAT = 3
 
-LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors",
-               "repo_exposure")
-OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history")
+LIST_FIELDS = LIST_PLANES
+OPTIONAL_FIELDS = OPTIONAL_PLANES
 
 
 class Miss:

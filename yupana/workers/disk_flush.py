@@ -31,12 +31,13 @@ import time
 
 from yupana.state import atomic
 
+from yupana.planes import AEGIS
 from yupana.workers import detached
 
 DEADLINE_SECS = 10.0
 BATCH = 200
 MAX_QUEUED = 10000
-AEGIS = "http://aegis.gastown.local/ontology/"
+
 _SIGNATURE = re.compile(r"^[^\s|:/]+:[^\s|:/]*\|repo:[^\s|:/]+\|cwd:[^\s|:/]+$")
 _FS = re.compile(r"^(root|tmpfs|mount:[0-9a-f]{8,64})$")
 _ID = re.compile(r"^[0-9a-f]{8,64}$")
