@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     as_json = bool(getattr(args, "json", False))
     if args.dump:
         return _dump(root, override, args.format or ("json" if as_json else "table"), args.no_refresh,
-                     args.wait, bool(getattr(args, "quiet", False)))
-    outcome = _refresh(root, override, args.wait, quiet=bool(getattr(args, "quiet", False)),
+                     args.wait, _progress_mode(args))
+    outcome = _refresh(root, override, args.wait, quiet=_progress_mode(args),
                        accept_empty=bool(getattr(args, "accept_empty", False)))
     if as_json:
         print(json.dumps(_outcome_json(outcome), indent=2, sort_keys=True))
@@ -69,10 +69,19 @@ def run(args: argparse.Namespace) -> int:
 # ── refresh ─────────────────────────────────────────────────────────────────────────
 
 
-def _refresh(root: str, override: str | None, wait: float | None, quiet: bool = False, accept_empty: bool = False):
+def _progress_mode(args) -> str:
+    """"quiet" (--quiet: none), "verbose" (--verbose: every stage at once), else "auto"."""
+    if getattr(args, "quiet", False):
+        return "quiet"
+    return "verbose" if getattr(args, "verbose", False) else "auto"
+
+
+def _refresh(root: str, override: str | None, wait: float | None, quiet: str = "auto", accept_empty: bool = False):
     from yupana.workers import refresher
 
-    ticker = _Progress(enabled=not quiet)
+    # auto: progress only on a terminal and only once the work has taken a second; piped, nothing
+    verbose = quiet == "verbose"
+    ticker = _Progress(enabled=verbose or (quiet == "auto" and sys.stderr.isatty()), delay=0.0 if verbose else SLOW_SECS)
     if wait is None:
         wait = _deadline_secs(root, override) + 5.0
     try:
@@ -202,8 +211,9 @@ class _Progress:
     """Says on stderr what a slow refresh is doing: nothing for the first second, then the
     current stage, then a reminder every few seconds while it lasts."""
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, delay: float = SLOW_SECS) -> None:
         self.enabled = enabled
+        self.delay = delay
         self.t0 = time.monotonic()
         self.current = "starting"
         self.shown = ""
@@ -214,7 +224,7 @@ class _Progress:
 
     def stage(self, message: str) -> None:
         self.current = message
-        if self.enabled and time.monotonic() - self.t0 >= SLOW_SECS:
+        if self.enabled and time.monotonic() - self.t0 >= self.delay:
             self._show()
 
     def _show(self) -> None:
@@ -223,7 +233,7 @@ class _Progress:
             print(f"yupana: {self.current} ({time.monotonic() - self.t0:.1f}s)", file=sys.stderr, flush=True)
 
     def _tick(self) -> None:
-        if self.done.wait(SLOW_SECS):
+        if self.done.wait(self.delay):
             return
         self._show()
         while not self.done.wait(5.0):
@@ -236,7 +246,7 @@ class _Progress:
 # ── dump ────────────────────────────────────────────────────────────────────────────
 
 
-def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: float | None, quiet: bool) -> int:
+def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: float | None, quiet: str) -> int:
     from yupana.state import cache, refresh_state
     from yupana import config
     from yupana.workers import refresher

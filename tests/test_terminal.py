@@ -1,0 +1,49 @@
+"""Issue 14 §1/§2/§4 through the real CLI: a closed pipe ends a command as it ends a Unix filter,
+``hook --help`` lists the flags a hook takes, ``--verbose``/``--quiet`` govern the progress lines,
+and a relative ``XDG_STATE_HOME`` is ignored as the XDG spec says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import run_yupana
+
+
+def test_a_closed_pipe_ends_the_command_quietly_with_the_filter_status(env):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader (`| head`) is gone before the command writes
+    try:
+        done = subprocess.run([sys.executable, "-m", "yupana", "status", "--json"], env=env, stdout=write_end,
+                              stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(write_end)
+    assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 141
+
+
+def test_hook_help_lists_tenant_and_config(env):
+    done = run_yupana(["hook", "--help"], env)
+    assert done.returncode == 0
+    assert b"--tenant" in done.stdout and b"--config" in done.stdout
+
+
+def test_verbose_shows_every_stage_when_piped_and_the_default_shows_none(env):
+    env["YUPANA_QUIPU_ENDPOINT"] = "http://127.0.0.1:9/query"  # discard port: refused at once
+    plain = run_yupana(["project"], env)
+    verbose = run_yupana(["project", "--verbose"], env)
+    quiet = run_yupana(["project", "--quiet", "--verbose"], env)
+    assert b"(0." not in plain.stderr  # piped, fast: no progress line
+    assert b"yupana: " in verbose.stderr and b"s)\n" in verbose.stderr, verbose.stderr  # "yupana: <stage> (0.0s)"
+    assert verbose.stderr.count(b"\n") > plain.stderr.count(b"\n")
+    assert quiet.stderr.count(b"\n") == plain.stderr.count(b"\n")
+
+
+def test_a_relative_xdg_state_home_is_ignored(env, tmp_path):
+    work = tmp_path / "cwd"
+    work.mkdir()
+    env["XDG_STATE_HOME"] = "relative-state"
+    run_yupana(["hook", "pre-bash"], env, stdin=b'{"tool_name": "Bash", "tool_input": {"command": "ls"}}', cwd=work)
+    assert not (work / "relative-state").exists()
+    assert (env.home / ".local" / "state" / "yupana").exists()
