@@ -30,7 +30,7 @@ def test_hook_help_lists_tenant_and_config(env):
 
 
 def test_verbose_shows_every_stage_when_piped_and_the_default_shows_none(env):
-    env["YUPANA_QUIPU_ENDPOINT"] = "http://127.0.0.1:9/query"  # discard port: refused at once
+    env["YUPANA_QUIPU__ENDPOINT"] = "http://127.0.0.1:9/query"  # discard port: refused at once
     plain = run_yupana(["project"], env)
     verbose = run_yupana(["project", "--verbose"], env)
     quiet = run_yupana(["project", "--quiet", "--verbose"], env)

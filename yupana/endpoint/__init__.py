@@ -108,8 +108,9 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
     except EndpointError as exc:
         if isinstance(exc, UNREACHABLE):
             candidate.close()
-            raise type(exc)(f"{exc.message} (while detecting the dialect; set [yupana.quipu] "
-                                          "dialect to skip detection)") from None
+            raise type(exc)(f"[yupana.quipu] endpoint = {redact_url(endpoint)}: {exc.message} (while detecting the "
+                            "dialect, through the probe URL quoted second; set [yupana.quipu] dialect to skip "
+                            "detection)") from None
         quipu_reason = str(exc)
     spent = candidate.requests
     candidate.close()

@@ -173,8 +173,10 @@ def _live(live: dict) -> str:
         return f"not asked ({live['why']})"
     if live["ok"]:
         return f"answered in {live['duration_ms']} ms (asked because {live['why']})"
-    return (f"{WARN} did NOT answer within {live['budget_secs']:g}s (asked because {live['why']}): "
-            f"{live['error_kind']}: {live['error']}")
+    if live["error_kind"] in ("deadline", "timeout"):
+        return (f"{WARN} did NOT answer within {live['budget_secs']:g}s (asked because {live['why']}): "
+                f"{live['error_kind']}: {live['error']}")
+    return f"{WARN} did NOT answer (asked because {live['why']}): {live['error_kind']}: {live['error']}"
 
 
 def _refresher(info: dict | None, add) -> None:
