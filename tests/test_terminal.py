@@ -47,3 +47,15 @@ def test_a_relative_xdg_state_home_is_ignored(env, tmp_path):
     run_yupana(["hook", "pre-bash"], env, stdin=b'{"tool_name": "Bash", "tool_input": {"command": "ls"}}', cwd=work)
     assert not (work / "relative-state").exists()
     assert (env.home / ".local" / "state" / "yupana").exists()
+
+
+def test_config_check_suggests_the_key_or_variable_meant(env, tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('[yupana.quipu]\nendpont = "http://127.0.0.1:9/query"\n')
+    env["YUPANA_QUIPU_ENDPOINT"] = "http://127.0.0.1:9/query"  # one "_" short of YUPANA_QUIPU__ENDPOINT
+    env["YUPANA_POLICY__MOD"] = "enforce"
+    done = run_yupana(["--config", str(config), "config", "check"], env)
+    out = (done.stdout + done.stderr).decode()
+    assert "unknown key yupana.quipu.endpont (ignored) (did you mean yupana.quipu.endpoint?)" in out, out
+    assert "YUPANA_POLICY__MOD: unknown key yupana.policy.mod (ignored) (did you mean YUPANA_POLICY__MODE?)" in out
+    assert "YUPANA_QUIPU_ENDPOINT: not a setting (ignored) (did you mean YUPANA_QUIPU__ENDPOINT?)" in out
