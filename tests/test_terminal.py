@@ -59,3 +59,12 @@ def test_config_check_suggests_the_key_or_variable_meant(env, tmp_path):
     assert "unknown key yupana.quipu.endpont (ignored) (did you mean yupana.quipu.endpoint?)" in out, out
     assert "YUPANA_POLICY__MOD: unknown key yupana.policy.mod (ignored) (did you mean YUPANA_POLICY__MODE?)" in out
     assert "YUPANA_QUIPU_ENDPOINT: not a setting (ignored) (did you mean YUPANA_QUIPU__ENDPOINT?)" in out
+
+
+def test_explain_does_not_call_the_plane_unconfigured_when_the_config_did_not_resolve(env, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[yupana.policy]\nmode = "bogus"\n')
+    payload = b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "session_id": "s"}'
+    out = run_yupana(["--config", str(bad), "explain"], env, stdin=payload).stdout.decode()
+    assert "not configured" not in out, out
+    assert "whether a governed plane is configured is not known" in out
