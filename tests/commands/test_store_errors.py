@@ -40,3 +40,20 @@ def test_https_at_a_port_that_speaks_something_else_is_a_tls_failure(env, server
     err = done.stderr.decode()
     assert "TLS handshake failed" in err and "plain http" in err, err
     assert f"[yupana.quipu] endpoint = {configured}:" in err
+
+
+def test_the_update_url_of_a_real_oxigraph_is_named_as_the_wrong_url(env, tmp_path):
+    from servers.oxigraph import OxigraphServer, binary
+
+    if binary() is None:
+        pytest.skip("no oxigraph binary (the oxigraph PyPI package)")
+    store = OxigraphServer(str(tmp_path / "ox")).start()
+    try:
+        env["YUPANA_QUIPU__ENDPOINT"] = store.update_url
+        done = run_yupana(["project"], env)
+    finally:
+        store.stop()
+    err = done.stderr.decode()
+    assert done.returncode != 0
+    assert f"[yupana.quipu] endpoint = {store.update_url} is the store's update URL, not its query URL" in err, err
+    assert "use the query URL" in err
