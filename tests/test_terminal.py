@@ -68,3 +68,44 @@ def test_explain_does_not_call_the_plane_unconfigured_when_the_config_did_not_re
     out = run_yupana(["--config", str(bad), "explain"], env, stdin=payload).stdout.decode()
     assert "not configured" not in out, out
     assert "whether a governed plane is configured is not known" in out
+
+
+def _run_in_pty(argv: list[str], env: dict, columns: int) -> str:
+    """Run the CLI with stdout on a pseudo-terminal ``columns`` wide; its output as text."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = dict(env)
+    env.pop("COLUMNS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "yupana", *argv], env=env, stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_the_dump_fits_the_terminal_and_is_full_width_when_piped(env):
+    env.pop("COLUMNS", None)
+    on_tty = _run_in_pty(["project", "--dump"], env, columns=100)
+    lines = [ln for ln in on_tty.splitlines() if ln.strip()]
+    assert any("STRUCTURAL POLICIES" in ln for ln in lines), on_tty[:500]
+    assert max(len(ln) for ln in lines) <= 100, max(lines, key=len)
+    piped = run_yupana(["project", "--dump"], env).stdout.decode()
+    assert max(len(ln) for ln in piped.splitlines()) > 100  # piped: nothing cut
+    env["COLUMNS"] = "80"
+    narrow = run_yupana(["project", "--dump"], env).stdout.decode()
+    assert max(len(ln) for ln in narrow.splitlines()) <= 80  # COLUMNS honoured
