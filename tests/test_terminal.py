@@ -109,3 +109,13 @@ def test_the_dump_fits_the_terminal_and_is_full_width_when_piped(env):
     env["COLUMNS"] = "80"
     narrow = run_yupana(["project", "--dump"], env).stdout.decode()
     assert max(len(ln) for ln in narrow.splitlines()) <= 80  # COLUMNS honoured
+
+
+def test_status_wraps_to_the_terminal_under_its_value_column(env):
+    env.pop("COLUMNS", None)
+    text = _run_in_pty(["status"], env, columns=80)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    assert any(ln.startswith("rule set    : ") for ln in lines), text[:400]
+    assert max(len(ln) for ln in lines) <= 80, max(lines, key=len)
+    piped = run_yupana(["status"], env).stdout.decode()
+    assert max(len(ln) for ln in piped.splitlines()) > 80

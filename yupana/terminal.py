@@ -34,7 +34,8 @@ def fit(widths: list[int], limit: int | None, indent: int = 2, gap: int = 2, flo
 
 
 def wrap(lines: list[str], limit: int | None) -> list[str]:
-    """Prose lines longer than ``limit`` wrapped at words, continuing two columns further in."""
+    """Prose lines longer than ``limit`` wrapped at words: a ``label : value`` line continues under
+    its value, any other two columns further in."""
     if limit is None:
         return lines
     import textwrap
@@ -44,7 +45,9 @@ def wrap(lines: list[str], limit: int | None) -> list[str]:
         if len(line) <= limit:
             out.append(line)
             continue
-        indent = line[: len(line) - len(line.lstrip())]
-        out += textwrap.wrap(line, limit, initial_indent="", subsequent_indent=indent + "  ",
-                             break_on_hyphens=False) or [line]
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        label = line.find(" : ")  # "tenant      : value": continue under the value
+        if 0 < label < 24:
+            indent = " " * (label + 3)
+        out += textwrap.wrap(line, limit, subsequent_indent=indent, break_on_hyphens=False) or [line]
     return out

@@ -23,7 +23,9 @@ def render(report: dict) -> str:
     add("signed rules", f"{report['signed_rule_set']['state']} — {report['signed_rule_set']['note']}")
     _hooks(report, add)
     _clients(report, add)
-    return "\n".join(lines) + "\n"
+    from yupana import terminal
+
+    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
 
 
 def _adder(lines: list[str]):
