@@ -70,7 +70,7 @@ def test_explain_does_not_call_the_plane_unconfigured_when_the_config_did_not_re
     assert "whether a governed plane is configured is not known" in out
 
 
-def _run_in_pty(argv: list[str], env: dict, columns: int) -> str:
+def _run_in_pty(argv: list[str], env: dict, columns: int, stderr_too: bool = False) -> str:
     """Run the CLI with stdout on a pseudo-terminal ``columns`` wide; its output as text."""
     import fcntl
     import pty
@@ -82,7 +82,7 @@ def _run_in_pty(argv: list[str], env: dict, columns: int) -> str:
     env = dict(env)
     env.pop("COLUMNS", None)
     proc = subprocess.Popen([sys.executable, "-m", "yupana", *argv], env=env, stdin=subprocess.DEVNULL,
-                            stdout=follower, stderr=subprocess.DEVNULL)
+                            stdout=follower, stderr=follower if stderr_too else subprocess.DEVNULL)
     os.close(follower)
     chunks = []
     while True:
@@ -119,3 +119,20 @@ def test_status_wraps_to_the_terminal_under_its_value_column(env):
     assert max(len(ln) for ln in lines) <= 80, max(lines, key=len)
     piped = run_yupana(["status"], env).stdout.decode()
     assert max(len(ln) for ln in piped.splitlines()) > 80
+
+
+def test_a_slow_refresh_on_a_terminal_is_one_live_status_line(env, tmp_path):
+    from servers.faulty import FaultyServer
+
+    server = FaultyServer("never-answer").start()
+    try:
+        env["YUPANA_QUIPU__ENDPOINT"] = server.url
+        env["YUPANA_QUIPU__DIALECT"] = "sparql11"
+        env["YUPANA_QUIPU__REFRESH_DEADLINE_SECS"] = "2.5"
+        env["YUPANA_QUIPU__REQUEST_TIMEOUT_SECS"] = "10"
+        text = _run_in_pty(["project"], env, columns=120, stderr_too=True)
+    finally:
+        server.stop()
+    assert "\r\x1b[Kyupana: " in text and "projecting from" in text, text[:600]  # redrawn in place
+    assert "refresh FAILED (" in text
+    assert text.count("\nyupana: projecting from") == 0  # not a new line per stage

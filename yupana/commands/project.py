@@ -81,7 +81,8 @@ def _refresh(root: str, override: str | None, wait: float | None, quiet: str = "
 
     # auto: progress only on a terminal and only once the work has taken a second; piped, nothing
     verbose = quiet == "verbose"
-    ticker = _Progress(enabled=verbose or (quiet == "auto" and sys.stderr.isatty()), delay=0.0 if verbose else SLOW_SECS)
+    on_tty = quiet == "auto" and sys.stderr.isatty()
+    ticker = _Progress(enabled=verbose or on_tty, delay=0.0 if verbose else SLOW_SECS, live=on_tty and not verbose)
     if wait is None:
         wait = _deadline_secs(root, override) + 5.0
     try:
@@ -211,9 +212,11 @@ class _Progress:
     """Says on stderr what a slow refresh is doing: nothing for the first second, then the
     current stage, then a reminder every few seconds while it lasts."""
 
-    def __init__(self, enabled: bool = True, delay: float = SLOW_SECS) -> None:
+    def __init__(self, enabled: bool = True, delay: float = SLOW_SECS, live: bool = False) -> None:
         self.enabled = enabled
         self.delay = delay
+        self.live = live  # a terminal: one status line redrawn in place (a spinner and the elapsed time)
+        self.drawn = False
         self.t0 = time.monotonic()
         self.current = "starting"
         self.shown = ""
@@ -228,6 +231,8 @@ class _Progress:
             self._show()
 
     def _show(self) -> None:
+        if self.live:
+            return  # the ticker thread redraws the line
         if self.current != self.shown:
             self.shown = self.current
             print(f"yupana: {self.current} ({time.monotonic() - self.t0:.1f}s)", file=sys.stderr, flush=True)
@@ -235,12 +240,27 @@ class _Progress:
     def _tick(self) -> None:
         if self.done.wait(self.delay):
             return
+        if self.live:
+            spinner = "|/-\\"
+            n = 0
+            while not self.done.is_set():
+                sys.stderr.write(f"\r\x1b[Kyupana: {spinner[n % 4]} {self.current} ({time.monotonic() - self.t0:.1f}s)")
+                sys.stderr.flush()
+                self.drawn = True
+                n += 1
+                self.done.wait(0.1)
+            return
         self._show()
         while not self.done.wait(5.0):
             print(f"yupana: still {self.current} ({time.monotonic() - self.t0:.0f}s)", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         self.done.set()
+        if self.thread and self.live:
+            self.thread.join(1.0)
+            if self.drawn:
+                sys.stderr.write("\r\x1b[K")  # the status line goes; the outcome is printed after it
+                sys.stderr.flush()
 
 
 # ── dump ────────────────────────────────────────────────────────────────────────────
