@@ -173,6 +173,7 @@ def _run_command(argv: list[str]) -> int:
             module.add_arguments(p)
             p.set_defaults(_run=module.run)
     hook = sub.add_parser("hook", help="run a hook", description="Run a hook; reads the payload on stdin.")
+    _add_globals(hook, suppress=True)
     hook.add_argument("event", choices=sorted(HOOKS))
     args = parser.parse_args(argv)
     from yupana import bytecode
@@ -194,6 +195,9 @@ def _run_command(argv: list[str]) -> int:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`yupana … | head`): stop quietly, as a Unix filter does
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, the status a shell reports for a filter killed by the closed pipe
     except Exception:  # the traceback Python would print, through the redacting stderr (same exit status)
         import traceback
 
@@ -203,9 +207,21 @@ def _run_command(argv: list[str]) -> int:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
+            except BrokenPipeError:
+                _silence_stdout()
             except (OSError, ValueError):
                 pass
         sys.stdout, sys.stderr = streams
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's exit-time flush meets no closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _add_globals(parser, suppress: bool = False) -> None:
@@ -214,7 +230,9 @@ def _add_globals(parser, suppress: bool = False) -> None:
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False,
                         help="machine-readable output")
-    parser.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS if suppress else False)
-    parser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False)
+    parser.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="no progress lines: only results and errors")
+    parser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="every progress stage on stderr as it starts, even when piped")
     parser.add_argument("--tenant", default=default, help="tenant/role id (default: $BOBBIN_ROLE)")
     parser.add_argument("--config", default=default, help="config file replacing discovery (must exist)")

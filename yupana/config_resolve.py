@@ -115,7 +115,12 @@ def env_overrides() -> tuple[dict, list[str]]:
     tree: dict = {}
     warnings: list[str] = []
     for var in sorted(os.environ):
-        if not var.startswith("YUPANA_") or ("__" not in var and var not in TOP_LEVEL_ENV):
+        if not var.startswith("YUPANA_"):
+            continue
+        if "__" not in var and var not in TOP_LEVEL_ENV:
+            near = _did_you_mean(var, known_env_vars(), cutoff=0.9)  # YUPANA_QUIPU_ENDPOINT: one "_" short
+            if near:
+                warnings.append(f"environment variable {var}: not a setting (ignored){near}")
             continue
         parts = var[len("YUPANA_"):].lower().split("__")
         spec, path = schema.SETTINGS, []
@@ -127,7 +132,8 @@ def env_overrides() -> tuple[dict, list[str]]:
             elif spec["kind"] == "map":
                 sub, key = spec["item"], part
             if sub is None:
-                warnings.append(f"environment variable {var}: unknown key yupana.{'.'.join(path + [part])} (ignored)")
+                warnings.append(f"environment variable {var}: unknown key yupana.{'.'.join(path + [part])} (ignored)"
+                                + _did_you_mean(var, known_env_vars()))
                 break
             path.append(key)
             spec = sub
@@ -174,7 +180,7 @@ def resolve_layers(root: str, override: str | None = None) -> tuple[dict, list[t
     warnings: list[str] = []
     for _, path, table in read:
         merged = deep_merge(merged, table)
-        warnings += [f"{path}: unknown key {k} (ignored)" for k in unknown_keys(table)]
+        warnings += [f"{path}: unknown key {k} (ignored){_did_you_mean(k, known_keys())}" for k in unknown_keys(table)]
     env_tree, env_warnings = env_overrides()
     merged = deep_merge(merged, env_tree)
     errors: list[tuple] = []
@@ -204,6 +210,30 @@ def resolve(root: str, override: str | None = None) -> dict:
     and ``warnings`` (unknown keys). Raises ConfigError.
     """
     return resolve_layers(root, override)[0]
+
+
+def known_keys(spec: dict = schema.SETTINGS, prefix: str = "yupana") -> list[str]:
+    """Every dotted key the schema defines (tables' fields, recursively; map items as ``<name>``)."""
+    found: list[str] = []
+    for name, sub in spec["fields"].items():
+        dotted = f"{prefix}.{schema.key_of(name, sub)}"
+        found.append(dotted)
+        if sub["kind"] == "table":
+            found += known_keys(sub, dotted)
+    return found
+
+
+def known_env_vars() -> list[str]:
+    """The environment variables that set a schema key (``YUPANA_<TABLE>__<KEY>``) or a top-level one."""
+    return sorted({"YUPANA_" + "__".join(k.split(".")[1:]).upper() for k in known_keys()} | set(TOP_LEVEL_ENV))
+
+
+def _did_you_mean(name: str, candidates: list[str], cutoff: float = 0.75) -> str:
+    """`` (did you mean X?)`` for the closest candidate, else ""; difflib only on this cold path."""
+    import difflib
+
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=cutoff)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def unknown_keys(table: dict, spec: dict = schema.SETTINGS, prefix: str = "yupana") -> list[str]:

@@ -138,3 +138,15 @@ def test_userinfo_in_an_endpoint_is_refused_without_echoing_the_password(yupana,
     for path in env.state.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+
+def test_a_rejected_regex_leaves_no_re2_log_line_on_the_hooks_stderr(yupana, tmp_path):
+    root = project(tmp_path, BROKEN["re2-pattern"][0])
+    payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(root / "src" / "lib.rs"), "old_string": "a",
+                              "new_string": "fn f() { x.unwrap() }"}}
+    hook = yupana("hook", "pre-edit", stdin=json.dumps(payload), cwd=root)
+    err = hook.stderr.decode()
+    assert "does not compile as RE2" in err  # the finding, in yupana's own words
+    assert "re2.cc" not in err and "Error parsing" not in err and "absl::" not in err, err  # issue 14 §1

@@ -192,7 +192,7 @@ def test_dead_endpoint_is_stale_with_age_then_degraded_past_the_ttl(yupana, env,
     assert 0 < refresh["backoff_remaining_secs"] <= 60
     code, text = human(yupana, root)
     assert "⚠ STALE" in text and "FAILED (connect:" in text and "1 failure(s) in a row" in text
-    assert "hooks start no refresh for" in text and "did NOT answer within 1s (asked because the cache is stale): connect:" in text
+    assert "hooks start no refresh for" in text and "did NOT answer (asked because the cache is stale): connect:" in text
     assert "cache       : stale, age " in text
     write_config(root, endpoint=url, mode="enforce", quipu=quipu.replace("300", "0") +
                  "\nprojection_cache_ttl_secs = 1")

@@ -336,8 +336,12 @@ def test_accepted_writes_conform_to_the_shape_and_carry_no_paths(env, quipu_serv
         f"<{o['o']}> a aegis:CommandDiskImpactObservation ; aegis:commandSignature \"{o['sig']}\" ; "
         f"aegis:filesystemIdentity \"{o['fs']}\" ; aegis:deltaBytes {o['delta']} ; aegis:observedAt {o['at']} .\n"
         for o in found)
-    conforms, _, text = validate(data, shacl_graph=str(REPO / "shapes" / "disk-impact.ttl"), data_graph_format="turtle",
-                                 shacl_graph_format="turtle")
+    from rdflib import Graph
+
+    # parsed Graphs, not paths: pyshacl would load paths into an rdflib Dataset, whose
+    # default_context (deprecated in rdflib 7) raised a DeprecationWarning per triple lookup
+    conforms, _, text = validate(Graph().parse(data=data, format="turtle"),
+                                 shacl_graph=Graph().parse(REPO / "shapes" / "disk-impact.ttl", format="turtle"))
     assert conforms, text
 
 

@@ -12,7 +12,9 @@ Behaviours (what a store, a proxy or a broken network does to a client):
 * ``truncated``: a 200 announcing 4096 bytes, sending 120 of them, then closing;
 * ``html``: a 200 ``text/html`` login page;
 * ``wrong-shape``: a 200 JSON object that is not a SPARQL result;
-* ``redirect``: a 302 to ``https://elsewhere.example/sparql`` (a moved endpoint).
+* ``redirect``: a 302 to ``https://elsewhere.example/sparql`` (a moved endpoint);
+* ``garbage``: on connect, before reading anything, a line of bytes that is neither HTTP nor
+  TLS, then close (what an ``https://`` client meets at a port that speaks something else).
 
 Paths are ignored, so the same URL serves as a SPARQL query URL or a quipu base URL.
 """
@@ -23,7 +25,7 @@ import socket
 import threading
 
 BEHAVIOURS = ("refuse", "never-answer", "slow-drip", "slow-headers", "http-500", "invalid-json", "truncated",
-              "html", "wrong-shape", "redirect")
+              "html", "wrong-shape", "redirect", "garbage")
 
 _RESULTS = (b'{"head": {"vars": ["s"]}, "results": {"bindings": [' +
             b', '.join(b'{"s": {"type": "uri", "value": "urn:example:%d"}}' % i for i in range(200)) + b']}}')
@@ -82,7 +84,8 @@ class FaultyServer:
 
     def _serve(self, client: socket.socket) -> None:
         try:
-            _read_request(client)
+            if self.behaviour != "garbage":
+                _read_request(client)
             getattr(self, "_" + self.behaviour.replace("-", "_"))(client)
         except OSError:
             pass
@@ -94,6 +97,9 @@ class FaultyServer:
                     pass
 
     # -- behaviours ------------------------------------------------------------------------
+
+    def _garbage(self, client: socket.socket) -> None:
+        client.sendall(b"SSH-2.0-not-a-store \x00\x01\x02 garbage\r\n" * 8)
 
     def _never_answer(self, client: socket.socket) -> None:
         self._stop.wait()

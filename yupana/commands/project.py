@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     as_json = bool(getattr(args, "json", False))
     if args.dump:
         return _dump(root, override, args.format or ("json" if as_json else "table"), args.no_refresh,
-                     args.wait, bool(getattr(args, "quiet", False)))
-    outcome = _refresh(root, override, args.wait, quiet=bool(getattr(args, "quiet", False)),
+                     args.wait, _progress_mode(args))
+    outcome = _refresh(root, override, args.wait, quiet=_progress_mode(args),
                        accept_empty=bool(getattr(args, "accept_empty", False)))
     if as_json:
         from yupana.commands.json_output import emit
@@ -71,10 +71,20 @@ def run(args: argparse.Namespace) -> int:
 # ── refresh ─────────────────────────────────────────────────────────────────────────
 
 
-def _refresh(root: str, override: str | None, wait: float | None, quiet: bool = False, accept_empty: bool = False):
+def _progress_mode(args) -> str:
+    """"quiet" (--quiet: none), "verbose" (--verbose: every stage at once), else "auto"."""
+    if getattr(args, "quiet", False):
+        return "quiet"
+    return "verbose" if getattr(args, "verbose", False) else "auto"
+
+
+def _refresh(root: str, override: str | None, wait: float | None, quiet: str = "auto", accept_empty: bool = False):
     from yupana.workers import refresher
 
-    ticker = _Progress(enabled=not quiet)
+    # auto: progress only on a terminal and only once the work has taken a second; piped, nothing
+    verbose = quiet == "verbose"
+    on_tty = quiet == "auto" and sys.stderr.isatty()
+    ticker = _Progress(enabled=verbose or on_tty, delay=0.0 if verbose else SLOW_SECS, live=on_tty and not verbose)
     if wait is None:
         wait = _deadline_secs(root, override) + 5.0
     try:
@@ -204,8 +214,11 @@ class _Progress:
     """Says on stderr what a slow refresh is doing: nothing for the first second, then the
     current stage, then a reminder every few seconds while it lasts."""
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, delay: float = SLOW_SECS, live: bool = False) -> None:
         self.enabled = enabled
+        self.delay = delay
+        self.live = live  # a terminal: one status line redrawn in place (a spinner and the elapsed time)
+        self.drawn = False
         self.t0 = time.monotonic()
         self.current = "starting"
         self.shown = ""
@@ -216,16 +229,28 @@ class _Progress:
 
     def stage(self, message: str) -> None:
         self.current = message
-        if self.enabled and time.monotonic() - self.t0 >= SLOW_SECS:
+        if self.enabled and time.monotonic() - self.t0 >= self.delay:
             self._show()
 
     def _show(self) -> None:
+        if self.live:
+            return  # the ticker thread redraws the line
         if self.current != self.shown:
             self.shown = self.current
             print(f"yupana: {self.current} ({time.monotonic() - self.t0:.1f}s)", file=sys.stderr, flush=True)
 
     def _tick(self) -> None:
-        if self.done.wait(SLOW_SECS):
+        if self.done.wait(self.delay):
+            return
+        if self.live:
+            spinner = "|/-\\"
+            n = 0
+            while not self.done.is_set():
+                sys.stderr.write(f"\r\x1b[Kyupana: {spinner[n % 4]} {self.current} ({time.monotonic() - self.t0:.1f}s)")
+                sys.stderr.flush()
+                self.drawn = True
+                n += 1
+                self.done.wait(0.1)
             return
         self._show()
         while not self.done.wait(5.0):
@@ -233,12 +258,17 @@ class _Progress:
 
     def stop(self) -> None:
         self.done.set()
+        if self.thread and self.live:
+            self.thread.join(1.0)
+            if self.drawn:
+                sys.stderr.write("\r\x1b[K")  # the status line goes; the outcome is printed after it
+                sys.stderr.flush()
 
 
 # ── dump ────────────────────────────────────────────────────────────────────────────
 
 
-def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: float | None, quiet: bool) -> int:
+def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: float | None, quiet: str) -> int:
     from yupana.state import cache, refresh_state
     from yupana import config
     from yupana.workers import refresher

@@ -108,8 +108,9 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
     except EndpointError as exc:
         if isinstance(exc, UNREACHABLE):
             candidate.close()
-            raise type(exc)(f"{exc.message} (while detecting the dialect; set [yupana.quipu] "
-                                          "dialect to skip detection)") from None
+            raise type(exc)(f"[yupana.quipu] endpoint = {redact_url(endpoint)}: {exc.message} (while detecting the "
+                            "dialect, through the probe URL quoted second; set [yupana.quipu] dialect to skip "
+                            "detection)") from None
         quipu_reason = str(exc)
     spent = candidate.requests
     candidate.close()
@@ -122,6 +123,11 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
         fallback.close()
         if isinstance(exc, UNREACHABLE):
             raise
+        if _is_update_url(endpoint):
+            raise UnsupportedError(f"[yupana.quipu] endpoint = {redact_url(endpoint)} is the store's update URL, not "
+                                   "its query URL: yupana only reads — use the query URL (Oxigraph: "
+                                   "http://host:7878/query; quipu: its base URL, http://host:3030) "
+                                   f"(the store said: {exc.message})") from None
         raise UnsupportedError(f"{endpoint}: not recognised as quipu ({quipu_reason}) nor as a SPARQL 1.1 "
                                            f"query URL ({exc.message}) — set [yupana.quipu] dialect; for quipu the "
                                            "endpoint is its base URL (http://host:3030), for a SPARQL 1.1 store its "
@@ -163,3 +169,9 @@ def _setting(quipu: dict, key: str):
     from yupana.config import Quipu
 
     return Quipu.model_fields[key].default
+
+
+def _is_update_url(endpoint: str) -> bool:
+    """Whether ``endpoint`` names a store's SPARQL Update path (``…/update``, ``…/sparql/update``)."""
+    path = endpoint.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return path.rsplit("/", 1)[-1].lower() in ("update", "statements")

@@ -260,8 +260,7 @@ class Http:
                                             f"(request_timeout_secs; {received} bytes received) — the store is slow or "
                                             "stuck: retry later, or raise [yupana.quipu] request_timeout_secs")
         if isinstance(exc, (httpcore.ConnectError, httpx.ConnectError)):
-            return ConnectError(f"{url}: cannot connect ({reason}) — is the store running, and is "
-                                            "[yupana.quipu] endpoint right?")
+            return ConnectError(f"{url}: {_connect_failure(exc, reason)}")
         if isinstance(exc, (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol, httpx.InvalidURL)):
             return UnsupportedError(f"{url}: {reason} — use an http:// or https:// endpoint")
         if isinstance(exc, (httpcore.RemoteProtocolError, httpx.RemoteProtocolError, httpcore.ReadError,
@@ -273,6 +272,25 @@ class Http:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _connect_failure(exc: BaseException, reason: str) -> str:
+    """What kind of connection failure ``exc`` is (refused, DNS, TLS), and what to try."""
+    import socket
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return (f"cannot connect: connection refused at once ({reason}) — nothing listens on that host and "
+                    "port (is the store running?): start the store, or correct the port in [yupana.quipu] endpoint")
+        if isinstance(cause, socket.gaierror):
+            return (f"cannot connect: the host name does not resolve ({reason}) — check the spelling of the host in "
+                    "[yupana.quipu] endpoint, or this machine's DNS")
+        if isinstance(cause, ssl.SSLError):
+            return (f"cannot connect: the TLS handshake failed ({reason}) — is the endpoint https:// for a store that speaks "
+                    "plain http (or the other way round), or is its certificate trusted here?")
+        cause = cause.__cause__ or cause.__context__
+    return f"cannot connect ({reason}) — is the store running, and is [yupana.quipu] endpoint right?"
 
 
 def parse_json(reply: Reply, what: str) -> object:

@@ -146,9 +146,9 @@ def _compile(pattern: str) -> object:
     rx = _compiled.get(pattern)
     if rx is None:
         try:
-            import re2
+            from yupana.regex.re2_quiet import compile_quiet
 
-            rx = re2.compile(pattern)
+            rx = compile_quiet(pattern)
         except Exception as exc:  # noqa: BLE001 - re2.error or anything the binding raises
             rx = f"{type(exc).__name__}: {exc}"
         _compiled[pattern] = rx

@@ -51,10 +51,10 @@ def _compile_regex(pattern: str, what: str) -> object:
     found = _regex.get(pattern)
     if found is not None:
         return found
-    import re2
+    from yupana.regex.re2_quiet import compile_quiet
 
     try:
-        compiled = re2.compile(pattern)
+        compiled = compile_quiet(pattern)
     except Exception as exc:  # re2.error, TypeError: all mean "does not compile"
         detail = exc.args[0] if exc.args else type(exc).__name__
         if isinstance(detail, bytes):

@@ -39,22 +39,18 @@ SCAN_CHUNK = 256 * 1024  # characters a bounded scan takes per window (the deadl
 SCAN_OVERLAP = 64 * 1024  # how far past its chunk a window reads, so a match straddling the boundary is whole
 FOLD_CHUNK = 1 << 20  # characters case-folded between deadline checks (~0.5 ms)
 
-_re2 = None
 _compiled: dict[str, object] = {}
 
 
 def _compile(pattern: str) -> object:
     """Compile with RE2 semantics (imports re2 on first use); raises ValueError."""
-    global _re2
     found = _compiled.get(pattern)
     if found is not None:
         return found
-    if _re2 is None:
-        import re2
+    from yupana.regex.re2_quiet import compile_quiet
 
-        _re2 = re2
     try:
-        compiled = _re2.compile(pattern)
+        compiled = compile_quiet(pattern)  # RE2's own log line would leak to stderr
     except Exception as exc:  # re2.error, TypeError, ... : all mean "does not compile"
         raise ValueError(str(exc) or type(exc).__name__) from None
     _compiled[pattern] = compiled

@@ -64,7 +64,9 @@ def render_table(cache: dict, freshness: dict, block_tier: dict | None = None) -
     for section in (*planes.renderers("table"), _unprojected, _notices):
         lines.append("")
         lines.extend(section(cache))
-    return "\n".join(lines) + "\n"
+    from yupana import terminal
+
+    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"
 
 
 def _header(cache: dict, freshness: dict) -> list[str]:
@@ -232,8 +234,15 @@ def _table(headers: list[str], rows: list[list], caps: list[int]) -> list[str]:
     """Aligned columns, each cut to its cap; the last column is cut but not padded."""
     if not rows:
         return ["  (none)"]
+    from yupana import terminal
+
     cells = [[_cut(_text(v), caps[i]) for i, v in enumerate(row)] for row in rows]
     widths = [max(len(headers[i]), *(len(r[i]) for r in cells)) for i in range(len(headers))]
+    fitted = terminal.fit(widths, terminal.width())  # the terminal's width; piped, full width
+    if fitted != widths:
+        headers = [_cut(h, fitted[i]) for i, h in enumerate(headers)]
+        cells = [[_cut(c, fitted[i]) for i, c in enumerate(r)] for r in cells]
+        widths = fitted
     lines = []
     for row in [headers] + cells:
         parts = [c.ljust(widths[i]) for i, c in enumerate(row[:-1])] + [row[-1]]

@@ -22,9 +22,14 @@ _ENV_OVERRIDES = {
 
 
 def state_dir() -> str | None:
-    """The yupana state directory, or None when neither XDG_STATE_HOME nor HOME is set."""
+    """The yupana state directory, or None when neither XDG_STATE_HOME nor HOME is set.
+
+    A relative ``XDG_STATE_HOME`` is ignored, as the XDG Base Directory spec requires ("all paths
+    set in these environment variables must be absolute; if an implementation encounters a
+    relative path it should consider the path invalid and ignore it").
+    """
     base = os.environ.get("XDG_STATE_HOME")
-    if base:
+    if base and os.path.isabs(base):
         return os.path.join(base, "yupana")
     home = os.environ.get("HOME")
     if home:

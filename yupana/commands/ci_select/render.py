@@ -32,7 +32,9 @@ def render(report: dict, *, hint: bool = True) -> str:
         if hint:
             lines.append(_row("next", next_step))
     lines.append(_row("note", NOTE))
-    return "\n".join(lines) + "\n"
+    from yupana import terminal
+
+    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
 
 
 def render_outcome(report: dict) -> str:

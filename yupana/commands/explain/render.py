@@ -24,7 +24,9 @@ def render(report: dict) -> str:
     _notices(report, lines)
     _records(report, lines)
     _withheld(report, lines)
-    return "\n".join(lines) + "\n"
+    from yupana import terminal
+
+    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
 
 
 def _add(lines: list[str], label: str, text: str) -> None:

@@ -257,6 +257,9 @@ def _config(note, snapshot: dict | None, ctx: Context) -> dict:
 
 
 def _policy(gov, *, consulted: bool, snapshot: dict | None) -> dict:
+    if gov is None and snapshot is None:  # the configuration was never read: configured or not is unknown
+        return {"consulted": False, "state": "not-loaded",
+                "why": "the configuration did not resolve (see above), so whether a governed plane is configured is not known"}
     if gov is None:
         quipu = ((snapshot or {}).get("config") or {}).get("quipu") or {}
         configured = bool(quipu.get("enabled") and quipu.get("endpoint"))

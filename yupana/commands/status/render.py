@@ -23,7 +23,9 @@ def render(report: dict) -> str:
     add("signed rules", f"{report['signed_rule_set']['state']} — {report['signed_rule_set']['note']}")
     _hooks(report, add)
     _clients(report, add)
-    return "\n".join(lines) + "\n"
+    from yupana import terminal
+
+    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
 
 
 def _adder(lines: list[str]):
@@ -173,8 +175,10 @@ def _live(live: dict) -> str:
         return f"not asked ({live['why']})"
     if live["ok"]:
         return f"answered in {live['duration_ms']} ms (asked because {live['why']})"
-    return (f"{WARN} did NOT answer within {live['budget_secs']:g}s (asked because {live['why']}): "
-            f"{live['error_kind']}: {live['error']}")
+    if live["error_kind"] in ("deadline", "timeout"):
+        return (f"{WARN} did NOT answer within {live['budget_secs']:g}s (asked because {live['why']}): "
+                f"{live['error_kind']}: {live['error']}")
+    return f"{WARN} did NOT answer (asked because {live['why']}): {live['error_kind']}: {live['error']}"
 
 
 def _refresher(info: dict | None, add) -> None:
