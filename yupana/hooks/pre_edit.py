@@ -222,6 +222,13 @@ class Guard(GovernedStage):
                 self.cut("verify", edit, during=True)
             return self.note("verify", UNKNOWN, "no opinion: no buffer to verify, the deadline ran out, or the "
                              "verifier is unavailable", edit)
+        if result.unparseable is not None:  # broken syntax is no evidence: UNKNOWN, never a block
+            self.findings.append(Finding("verify", "verify", "", outcome=UNKNOWN, rel=edit.rel,
+                                         extra={"unparseable": result.unparseable}))
+            self.degrade("verify_unparseable", f"the edit to {edit.rel} does not parse at line {result.unparseable}; "
+                         "buffer verification is UNKNOWN for it (failing open)",
+                         {"line": result.unparseable})
+            return self.note("verify", UNKNOWN, f"the introduced text does not parse (line {result.unparseable})", edit)
         problems = [f"line {v.get('line')}: {v.get('message')}" for v in result.violations]
         more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
         message = (f"edit to {edit.rel} fails buffer verification (tree-sitter tier): " + "; ".join(problems[:5])
