@@ -29,7 +29,7 @@ HOT_FORMAT = 3
 
 LIST_FIELDS = ("policies", "text_rules", "grounded_rules", "tripwires", "memory_policies", "exemption_selectors",
                "repo_exposure")
-OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "ci_map", "disk_history")
+OPTIONAL_FIELDS = ("grounding", "work_item_scopes", "work_item_parents", "work_item_status", "ci_map", "disk_history")
 
 
 class Miss:
