@@ -116,7 +116,26 @@ class Guard(GovernedStage):
             self.fold_throttles()
         if len(self.modes) > 1:  # the record names the strongest mode the patch was judged under
             self.mode = max(self.modes, key=("off", "advise", "enforce").index)
+        if configured and self.mode != "off":
+            self.recurrence()
         self.finish()
+
+    def recurrence(self) -> None:
+        """Issue 13 §1: a prior denial near this edit is context, never a decision."""
+        from yupana.evaluate import recurrence
+        from yupana.state import cache as cache_mod
+        from yupana.state import denials, stores
+
+        edit = self.inv.edits[0]
+        corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root), denials.NAME)
+        rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
+        sealed = recurrence.consult(self.outcome, [e.introduced for e in self.inv.edits], corpus=corpus,
+                                    now=int(time.time()), denied_by=rule,
+                                    record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
+                                    path=edit.path, rel=edit.rel, session=self.inv.session_id,
+                                    dry=self.trace is not None)
+        self.note("recurrence", RAN if sealed else SKIPPED, "near a prior denial" if sealed else
+                  "no prior denial near this edit", edit, **({"advisory": sealed} if sealed else {}))
 
     def load_config(self, project, several: bool) -> dict | None:
         """The configuration snapshot of ``project`` (the one its files are judged under), or
