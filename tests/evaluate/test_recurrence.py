@@ -40,19 +40,19 @@ def test_an_edit_too_small_to_compare_is_never_embedded():
 
 def test_vectors_under_another_model_are_never_compared():
     v = recurrence.embed("fn rotate_key(store: &mut KeyStore) { store.go() }")
-    assert recurrence.nearest(v, [{"model": "other", "vec": v, "at": 1}]) is None
-    assert recurrence.nearest(v, [{"model": recurrence.MODEL_ID, "vec": v, "at": 1}]).score > 0.99
+    assert recurrence.nearest(v, [{"model": "other", **recurrence.packed(v), "at": 1}]) is None
+    assert recurrence.nearest(v, [{"model": recurrence.MODEL_ID, **recurrence.packed(v), "at": 1}]).score > 0.99
 
 
 def test_the_corpus_is_bounded_by_age_and_size_and_survives_concurrent_appends(tmp_path):
     path = str(tmp_path / "denials.jsonl")
-    vec = recurrence.stored(recurrence.embed("pub fn x(a: u32) -> u32 { helper(a) } " * 20))
-    denials.append(path, {"at": 1, "rule": "old", "reason": "r", "model": recurrence.MODEL_ID, "vec": vec})
+    vec = recurrence.packed(recurrence.embed("pub fn x(a: u32) -> u32 { helper(a) } " * 20))
+    denials.append(path, {"at": 1, "rule": "old", "reason": "r", "model": recurrence.MODEL_ID, **vec})
 
     def writer(n: int) -> None:
         for i in range(200):
             denials.append(path, {"at": 10**9 + i, "rule": f"w{n}", "reason": "r" * 900, "model": recurrence.MODEL_ID,
-                                  "vec": vec})
+                                  **vec})
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
     for t in threads:

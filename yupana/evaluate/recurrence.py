@@ -18,6 +18,8 @@ shows it as context.
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import mul
 from zlib import crc32
 
 VERSION = 1
@@ -37,7 +39,7 @@ def model_id(features: tuple) -> str:
 
 MODEL_ID = model_id(FEATURES)
 THRESHOLD = 0.85
-KEEP = 192  # features a corpus entry keeps
+KEEP = 128  # features a corpus entry keeps
 MAX_TEXT = 16 * 1024  # only the first 16 KiB of the introduced text is embedded (bounded cost)
 
 _SEP = bytes(c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c >= 128) else 32
@@ -74,10 +76,25 @@ def _add(vec: dict[int, float], feature: str, weight: float) -> None:
 
 
 def stored(vec: dict[int, float], keep: int = KEEP) -> dict[int, float]:
-    """The ``keep`` heaviest features of ``vec`` (what the corpus stores: bounded lines)."""
+    """The ``keep`` heaviest features of ``vec``, renormalised (what the corpus stores: bounded lines)."""
     if len(vec) <= keep:
         return vec
-    return dict(sorted(vec.items(), key=lambda kv: -abs(kv[1]))[:keep])
+    kept = dict(sorted(vec.items(), key=lambda kv: -abs(kv[1]))[:keep])
+    norm = sum(w * w for w in kept.values()) ** 0.5  # renormalised: a kept vector is still a unit one
+    return {k: w / norm for k, w in kept.items()}
+
+
+def packed(vec: dict[int, float]) -> dict[str, str]:
+    """``vec``'s stored features as the corpus keeps them: ``{"k": "buckets", "w": "weights × 10⁴"}``
+    (two space-separated strings: one split and one C-level ``map`` each to score)."""
+    kept = stored(vec)
+    return {"k": " ".join(map(str, kept)), "w": " ".join(str(round(w * 10000)) for w in kept.values())}
+
+
+def packed_cosine(vec: dict[int, float], entry: dict) -> float:
+    """The cosine of ``vec`` with a packed corpus entry (its weights are stored × 10⁴)."""
+    keys = map(int, entry["k"].split())
+    return sum(map(mul, map(vec.get, keys, repeat(0.0)), map(int, entry["w"].split()))) / 10000.0
 
 
 def cosine(a: dict[int, float], b: dict[int, float]) -> float:
@@ -98,15 +115,17 @@ class Match:
 
 
 def nearest(vec: dict[int, float], entries: list[dict], threshold: float = THRESHOLD) -> Match | None:
-    """The corpus entry (embedded under :data:`MODEL_ID`) most similar to ``vec``, if ≥ ``threshold``."""
+    """The packed corpus entry (embedded under :data:`MODEL_ID`) most similar to ``vec``, if ≥ ``threshold``."""
     if not vec:
         return None
     best: Match | None = None
     for entry in entries:
-        other = entry.get("vec")
-        if entry.get("model") != MODEL_ID or not isinstance(other, dict):
+        if entry.get("model") != MODEL_ID or not isinstance(entry.get("k"), str) or not isinstance(entry.get("w"), str):
             continue
-        score = cosine(vec, other)
+        try:
+            score = packed_cosine(vec, entry)
+        except ValueError:  # a hand-edited line: skipped
+            continue
         if score >= threshold and (best is None or score > best.score):
             best = Match(entry, score)
     return best
@@ -153,7 +172,7 @@ def consult(outcome, texts: list[str], *, corpus: str | None, now: int, denied_b
             spool.record("recurrence_advisory", sealed)
     if outcome.decision == "deny" and not dry:
         entry = {"at": now, "rule": denied_by or "?", "reason": own_reason, "model": MODEL_ID,
-                 "vec": stored(vec)}
+                 **packed(vec)}
         if record_paths in ("relative", "absolute"):
             entry["path"] = rel if record_paths == "relative" else path
         else:  # paths are kept only under record_paths: the reason names the file, so it is scrubbed

@@ -116,7 +116,7 @@ class Guard(GovernedStage):
             self.fold_throttles()
         if len(self.modes) > 1:  # the record names the strongest mode the patch was judged under
             self.mode = max(self.modes, key=("off", "advise", "enforce").index)
-        if configured and self.mode != "off":
+        if configured and self.mode != "off" and inv.edits:
             self.recurrence()
         self.finish()
 

@@ -1,6 +1,6 @@
 """The denied-edit corpus: the verdict spool's denials kept for the recurrence advisory.
 
-One JSON object per line (``at``, ``rule``, ``reason``, ``model``, ``vec``, and ``path``
+One JSON object per line (``at``, ``rule``, ``reason``, ``model``, the packed vector ``k``/``w``, and ``path``
 only when ``[yupana.metrics] record_paths`` allows it) in ``denials.jsonl`` in the
 store's state directory. Safe under concurrent hooks: a writer appends one whole line
 with ``O_APPEND`` (one ``write``, atomic for lines this small); a reader reads at most the
@@ -47,8 +47,6 @@ def load(path: str | None, now: int) -> tuple[list[dict], dict]:
             except ValueError:
                 continue  # a torn or foreign line: skipped, not fatal
             if isinstance(entry, dict) and isinstance(entry.get("at"), int) and now - entry["at"] <= MAX_AGE_SECS:
-                if isinstance(entry.get("vec"), dict):
-                    entry["vec"] = {int(k): v for k, v in entry["vec"].items()}
                 entries.append(entry)
     mark = {"entries": len(entries), "newest_at": entries[-1]["at"] if entries else None, "bytes": size}
     return entries, mark
@@ -58,7 +56,6 @@ def append(path: str, entry: dict) -> bool:
     """Append one denial (one line, ``O_APPEND``); compact when the file has grown past the bound."""
     entry = dict(entry)
     entry["reason"] = str(entry.get("reason", ""))[:MAX_REASON]
-    entry["vec"] = {str(k): v for k, v in (entry.get("vec") or {}).items()}
     line = (fastjson.dumps(entry) + "\n").encode("utf-8")
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -78,6 +75,5 @@ def append(path: str, entry: dict) -> bool:
 def compact(path: str, now: int) -> None:
     """Rewrite the file with its live entries only (atomic replace)."""
     entries, _ = load(path, now)
-    data = "".join(fastjson.dumps({**e, "vec": {str(k): v for k, v in e["vec"].items()}}) + "\n"
-                   for e in entries if isinstance(e.get("vec"), dict))
+    data = "".join(fastjson.dumps(e) + "\n" for e in entries)
     atomic.write_quietly(path, data.encode("utf-8"))
