@@ -91,10 +91,31 @@ def packed(vec: dict[int, float]) -> dict[str, str]:
     return {"k": " ".join(map(str, kept)), "w": " ".join(str(round(w * 10000)) for w in kept.values())}
 
 
-def packed_cosine(vec: dict[int, float], entry: dict) -> float:
-    """The cosine of ``vec`` with a packed corpus entry (its weights are stored × 10⁴)."""
-    keys = map(int, entry["k"].split())
-    return sum(map(mul, map(vec.get, keys, repeat(0.0)), map(int, entry["w"].split()))) / 10000.0
+def packed_cosine(vec: dict[int, float], entry: dict, *, query: "Query | None" = None,
+                  floor: float = 0.0) -> float:
+    """The cosine of ``vec`` with a packed corpus entry (its weights are stored × 10⁴).
+
+    With ``floor``, an entry that cannot reach it is skipped cheaply (returns 0.0): by
+    Cauchy–Schwarz the cosine is at most the norm of ``vec`` over the buckets the two
+    share (the entry is a unit vector), found with one set intersection."""
+    q = query or Query(vec)
+    keys = entry["k"].split()
+    if floor > 0.0:
+        shared = q.keys.intersection(keys)
+        if sum(map(q.squares.__getitem__, shared)) < floor * floor:
+            return 0.0
+    return sum(map(mul, map(q.by_str.get, keys, repeat(0.0)), map(int, entry["w"].split()))) / 10000.0
+
+
+class Query:
+    """``vec`` keyed as the corpus stores buckets (strings), with its squared weights."""
+
+    __slots__ = ("by_str", "squares", "keys")
+
+    def __init__(self, vec: dict[int, float]) -> None:
+        self.by_str = {str(k): w for k, w in vec.items()}
+        self.squares = {k: w * w for k, w in self.by_str.items()}
+        self.keys = set(self.by_str)
 
 
 def cosine(a: dict[int, float], b: dict[int, float]) -> float:
@@ -119,11 +140,12 @@ def nearest(vec: dict[int, float], entries: list[dict], threshold: float = THRES
     if not vec:
         return None
     best: Match | None = None
+    query = Query(vec)
     for entry in entries:
         if entry.get("model") != MODEL_ID or not isinstance(entry.get("k"), str) or not isinstance(entry.get("w"), str):
             continue
         try:
-            score = packed_cosine(vec, entry)
+            score = packed_cosine(vec, entry, query=query, floor=best.score if best else threshold)
         except ValueError:  # a hand-edited line: skipped
             continue
         if score >= threshold and (best is None or score > best.score):
