@@ -35,6 +35,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--no-assert", action="store_true")
+    ap.add_argument("--corpus", choices=("history", "adversarial"), default="history",
+                    help="history: 300 real denied hunks of this repo's commits; adversarial: 300 entries all "
+                         "near the edit (no entry can be skipped: the worst case)")
     args = ap.parse_args()
     base = tempfile.mkdtemp(prefix="yupana-recur-")
     env = dict(os.environ, XDG_STATE_HOME=os.path.join(base, "state"), HOME=os.path.join(base, "home"),
@@ -54,9 +57,16 @@ def main() -> int:
     os.makedirs(os.path.dirname(corpus), exist_ok=True)
     now = int(time.time())
     text = "\n".join(f"    let value_{i} = compute_thing_{i}(input, {i}) + offset_{i % 7};" for i in range(30))
-    for i in range(denials.MAX_ENTRIES + 50):
-        vec = recurrence.packed(recurrence.embed(f"fn handler_{i}() {{ registry_{i}.dispatch(request, {i}) }} "
-                                                 + text.replace("value", f"v{i}")))
+    if args.corpus == "history":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from recurrence_commits import hunks
+
+        texts = hunks(REPO, 600)[:denials.MAX_ENTRIES + 50]
+    else:
+        texts = [f"fn handler_{i}() {{ registry_{i}.dispatch(request, {i}) }} " + text.replace("value", f"v{i}")
+                 for i in range(denials.MAX_ENTRIES + 50)]
+    for t in texts:
+        vec = recurrence.packed(recurrence.embed(t))
         denials.append(corpus, {"at": now, "rule": "scope-declared:t", "reason": "x" * 200,
                                 "model": recurrence.MODEL_ID, **vec})
     payload = json.dumps({"session_id": "s", "cwd": proj, "hook_event_name": "PreToolUse", "tool_name": "Edit",
@@ -74,7 +84,7 @@ def main() -> int:
         empty.append(_time(hook, env_empty, payload))
     b, f, e = statistics.median(bare), statistics.median(full), statistics.median(empty)
     size = os.path.getsize(corpus)
-    print(f"corpus {size} bytes ({denials.MAX_ENTRIES} read), model {recurrence.MODEL_ID}")
+    print(f"corpus ({args.corpus}) {size} bytes ({denials.MAX_ENTRIES} read), model {recurrence.MODEL_ID}")
     print(f"python -c pass {b * 1000:.1f} ms; pre-edit empty corpus {e * 1000:.1f} ms ({e / b:.2f}x); "
           f"full corpus {f * 1000:.1f} ms ({f / b:.2f}x); advisory cost {(f - e) * 1000:.1f} ms")
     if not args.no_assert and f / b > TARGET:
