@@ -58,3 +58,15 @@ def test_paths_are_kept_only_under_record_paths(env, repo):
     assert '"path":"src/secret.rs"' in _corpus(env)[0].read_text().replace(" ", "")
     allowed = hook(env, _edit(repo, "src/lib.rs", NEAR), "--tenant", "polecat-3")
     assert "an edit to src/secret.rs denied before" in allowed.message
+
+
+def test_explain_shows_the_advisory_when_it_fires_and_appends_nothing(env, repo):
+    from guard_kit import run_yupana
+
+    repo.config(CONFIG)
+    assert hook(env, _edit(repo, "src/secret.rs", DENIED), "--tenant", "polecat-3").denied
+    before = _corpus(env)[0].read_text()
+    out = run_yupana(["--tenant", "polecat-3", "explain"], env,
+                     stdin=__import__("json").dumps(_edit(repo, "src/secret.rs", NEAR))).stdout.decode()
+    assert "recurrence" in out and "near a prior denial" in out and recurrence.MODEL_ID in out
+    assert _corpus(env)[0].read_text() == before  # a dry run never appends
