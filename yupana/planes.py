@@ -80,6 +80,8 @@ PLANES: tuple[Plane, ...] = (
           decoder=_P + "decode_workitems.fetch_scopes", table=_D + "_work_items", turtle=None),
     Plane("work_item_parents", fatal=False, shape="object", queries=("work_item_parents",),
           decoder=_P + "decode_workitems.fetch_parents", table=_D + "_work_items", turtle=None),
+    Plane("work_item_status", fatal=False, shape="object", queries=("work_item_status",),
+          decoder=_P + "decode_workitems.fetch_status", table=_D + "_work_items", turtle=None),
     Plane("disk_history", fatal=False, shape="object", queries=("disk_keys", "disk_history"),
           decoder=_P + "decode_disk.fetch_disk_history", table=_D + "_disk", turtle=_T + "_disk"),
 )

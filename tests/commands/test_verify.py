@@ -45,3 +45,11 @@ def test_not_rust_or_unreadable_is_a_clear_error(env, yupana):
     assert done.returncode == 2 and b"not a Rust file" in done.stderr
     done = yupana("verify", "--file", str(root / "src" / "lib.rs"), "--buffer", str(root / "missing.rs"))
     assert done.returncode == 2 and b"cannot read the proposed buffer" in done.stderr
+
+
+def test_a_buffer_that_does_not_parse_where_it_changed_has_no_verdict(env, yupana):
+    root = _crate(env)
+    text = (root / "src" / "snake.rs").read_text() + "\npub fn leaf( -> u32 {{{{ missing_helper(\n"
+    done = yupana("verify", "--file", str(root / "src" / "snake.rs"), "--buffer", "-", stdin=text, cwd=root)
+    assert done.returncode == 2, done.stdout
+    assert b"does not parse" in done.stderr and b"missing_helper" not in done.stdout

@@ -78,3 +78,18 @@ def test_verify_without_an_anchor_has_no_opinion(env, crate):
     assert not result.denied
     assert {"id": "verify", "plane": "verify", "outcome": "unknown", "response": "logged"} in \
         env.records("guard")[-1]["constraints"]
+
+
+@pytest.mark.parametrize("mode", ["enforce", "advise"])
+def test_an_unparseable_edit_is_unknown_never_a_block(env, crate, mode):
+    crate.config(_config(mode, verify=True, symbols=None))
+    broken = "pub fn leaf( -> u32 {{{{ missing_helper("
+    result = hook(env, crate.payload(rel="src/lib.rs", old_string="pub fn leaf() -> u32 { 7 }", new_string=broken))
+    assert not result.denied
+    assert "does not parse" in result.message and "UNKNOWN" in result.message
+    assert {"id": "verify", "plane": "verify", "outcome": "unknown", "response": "logged"} in \
+        env.records("guard")[-1]["constraints"]
+    assert [r for r in env.records("fail_open") if r.get("fail_kind") == "verify_unparseable"]
+    again = hook(env, crate.payload(rel="src/lib.rs", old_string="pub fn leaf() -> u32 { 7 }", new_string=broken))
+    assert not again.denied and "does not parse" not in (again.message or "")  # the notice once per session
+    assert len([r for r in env.records("fail_open") if r.get("fail_kind") == "verify_unparseable"]) == 2

@@ -92,7 +92,8 @@ def test_plane_stats_account_for_every_request(store):
     proj = project(endpoint, {}, Deadline(30), env=WIRED)
     assert sum(p.requests for p in proj.planes.values()) == len(endpoint.sent)
     assert set(proj.planes) == {"policies", "text_rules", "exemption_selectors", "grounded_rules", "ci_map", "classes",
-                                "grounding", "work_item_scopes", "work_item_parents", "disk_history", "repo_exposure"}
+                                "grounding", "work_item_scopes", "work_item_parents", "work_item_status", "disk_history",
+                                "repo_exposure"}
     assert proj.planes["text_rules"].count == 1 and proj.planes["policies"].count == 6
     assert all(p.duration_s >= 0 for p in proj.planes.values())
 

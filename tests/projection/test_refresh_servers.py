@@ -107,3 +107,28 @@ def test_a_failing_store_fails_the_projection(tmp_path, quipu_server):
     server.fail_next(500, "boom")
     with pytest.raises(EndpointError):
         project(QuipuEndpoint(server.url, request_timeout=20), {}, Deadline(60), env={})
+
+
+STATUS = ITEMS + """
+aegis:bead_1 aegis:status "closed" .
+aegis:bead_2 aegis:status "abandoned" .
+"""
+
+
+def test_work_item_status_projects_the_same_through_oxigraph_and_embedded(tmp_path, oxigraph_server, quipu_server):
+    files = [write_ttl(tmp_path, STATUS)]
+    embedded, oxigraph, _ = three_stores(files, oxigraph_server, quipu_server)
+    for store in (embedded, oxigraph):
+        cache = project(store, {}, Deadline(60), env=WIRED).cache
+        assert cache["work_item_status"] == {"QUIP-12": "closed", "QUIP-7": "abandoned"}
+        assert cache["counts"]["work_item_status"] == 2
+
+
+def test_two_statuses_for_one_item_make_the_plane_unknown_naming_it(tmp_path, oxigraph_server, quipu_server):
+    files = [write_ttl(tmp_path, STATUS + 'aegis:bead_1 aegis:status "open" .\n')]
+    embedded, oxigraph, _ = three_stores(files, oxigraph_server, quipu_server)
+    for store in (embedded, oxigraph):
+        cache = project(store, {}, Deadline(60), env=WIRED).cache
+        assert cache["work_item_status"] is None and cache["work_item_scopes"]  # the other planes still serve
+        told = [n for n in cache["notices"] if "work-item status is UNKNOWN" in n]
+        assert told and "bead_1" in told[0] and "aegis:status" in told[0]

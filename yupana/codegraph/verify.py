@@ -20,6 +20,12 @@ When the answer could come from somewhere the index cannot see — a glob import
 another crate, ``include!``, ``#[macro_use] extern crate``, an index still being built, the
 arguments of a non-std macro — the name goes to ``unchecked``, never to ``violations``.
 A name that already occurs in the file before the edit is not this edit's business.
+
+A buffer whose introduced region does not parse (a tree-sitter ``ERROR`` or ``MISSING``
+node overlapping what the edit changed) has no verdict at all: tree-sitter's recovery
+makes names out of broken syntax, so what it would find there is not evidence. The
+result says ``unparseable`` (the first broken line) and carries no violation; the hook
+treats it as UNKNOWN (allow, loudly) in every mode.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ MAX_UNCHECKED = 50
 class VerifyResult:
     """The verdict. ``ok`` is True when there is no violation (``unchecked`` may still list gaps)."""
 
-    __slots__ = ("violations", "unchecked", "tier", "notes", "complete")
+    __slots__ = ("violations", "unchecked", "tier", "notes", "complete", "unparseable")
 
     def __init__(self) -> None:
         self.violations: list[dict] = []  # {kind, symbol, line, message}
@@ -50,6 +56,7 @@ class VerifyResult:
         self.tier = TIER
         self.notes: list[str] = []
         self.complete = True  # False: the crate index was not up to date, or the deadline cut a rule
+        self.unparseable: int | None = None  # 1-based line of a parse error in the introduced region
 
     @property
     def ok(self) -> bool:
@@ -110,6 +117,8 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
     if time.monotonic() > deadline_at:
         return None
     result = verify_source(new, ranges, env, old, tree=tree, deadline_at=deadline_at, deletions=deletions)
+    if result.unparseable is not None:
+        return result  # no verdict either way: the hook says UNKNOWN
     if env.ci is None or not env.ci.complete:
         result.complete = False
         result.notes.append("the crate's symbol index is not up to date: names from other files were not checked")
@@ -192,6 +201,13 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
     ``deletions`` are offsets where text was only removed (calls there get their arity checked)."""
     if tree is None:
         tree = parse.parse(new)
+    broken = parse_error_line(tree, ranges, deletions)
+    if broken is not None:
+        result = VerifyResult()
+        result.unparseable = broken
+        result.complete = False
+        result.notes.append(f"line {broken}: the introduced text does not parse; nothing in it was verified")
+        return result
     facts, found = scan.scan(tree, ranges, deletions)
     for sym in facts.syms:  # items of a window cut out of an impl belong to that impl
         if sym[4] < 0 and sym[2] is None:  # PARENT, CONTAINER
@@ -219,3 +235,25 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
         result.unchecked = result.unchecked[:MAX_UNCHECKED] + [{"symbol": "…", "line": 0, "reason": f"{extra} more"}]
     return result
 
+
+
+def parse_error_line(tree: "Tree", ranges: list[tuple[int, int]], deletions: list[int] = ()) -> int | None:
+    """The 1-based line of the first ERROR/MISSING node overlapping a changed span (``ranges``
+    introduced, ``deletions`` removal points), or None when the changed region parses."""
+    spans_ = list(ranges) + [(d, d) for d in deletions]
+    if not spans_ or not tree.root_node.has_error:
+        return None
+
+    def touches(node) -> bool:
+        return any(node.start_byte <= e and node.end_byte >= s for s, e in spans_)
+
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if not touches(node):
+            continue
+        if node.is_error or node.is_missing:
+            return node.start_point[0] + 1
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return None

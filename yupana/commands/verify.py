@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     index.forget()
     if result is None:
         return _fail(f"{args.file}: no verdict (deadline of {args.deadline_ms} ms ran out, or no buffer)")
+    if result.unparseable is not None:
+        return _fail(f"{args.file}: no verdict (line {result.unparseable} does not parse; nothing was verified)")
     if getattr(args, "json", False):
         from yupana.commands.json_output import emit
 

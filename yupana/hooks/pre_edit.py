@@ -116,7 +116,26 @@ class Guard(GovernedStage):
             self.fold_throttles()
         if len(self.modes) > 1:  # the record names the strongest mode the patch was judged under
             self.mode = max(self.modes, key=("off", "advise", "enforce").index)
+        if configured and self.mode != "off" and inv.edits:
+            self.recurrence()
         self.finish()
+
+    def recurrence(self) -> None:
+        """Issue 13 §1: a prior denial near this edit is context, never a decision."""
+        from yupana.evaluate import recurrence
+        from yupana.state import cache as cache_mod
+        from yupana.state import denials, stores
+
+        edit = self.inv.edits[0]
+        corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root), denials.NAME)
+        rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
+        sealed = recurrence.consult(self.outcome, [e.introduced for e in self.inv.edits], corpus=corpus,
+                                    now=int(time.time()), denied_by=rule,
+                                    record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
+                                    path=edit.path, rel=edit.rel, session=self.inv.session_id,
+                                    dry=self.trace is not None)
+        self.note("recurrence", RAN if sealed else SKIPPED, "near a prior denial" if sealed else
+                  "no prior denial near this edit", edit, **({"advisory": sealed} if sealed else {}))
 
     def load_config(self, project, several: bool) -> dict | None:
         """The configuration snapshot of ``project`` (the one its files are judged under), or
@@ -222,6 +241,13 @@ class Guard(GovernedStage):
                 self.cut("verify", edit, during=True)
             return self.note("verify", UNKNOWN, "no opinion: no buffer to verify, the deadline ran out, or the "
                              "verifier is unavailable", edit)
+        if result.unparseable is not None:  # broken syntax is no evidence: UNKNOWN, never a block
+            self.findings.append(Finding("verify", "verify", "", outcome=UNKNOWN, rel=edit.rel,
+                                         extra={"unparseable": result.unparseable}))
+            self.degrade("verify_unparseable", f"the edit to {edit.rel} does not parse at line {result.unparseable}; "
+                         "buffer verification is UNKNOWN for it (failing open)",
+                         {"line": result.unparseable})
+            return self.note("verify", UNKNOWN, f"the introduced text does not parse (line {result.unparseable})", edit)
         problems = [f"line {v.get('line')}: {v.get('message')}" for v in result.violations]
         more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
         message = (f"edit to {edit.rel} fails buffer verification (tree-sitter tier): " + "; ".join(problems[:5])

@@ -8,11 +8,15 @@ notice, never into an empty answer. An empty answer is only ever what the store 
 * scopes — id → sorted paths that commits implementing the item modified (observed rung);
 * parents — child id → parent id via ``aegis:contains``. When an item has several
   parents the smallest id wins: the Rust original took the first row, which depends on the
-  store's row order; this keeps every store's cache identical.
+  store's row order; this keeps every store's cache identical;
+* status — id → the item's ``aegis:status`` (how it turned out: ``closed``, ``abandoned`` …),
+  a plain literal, at most one per item: a second, different status or an IRI fails this
+  plane (UNKNOWN for the refresh, naming the subject and ``aegis:status``), never a guess.
 """
 
 from __future__ import annotations
 
+from yupana.projection.errors import ProjectionError
 from yupana.projection.read import Reader
 
 
@@ -41,6 +45,22 @@ def fetch_parents(reader: Reader) -> dict[str, str]:
             if child not in parents or parent < parents[child]:
                 parents[child] = parent
     return dict(sorted(parents.items()))
+
+
+def fetch_status(reader: Reader) -> dict[str, str]:
+    """``{item id: status}``; rows missing either value are dropped."""
+    status: dict[str, str] = {}
+    for row in reader.rows("work_item_status", "work_item_status"):
+        if "id" not in row or "status" not in row:
+            continue
+        item, value = row["id"].value, row["status"]
+        subject = row["w"].value if "w" in row else item
+        if not value.is_literal:
+            raise ProjectionError(subject, "aegis:status", f"not a literal ({value.value}); a status is a plain string")
+        if item in status and status[item] != value.value:
+            raise ProjectionError(subject, "aegis:status", f"two values ({status[item]!r}, {value.value!r}); at most one")
+        status[item] = value.value
+    return dict(sorted(status.items()))
 
 
 def tracker_wired(env: dict) -> bool:

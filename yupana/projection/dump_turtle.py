@@ -117,6 +117,11 @@ def _grounded(cache: dict, out: "_Writer") -> None:
         out.comment("work-item parents UNKNOWN (or not read: tracker not wired): none written")
     for child, parent in sorted((parents or {}).items()):
         out.subject(_item(parent), None, [("aegis:contains", _Iri(_item(child)))])
+    status = cache.get("work_item_status")
+    if status is None:
+        out.comment("work-item status UNKNOWN (or not read: tracker not wired): none written")
+    for item, value in sorted((status or {}).items()):
+        out.subject(_item(item), None, [("aegis:identifier", item), ("aegis:status", value)])
 
 
 def _tripwires(cache: dict, out: "_Writer") -> None:

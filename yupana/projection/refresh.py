@@ -38,7 +38,8 @@ from yupana.projection import (
     discover,
 )
 from yupana.projection.decode_disk import fetch_disk_history
-from yupana.projection.decode_workitems import fetch_grounding, fetch_parents, fetch_scopes, tracker_wired
+from yupana.projection.decode_workitems import (fetch_grounding, fetch_parents, fetch_scopes, fetch_status,
+                                                tracker_wired)
 from yupana.projection.digest import rule_set_digest
 from yupana.projection.errors import ProjectionError
 from yupana.projection.read import Reader
@@ -157,10 +158,11 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
             return value
 
     grounding = optional("grounding", "the grounding set", fetch_grounding) if grounded else None
-    scopes = parents = None
+    scopes = parents = status = None
     if tracker_wired(env):
         scopes = optional("work_item_scopes", "work-item scopes", fetch_scopes)
         parents = optional("work_item_parents", "work-item parents", fetch_parents)
+        status = optional("work_item_status", "work-item status", fetch_status)
     disk = optional("disk_history", "disk-impact history", fetch_disk_history)
 
     counts: dict[str, int | None] = {"unprojected": len(membership.unprojected)}
@@ -177,6 +179,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
         "grounding": grounding,
         "work_item_scopes": scopes,
         "work_item_parents": parents,
+        "work_item_status": status,
         "tripwires": tripwires,
         "memory_policies": memory,
         "ci_map": ci_map,
