@@ -72,3 +72,60 @@ def test_a_policy_of_one_language_never_fires_on_another(projected):
     # Go's panic() in a Python file under the Go policy's scope: the Python grammar, not Go's.
     hit = verdict(env, repo, "services/billing/internal/run.py", "panic('boom')\n")
     assert "no-panic-in-services" not in hit["fired"], hit
+
+
+INERT = """@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix aegis: <http://aegis.gastown.local/ontology/> .
+
+aegis:sel_cobol_paragraphs a aegis:Selector ;
+    aegis:name "cobol-paragraphs" ;
+    aegis:evidenceSource "(paragraph) @p" ;
+    aegis:language "cobol" ;
+    aegis:tier "tree-sitter" .
+
+aegis:pred_no_goto a aegis:Predicate ;
+    aegis:name "no-goto" ;
+    aegis:evidenceSource "GO TO" ;
+    aegis:matchType "must-not-match" ;
+    aegis:tier "tree-sitter" .
+
+aegis:policy_no_goto a aegis:Policy ;
+    rdfs:label "no-goto-in-cobol" ;
+    aegis:targets "CodeModule" ;
+    aegis:claim "no COBOL paragraph jumps with GO TO" ;
+    aegis:boundary "action" ;
+    aegis:selector aegis:sel_cobol_paragraphs ;
+    aegis:predicate aegis:pred_no_goto ;
+    aegis:effect "deny" ;
+    aegis:constraintClass "hard" ;
+    aegis:verificationPoint "PAG" .
+"""
+
+
+def test_a_policy_for_a_language_with_no_grammar_is_shown_inert_in_dump_status_and_explain(tmp_path):
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(CATALOGUE, store)
+    (store / "cobol.ttl").write_text(INERT)
+    env = Env(tmp_path / "env")
+    repo = Repo(tmp_path / "repo", env).config(
+        f'[yupana.policy]\nmode = "enforce"\n[yupana.quipu]\nenabled = true\nendpoint = "file:{store}"\n')
+    done = run_yupana(["project"], env, cwd=repo.root, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-800:]
+
+    table = run_yupana(["project", "--dump"], env, cwd=repo.root).stdout.decode()
+    [row] = [line for line in table.splitlines() if line.strip().startswith("no-goto-in-cobol")]
+    assert "cobol INERT" in row
+    assert "1 INERT: no grammar for their language" in table
+    # the languages this build parses are not marked
+    assert not [line for line in table.splitlines() if line.strip().startswith("no-bare-except") and "INERT" in line]
+    dumped = json.loads(run_yupana(["project", "--dump", "--format", "json"], env, cwd=repo.root).stdout)
+    assert [p["name"] for p in dumped["inert_policies"]] == ["no-goto-in-cobol"]
+
+    status = run_yupana(["status"], env, cwd=repo.root).stdout.decode()
+    assert "1 structural policy never fire" in status and "no-goto-in-cobol (cobol)" in status
+
+    payload = repo.payload(rel="src/lib.rs", new_string="fn f() {}\n")
+    done = run_yupana(["explain"], env, stdin=json.dumps(payload).encode(), cwd=repo.root)
+    assert "INERT structural policy no-goto-in-cobol (cobol)" in done.stdout.decode(), done.stdout.decode()
