@@ -52,7 +52,8 @@ def test_no_policy_is_unknown_not_an_empty_policy():
 @pytest.mark.parametrize("old,new,subject,prop", [
     ('"ci-selection-complete" .', '"tests-green" .', "landing_service", "aegis:requires"),
     ("aegis:repo_larkspur-freight aegis:landingPolicy aegis:landing_strict",
-     "aegis:repo_larkspur-freight aegis:landingPolicy aegis:landing_missing", "repo_larkspur-freight", "aegis:landingPolicy"),
+     "aegis:repo_larkspur-freight aegis:landingPolicy aegis:landing_missing",
+     "repo_larkspur-freight", "aegis:landingPolicy"),
     ('aegis:landing_service a aegis:LandingPolicy ;', 'aegis:landing_service a aegis:CiMap ;',
      "repotype_service", "aegis:landingPolicy"),
 ])

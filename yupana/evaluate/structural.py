@@ -7,8 +7,9 @@ the hook wraps each local rule the same way. The rule semantics are the Rust ori
 (interop §1.1):
 
 * only PAG rules run here (``verification_point`` absent or ``"PAG"``);
-* language-gated by the file's extension (Rust, Python, TypeScript, TSX, JavaScript, Go); a rule for a language with no grammar
-  never matches — not an error, but shown as inert by `project --dump`, `status` and `explain`;
+* language-gated by the file's extension (Rust, Python, TypeScript, TSX, JavaScript, Go);
+  a rule for a language with no grammar never matches — not an error, but shown as inert
+  by ``project --dump``, ``status`` and ``explain``;
 * ``applies_to`` globs (the cache's precompiled ``_applies_to`` tokens when present) on the
   session-relative path; empty means every path of the language;
 * the Selector's ``.scm`` query runs on the **introduced text only**; the gate keeps the

@@ -91,8 +91,12 @@ def inert_policies(cache: dict) -> list[dict]:
     projected, but it never fires (shown as INERT, never silently)."""
     from yupana.codegraph.parse import has_grammar
 
-    return [{"name": (p.get("rule") or {}).get("name"), "iri": p.get("iri"), "language": (p.get("rule") or {}).get("language")}
-            for p in cache.get("policies") or [] if not has_grammar((p.get("rule") or {}).get("language"))]
+    out = []
+    for p in cache.get("policies") or []:
+        rule = p.get("rule") or {}
+        if not has_grammar(rule.get("language")):
+            out.append({"name": rule.get("name"), "iri": p.get("iri"), "language": rule.get("language")})
+    return out
 
 
 def _structural(cache: dict) -> list[str]:
