@@ -129,3 +129,4 @@ def test_a_policy_for_a_language_with_no_grammar_is_shown_inert_in_dump_status_a
     payload = repo.payload(rel="src/lib.rs", new_string="fn f() {}\n")
     done = run_yupana(["explain"], env, stdin=json.dumps(payload).encode(), cwd=repo.root)
     assert "INERT structural policy no-goto-in-cobol (cobol)" in done.stdout.decode(), done.stdout.decode()
+
