@@ -18,7 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 COLD = ("rdflib", "pyshacl", "httpx", "SPARQLWrapper", "pydantic", "pydantic_settings", "typer", "rich",
-        "diskcache", "sqlite3", "tree_sitter", "tree_sitter_rust", "pyoxigraph", "urllib", "http", "email")
+        "diskcache", "sqlite3", "tree_sitter", "tree_sitter_rust", "tree_sitter_python", "tree_sitter_typescript",
+        "tree_sitter_javascript", "tree_sitter_go", "pyoxigraph", "urllib", "http", "email")
 COSTLY = ("json", "re", "re2", "typing", "dataclasses", "pathlib", "tempfile", "subprocess", "tomllib",
           "argparse", "enum", "shlex", "hashlib", "logging")
 

@@ -24,7 +24,7 @@ import os
 import time
 
 from yupana.codegraph import background, index, spans, store
-from yupana.codegraph.parse import has_grammar, language_for_path
+from yupana.codegraph.parse import has_graph, language_for_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def measure(edit: "FileEdit", root: str, max_hops: int, deadline_at: float, *,
     ``limit_symbols`` / ``limit_files`` (optional, e.g. the tenant's ceilings) stop the walk
     as soon as either is exceeded: the counts are then lower bounds (``complete`` False).
     """
-    if not has_grammar(language_for_path(edit.rel or edit.path)):
+    if not has_graph(language_for_path(edit.rel or edit.path)):
         return Unmeasured("no-grammar", f"no tree-sitter grammar for {os.path.basename(edit.path)!r} in this build")
     got = _buffers(edit)
     if isinstance(got, Unmeasured):

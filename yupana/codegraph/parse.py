@@ -44,8 +44,24 @@ LANGUAGE_BY_EXT = {
     "c": "cpp", "h": "cpp", "cc": "cpp", "cpp": "cpp", "cxx": "cpp", "hpp": "cpp", "hh": "cpp", "hxx": "cpp",
 }
 
-# The grammars this build can parse. A rule for any other language never matches.
-GRAMMARS = ("rust",)
+# The grammars this build can parse for structural policies: language -> (compiled binding,
+# its language function). A rule for any other language never matches and is shown as inert
+# (``yupana project --dump``, ``status``, ``explain``). Each binding is loaded only when a rule
+# for its language is armed for the edited file.
+GRAMMAR_BINDINGS = {
+    "rust": ("tree_sitter_rust._binding", "language"),
+    "python": ("tree_sitter_python._binding", "language"),
+    "typescript": ("tree_sitter_typescript._binding", "language_typescript"),
+    "tsx": ("tree_sitter_typescript._binding", "language_tsx"),
+    "javascript": ("tree_sitter_javascript._binding", "language"),
+    "go": ("tree_sitter_go._binding", "language"),
+}
+GRAMMARS = tuple(GRAMMAR_BINDINGS)
+# The code graph (blast radius, buffer verification) stays Rust-only.
+GRAPH_LANGUAGE = "rust"
+# Extensions a ``javascript`` rule also applies to (the map above calls them typescript, as
+# the original does; a rule naming javascript is parsed with the JavaScript grammar).
+JAVASCRIPT_EXTS = ("js", "mjs", "cjs", "jsx")
 
 _state: dict = {}
 READ_CHUNK = 1 << 16  # bytes handed to tree-sitter per read callback under a deadline (at most)
@@ -79,8 +95,24 @@ def language_for_path(path: str) -> str | None:
 
 
 def has_grammar(language: str | None) -> bool:
-    """Whether this build can parse ``language``."""
-    return language in GRAMMARS
+    """Whether this build can parse ``language`` (for a structural policy)."""
+    return language in GRAMMAR_BINDINGS
+
+
+def rule_applies_to_language(rule_language: str | None, path: str) -> bool:
+    """Whether a structural rule of ``rule_language`` is language-gated onto ``path``."""
+    found = language_for_path(path)
+    if rule_language == found:
+        return True
+    if rule_language == "javascript":
+        base = path.rsplit("/", 1)[-1]
+        return base.rpartition(".")[2].lower() in JAVASCRIPT_EXTS and "." in base.lstrip(".")
+    return False
+
+
+def has_graph(language: str | None) -> bool:
+    """Whether the code graph (blast radius, verify) covers ``language``: Rust only."""
+    return language == GRAPH_LANGUAGE
 
 
 def _binding(name: str) -> "ModuleType":
@@ -118,26 +150,30 @@ def api() -> "ModuleType":
 
 def language(name: str = "rust") -> "Language":
     """The tree-sitter Language for ``name``; ValueError when this build has no grammar for it."""
-    if name != "rust":
+    found = GRAMMAR_BINDINGS.get(name)
+    if found is None:
         raise ValueError(f"no tree-sitter grammar for {name!r} in this build (only {', '.join(GRAMMARS)})")
-    lang = _state.get("lang")
+    langs = _state.setdefault("langs", {})
+    lang = langs.get(name)
     if lang is None:
         ts = api()
-        lang = _state["lang"] = ts.Language(_binding("tree_sitter_rust._binding").language())
+        module, func = found
+        lang = langs[name] = ts.Language(getattr(_binding(module), func)())
     return lang
 
 
-def parser() -> "Parser":
-    """A shared Parser for Rust (callers must not change its included ranges permanently)."""
-    p = _state.get("parser")
+def parser(name: str = "rust") -> "Parser":
+    """A shared Parser for ``name`` (callers must not change its included ranges permanently)."""
+    parsers = _state.setdefault("parsers", {})
+    p = parsers.get(name)
     if p is None:
-        p = _state["parser"] = api().Parser(language())
+        p = parsers[name] = api().Parser(language(name))
     return p
 
 
-def parse(source: bytes, old_tree: "Tree | None" = None) -> "Tree":
-    """Parse ``source`` (bytes); ``old_tree`` (already ``edit``-ed) makes it incremental."""
-    return run(parser(), source, old_tree)
+def parse(source: bytes, old_tree: "Tree | None" = None, lang: str = "rust") -> "Tree":
+    """Parse ``source`` (bytes) as ``lang``; ``old_tree`` (already ``edit``-ed) makes it incremental."""
+    return run(parser(lang), source, old_tree)
 
 
 def run(p: "Parser", source: bytes, old_tree: "Tree | None" = None) -> "Tree":
@@ -176,17 +212,17 @@ class QueryError(ValueError):
     """A ``.scm`` query that does not compile; the message says where and why."""
 
 
-def query(source: str) -> "Query":
-    """Compile (once per process) a tree-sitter query over the Rust grammar."""
+def query(source: str, lang: str = "rust") -> "Query":
+    """Compile (once per process) a tree-sitter query over the grammar of ``lang``."""
     cache = _state.setdefault("queries", {})
-    q = cache.get(source)
+    q = cache.get((lang, source))
     if q is None:
         ts = api()
         try:
-            q = ts.Query(language(), source)
+            q = ts.Query(language(lang), source)
         except Exception as exc:  # QueryError, or a NameError/SyntaxError for bad node names
             raise QueryError(str(exc).strip() or type(exc).__name__) from None
-        cache[source] = q
+        cache[(lang, source)] = q
     return q
 
 

@@ -7,8 +7,9 @@ the hook wraps each local rule the same way. The rule semantics are the Rust ori
 (interop §1.1):
 
 * only PAG rules run here (``verification_point`` absent or ``"PAG"``);
-* language-gated by the file's extension; a rule for a language this build has no grammar
-  for simply never matches — it is not an error;
+* language-gated by the file's extension (Rust, Python, TypeScript, TSX, JavaScript, Go);
+  a rule for a language with no grammar never matches — not an error, but shown as inert
+  by ``project --dump``, ``status`` and ``explain``;
 * ``applies_to`` globs (the cache's precompiled ``_applies_to`` tokens when present) on the
   session-relative path; empty means every path of the language;
 * the Selector's ``.scm`` query runs on the **introduced text only**; the gate keeps the
@@ -84,16 +85,17 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
         return []
     text = edit.introduced or ""
     rel = edit.rel
-    from yupana.codegraph.parse import has_grammar, language_for_path
+    from yupana.codegraph.parse import has_grammar, language_for_path, rule_applies_to_language
 
     language = language_for_path(rel)
-    tree = None
+    trees: dict = {}
     out: list[Finding] = []
     for i, policy in enumerate(policies):
         rule = policy.get("rule") or {}
         name = str(rule.get("name") or policy.get("iri") or "unnamed-structural-rule")
         vp = rule.get("verification_point")
-        if vp not in (None, "PAG") or rule.get("language") != language or not has_grammar(language):
+        lang = rule.get("language")
+        if vp not in (None, "PAG") or not rule_applies_to_language(lang, rel) or not has_grammar(lang):
             continue
         source = policy.get("iri") or "config"
         try:
@@ -102,10 +104,11 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
             if not text:
                 continue
             query, match_type, pattern, gate = _compile_rule(rule)
+            tree = trees.get(lang)
             if tree is None:
                 from yupana.codegraph import parse
 
-                tree = parse.parse(text.encode("utf-8"))
+                tree = trees[lang] = parse.parse(text.encode("utf-8"), lang=lang)
             found = _judge(query, match_type, pattern, gate, tree)
         except TimeoutError:  # parse.Cancelled: the bound deadline ran out inside tree-sitter
             out += _not_evaluated(policies[i:], language, rel)
@@ -132,13 +135,19 @@ def _not_evaluated(policies: list[dict], language: str | None, rel: str) -> list
     out = []
     for policy in policies:
         rule = policy.get("rule") or {}
-        if rule.get("verification_point") not in (None, "PAG") or rule.get("language") != language:
+        if rule.get("verification_point") not in (None, "PAG") or not _gated(rule.get("language"), rel):
             continue
         name = str(rule.get("name") or policy.get("iri") or "unnamed-structural-rule")
         out.append(Finding(name, PLANE, f"structural policy `{name}` not evaluated on {rel} before the deadline",
                            outcome=UNKNOWN, class_=rule.get("class"), source=policy.get("iri") or "config",
                            rel=rel, extra={"deadline": True, "tier": TIER}))
     return out
+
+
+def _gated(rule_language: str | None, rel: str) -> bool:
+    from yupana.codegraph.parse import rule_applies_to_language
+
+    return rule_applies_to_language(rule_language, rel)
 
 
 def _compile_rule(rule: dict) -> tuple:
@@ -159,7 +168,7 @@ def _compile_query(rule: dict) -> "Query":
     if not isinstance(source, str) or not source.strip():
         raise RuleError("the selector query is empty")
     try:
-        return parse.query(source)
+        return parse.query(source, rule.get("language") or "rust")
     except parse.QueryError as exc:
         raise RuleError(f"selector query {source!r} does not compile ({exc})") from None
 

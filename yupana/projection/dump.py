@@ -51,6 +51,9 @@ def render_json(cache: dict, freshness: dict, block_tier: dict | None = None) ->
     out["age_secs"] = freshness["age_secs"]
     if block_tier is not None:
         out["block_tier"] = block_tier
+    inert = inert_policies(cache)
+    if inert:  # the cache plus freshness, and a policy that never fires named, never silent
+        out["inert_policies"] = inert
     return json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -86,17 +89,36 @@ def _section(title: str, entries, note: str = "") -> list[str]:
     return [f"{title} ({len(entries)})" + (f" — {note}" if note else "")]
 
 
+def inert_policies(cache: dict) -> list[dict]:
+    """``{name, iri, language}`` of each structural policy no grammar of this build can parse:
+    projected, but it never fires (shown as INERT, never silently)."""
+    from yupana.codegraph.parse import has_grammar
+
+    out = []
+    for p in cache.get("policies") or []:
+        rule = p.get("rule") or {}
+        if not has_grammar(rule.get("language")):
+            out.append({"name": rule.get("name"), "iri": p.get("iri"), "language": rule.get("language")})
+    return out
+
+
 def _structural(cache: dict) -> list[str]:
+    from yupana.codegraph.parse import GRAMMARS, has_grammar
+
     policies = cache.get("policies") or []
     rows = []
+    inert = inert_policies(cache)
     for p in policies:
         r = p.get("rule") or {}
-        rows.append([r.get("name"), r.get("language"), r.get("match_type"), p.get("effect"), r.get("class"),
+        lang = r.get("language") if has_grammar(r.get("language")) else f"{r.get('language')} INERT"
+        rows.append([r.get("name"), lang, r.get("match_type"), p.get("effect"), r.get("class"),
                      r.get("verification_point"), _globs(r.get("applies_to")), r.get("pattern"),
                      r.get("gate"), r.get("query")])
-    return _section("STRUCTURAL POLICIES", policies) + _table(
+    note = (f"{len(inert)} INERT: no grammar for their language in this build ({', '.join(GRAMMARS)}), "
+            "they never fire") if inert else ""
+    return _section("STRUCTURAL POLICIES", policies, note) + _table(
         ["NAME", "LANG", "MATCH", "EFFECT", "CLASS", "POINT", "APPLIES TO", "PATTERN", "GATE", "QUERY"],
-        rows, [32, 10, 14, 16, 10, 12, 34, 34, 16, 40])
+        rows, [32, 16, 14, 16, 10, 12, 34, 34, 16, 40])
 
 
 def _text_rules(cache: dict) -> list[str]:

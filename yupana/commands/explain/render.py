@@ -86,6 +86,9 @@ def _policy(policy: dict, lines: list[str]) -> None:
     if policy.get("counts"):
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in policy["counts"].items())
         _add(lines, "", f"{policy.get('digest', '')} — {counts}")
+    for inert in policy.get("inert_policies") or ():
+        _add(lines, "", f"INERT structural policy {inert['name']} ({inert['language']}): no grammar in this build, "
+                        "it never fires")
 
 
 def _config(report: dict, lines: list[str]) -> None:

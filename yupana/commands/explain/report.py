@@ -279,6 +279,9 @@ def _policy(gov, *, consulted: bool, snapshot: dict | None) -> dict:
                 out[key] = gov.cache[key]
         out["counts"] = {k: len(gov.cache.get(k) or ()) for k in ("text_rules", "policies", "grounded_rules",
                                                                    "tripwires", "memory_policies")}
+        from yupana.projection.dump import inert_policies
+
+        out["inert_policies"] = inert_policies(gov.cache)
     return out
 
 

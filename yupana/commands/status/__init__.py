@@ -257,6 +257,9 @@ def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
         out["counts"] = plane_counts(body)
         out["structural"], out["text"] = out["counts"]["structural"], out["counts"]["text"]
         out["projected"] = out["structural"] + out["text"]
+        from yupana.projection.dump import inert_policies
+
+        out["inert_policies"] = inert_policies(body)
         from yupana.projection.digest import rule_set_digest
 
         out["digest"] = rule_set_digest(body)

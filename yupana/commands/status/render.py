@@ -149,6 +149,11 @@ def _rule_set(report: dict, add) -> None:
                 "stale": f"{WARN} STALE — serving last-known policy"}[state]
         add("rule set", f"{head}{inert}")
         add("planes", _counts(rs["counts"]))
+        if rs.get("inert_policies"):
+            inert = rs["inert_policies"]
+            add("inert", f"{WARN} {len(inert)} structural polic{'y' if len(inert) == 1 else 'ies'} never fire "
+                         f"(no grammar for their language in this build): "
+                         + ", ".join(f"{p['name']} ({p['language']})" for p in inert))
         add("digest", f"{rs['digest']}  (verification: {rs['verification']})")
     age = rs["cache_age_secs"]
     miss = (rs["miss"] or {}).get("label")
