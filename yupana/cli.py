@@ -26,6 +26,7 @@ COMMANDS = {
     "verify": ("yupana.commands.verify", "verify a proposed Rust buffer (tree-sitter tier)"),
     "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
+    "bundle": ("yupana.commands.bundle", "sign the validated projection into one bundle a fleet fetches (build, keygen)"),
     "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex)"),
     "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code or Codex"),
     "refresh-worker": ("yupana.workers.refresh_worker", "internal: the detached single-flight refresher"),
