@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
     keygen = sub.add_parser("keygen", help="write a new ed25519 signing key and print its public key")
     keygen.add_argument("--out", required=True, help="the private key file to create (PKCS#8 PEM, mode 0600)")
+    for action in (build, keygen):  # the global --json, also after the action word
+        action.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def run(args: argparse.Namespace) -> int:
