@@ -1,6 +1,6 @@
 """The first hook after a config change: whole process, and 30 of them at once.
 
-    .venv/bin/python benchmarks/config_cold.py [--runs N] [--concurrent N]
+    .venv/bin/python benchmarks/config_cold.py [--runs N] [--concurrent N] [--refreshes N]
 
 A hook whose configuration snapshot misses (a fresh state directory, or an operator just
 edited a file) resolves the configuration in process (``yupana.config_resolve``) and
@@ -9,9 +9,11 @@ rewrites the snapshot. Reported, in the same run:
 * ``yupana hook pre-edit`` as a whole process right after a config edit (every run edits
   the file first, so every run misses), against ``python -c pass`` and against the hook's
   own budget ``deadline_ms`` (100 ms); and the same hook on a snapshot hit;
-* N hooks started at once on a fresh state directory (all miss): how many failed open on
-  ``config`` (stderr or a ``fail_open`` record) and the slowest hook's wall time, against
-  the 5 s timeout the hooks are registered with.
+* N hooks (default 30) started at once on a fresh state directory (all miss), together with
+  M refreshes (default 10: ``yupana project`` of the bundled catalogue on the embedded store,
+  the same state directory): how many hooks failed open on ``config`` (stderr or a
+  ``fail_open`` record), how many refreshes failed on config, and the slowest hook's wall
+  time, against the 5 s timeout the hooks are registered with.
 
 Exit 1 when the median first hook is over ``deadline_ms``, any hook failed open on
 config, or the slowest concurrent hook is over the harness timeout.
@@ -72,6 +74,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--concurrent", type=int, default=30)
+    parser.add_argument("--refreshes", type=int, default=10)
     args = parser.parse_args()
     hook = [sys.executable, "-m", "yupana", "hook", "pre-edit"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,7 +103,17 @@ def main() -> int:
         hit = statistics.median(hits)
 
         shutil.rmtree(os.path.join(tmp, "state"), ignore_errors=True)  # fresh state directory: all miss
+        store = os.path.join(tmp, "store")
+        shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures",
+                                     "catalogue"), store)
+        refresh_root = os.path.join(tmp, "refreshing")
+        os.makedirs(os.path.join(refresh_root, ".bobbin"))
+        with open(os.path.join(refresh_root, ".bobbin", "config.toml"), "w") as fh:
+            fh.write(f'[yupana.quipu]\nenabled = true\nendpoint = "file:{store}"\n')
         t0 = time.perf_counter()
+        refreshes = [subprocess.Popen([sys.executable, "-m", "yupana", "project"], env=env, cwd=refresh_root,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                     for _ in range(args.refreshes)]
         procs = [subprocess.Popen(hook, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE) for _ in range(args.concurrent)]
         walls = []
@@ -115,6 +128,10 @@ def main() -> int:
             walls.append(time.perf_counter() - t0)
             outs.append((out, err))
         concurrent_fail = sum(failed_on_config(err) for _, err in outs)
+        refresh_errs = [p.communicate()[1] for p in refreshes]
+        refresh_wall = time.perf_counter() - t0
+        refresh_config_fail = sum(b"configuration" in err.lower() for err in refresh_errs)
+        refresh_ok = sum(p.returncode == 0 for p in refreshes)
         spool = os.path.join(tmp, "state", "yupana", "metrics.jsonl")
         records = [json.loads(line) for line in open(spool) if line.strip()] if os.path.exists(spool) else []
         config_records = sum(1 for r in records if r.get("kind") == "fail_open" and r.get("fail_kind") == "config")
@@ -126,10 +143,12 @@ def main() -> int:
     print(f"  {args.concurrent} concurrent cold hooks        config fail-opens {concurrent_fail} (records "
           f"{config_records}), denied {denied}/{args.concurrent}, slowest {max(walls):.2f} s "
           f"(harness timeout {HARNESS_TIMEOUT_SECS:g} s)")
+    print(f"  {args.refreshes} refreshes alongside them    {refresh_ok}/{args.refreshes} exited 0, config failures "
+          f"{refresh_config_fail}, all done after {refresh_wall:.2f} s")
     over = []
     if first * 1e3 > DEADLINE_MS:
         over.append(f"median first hook {first * 1e3:.1f} ms > deadline_ms {DEADLINE_MS}")
-    if config_fail or concurrent_fail or config_records or denied != args.concurrent:
+    if config_fail or concurrent_fail or config_records or denied != args.concurrent or refresh_config_fail:
         over.append("a hook failed open on config or did not deny")
     if max(walls) > HARNESS_TIMEOUT_SECS:
         over.append(f"slowest concurrent hook {max(walls):.2f} s > {HARNESS_TIMEOUT_SECS:g} s")

@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/deadline_overrun.py [--runs N] [--no-assert]
 
 Corpus: edits of 1 KB, 10 KB, 100 KB, 1 MB, 2 MB and 10 MB, each as an Edit, a Write and a
-MultiEdit, to a ``.rs`` and a ``.md`` file. The project: mode ``enforce``, ``deadline_ms =
+MultiEdit, to a ``.rs`` and a ``.md`` file, and as a Codex ``apply_patch`` that adds a new
+file (``PatchAdd``) or updates the existing one (``PatchUpd``). The project: mode ``enforce``, ``deadline_ms =
 100``, ``verify = true``, a declared scope with blast ceilings, and the governed catalogue =
 the bundled example in ``fixtures/catalogue`` projected with the real ``yupana project``
 (file: endpoint, embedded store).
@@ -78,6 +79,14 @@ def text(kind: str, size: int) -> str:
 
 def payload(root: str, tool: str, rel: str, body: str) -> dict:
     path = os.path.join(root, rel)
+    if tool.startswith("Patch"):
+        added = "".join("+" + ln + "\n" for ln in body.split("\n"))
+        if tool == "PatchAdd":
+            section = f"*** Add File: {rel.replace('.', '_new.', 1)}\n{added}"
+        else:
+            section = f"*** Update File: {rel}\n@@\n-fn main() {{}}\n{added} // end\n"
+        return {"session_id": "bench", "cwd": root, "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+                "tool_input": {"command": f"*** Begin Patch\n{section}*** End Patch\n"}, "tool_use_id": "call_1"}
     if tool == "Write":
         ti = {"file_path": path, "content": body}
     elif tool == "Edit":
@@ -159,7 +168,7 @@ def main() -> int:
         for size in SIZES:
             for kind, rel in (("rs", "src/main.rs"), ("md", "README.md")):
                 body = text(kind, size)
-                for tool in ("Edit", "Write", "MultiEdit"):
+                for tool in ("Edit", "Write", "MultiEdit", "PatchAdd", "PatchUpd"):
                     file = os.path.join(base, "payload.json")
                     with open(file, "w") as f:
                         json.dump(payload(root, tool, rel, body), f)

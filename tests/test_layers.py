@@ -87,9 +87,7 @@ def test_the_hot_packages_never_import_the_cold_path(targets):
     assert _violations(HOT_PACKAGES, targets) == []
 
 
-def test_no_import_cycle_at_load_time():
-    graph = {mod: {name for name, at_load in names if at_load and name in MODULES and name != mod}
-             for mod, names in MODULES.items()}
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     cycles: list[list[str]] = []
     state: dict[str, int] = {}
 
@@ -105,7 +103,22 @@ def test_no_import_cycle_at_load_time():
     for mod in sorted(graph):
         if mod not in state:
             visit(mod, [mod])
-    assert cycles == []
+    return cycles
+
+
+def test_no_import_cycle_at_load_time():
+    graph = {mod: {name for name, at_load in names if at_load and name in MODULES and name != mod}
+             for mod, names in MODULES.items()}
+    assert _cycles(graph) == []
+
+
+def test_no_import_cycle_even_through_lazy_imports():
+    """A lazy import is a dependency too: a module that loads its helper on first use must not be
+    imported back by it (the shared model sits below both, as edit/model.py and shell/targets.py do).
+    A package's ``__init__`` importing its own modules is not a cycle between layers."""
+    graph = {mod: {name for name, _ in names if name in MODULES and name != mod and not mod.startswith(name + ".")}
+             for mod, names in MODULES.items()}
+    assert _cycles(graph) == []
 
 
 def test_the_state_files_import_nothing_that_reads_or_runs_rules():
@@ -114,3 +127,23 @@ def test_the_state_files_import_nothing_that_reads_or_runs_rules():
     found = _violations(("yupana.state",), ("yupana.evaluate", "yupana.codegraph", "yupana.workers", "yupana.endpoint",
                                             "yupana.projection", "yupana.edit", "yupana.shell"))
     assert [v for v in found if not v.endswith(("yupana.workers", "yupana.workers.detached"))] == []
+
+
+def _private_uses(path: Path) -> list[str]:
+    """``module._name`` where ``module`` is a yupana module imported by that name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    ours: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("yupana"):
+            ours.update(alias.asname or alias.name for alias in node.names
+                        if f"{node.module}.{alias.name}" in MODULES)
+        elif isinstance(node, ast.Import):
+            ours.update(alias.asname for alias in node.names if alias.asname and alias.name in MODULES)
+    return [f"{_module_name(path)}:{node.lineno} {node.value.id}.{node.attr}" for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ours
+            and node.attr.startswith("_") and not node.attr.startswith("__")]
+
+
+def test_no_module_reaches_into_another_modules_private_helpers():
+    found = [use for path in sorted(PACKAGE.rglob("*.py")) for use in _private_uses(path)]
+    assert found == []

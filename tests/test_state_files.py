@@ -191,3 +191,19 @@ def test_the_state_file_reader_bounds_every_read(tmp_path):
     link.symlink_to(big)
     assert statefile.read(str(link), 4096) == b"x" * 2048  # a symlink to a regular file is fine
     assert statefile.drain() == [(str(big), "is 2048 bytes, over the 1024-byte bound for this state file")]
+
+
+def test_the_mount_table_and_the_lock_holder_are_read_like_every_state_file(tmp_path):
+    """A FIFO planted where pre-bash reads the mount table, or as refresh.lock when status names its
+    holder, neither hangs (each read runs in its own bounded process) nor is read."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cache = tmp_path / "projection.json"
+    os.mkfifo(tmp_path / "refresh.lock")
+    code = ("import sys\nfrom yupana.state import disk_samples, refresh_state\nfrom yupana.workers import refresher\n"
+            "assert refresh_state.lock_path(sys.argv[2]).endswith('refresh.lock')\n"
+            "print(disk_samples.read_mounts(sys.argv[1]), refresher.holder(sys.argv[2]))")
+    done = subprocess.run([sys.executable, "-c", code, str(fifo), str(cache)], capture_output=True, text=True,
+                          timeout=HOOK_TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] holder unknown"

@@ -28,7 +28,7 @@ from yupana import config_schema as schema
 from yupana.state import paths
 from yupana import redact
 from yupana.config_validate import validate  # noqa: F401 - part of this module's interface
-from yupana.settings import TOP_LEVEL_ENV, ConfigError
+from yupana.config_error import TOP_LEVEL_ENV, ConfigError
 
 MODE_ORDER = {mode: i for i, mode in enumerate(schema.MODES)}
 CREDENTIALS_HELP = ("remove them from the URL and configure them apart: [yupana.quipu] auth = \"basic\" (with "

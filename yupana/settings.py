@@ -18,21 +18,17 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana.state import paths
-
 from yupana import redact
+# Part of this module's API: hooks catch settings.ConfigError.
+from yupana.config_error import TOP_LEVEL_ENV, ConfigError  # noqa: F401
+from yupana.state import paths
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
-_MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "config_validate.py", "config_resolve.py"))
+_MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "config_validate.py", "config_resolve.py",
+                                                             "config_error.py"))
 
 
-# The top-level keys' variables (the schema's non-table keys; tests/test_config.py holds them equal).
-TOP_LEVEL_ENV = ("YUPANA_BASE_REF", "YUPANA_ENABLE_LSP", "YUPANA_ENABLE_CPG", "YUPANA_LANGUAGES")
-
-
-class ConfigError(Exception):
-    """The configuration could not be resolved; the message names the file and key."""
 
 
 def _stat_key(path: str | None) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.codegraph.conftest import DATA, REGISTRY
-from yupana.codegraph import extract
+from yupana.codegraph import extract, scan
 
 LIB = (DATA / "heck" / "src" / "lib.rs").read_bytes()
 SNAKE = (DATA / "heck" / "src" / "snake.rs").read_bytes()
@@ -19,7 +19,7 @@ def _syms(facts) -> dict[str, list]:
 
 
 def test_items_kinds_arity_and_lines():
-    facts = extract.extract(LIB)
+    facts = scan.file_facts(LIB)
     syms = _syms(facts)
     (transform,) = syms["transform"]
     assert transform[extract.KIND] == "fn" and transform[extract.ARITY] == 4 and transform[extract.LINE] == 75
@@ -34,7 +34,7 @@ def test_items_kinds_arity_and_lines():
 
 
 def test_methods_know_their_type_and_trait():
-    syms = _syms(extract.extract(SNAKE))
+    syms = _syms(scan.file_facts(SNAKE))
     by_container = {(s[extract.CONTAINER], s[extract.TRAIT], s[extract.KIND]) for s in syms["to_snake_case"]}
     assert by_container == {("ToSnakeCase", None, "method"), ("str", "ToSnakeCase", "method")}
     (fmt,) = syms["fmt"]
@@ -42,7 +42,7 @@ def test_methods_know_their_type_and_trait():
 
 
 def test_references_are_attributed_to_the_enclosing_symbol():
-    facts = extract.extract(SNAKE)
+    facts = scan.file_facts(SNAKE)
     syms = facts.syms
     fmt = next(i for i, s in enumerate(syms) if s[extract.NAME] == "fmt")
     refs_of_fmt = {(n, q) for n, q, i in facts.refs if i == fmt}
@@ -51,16 +51,16 @@ def test_references_are_attributed_to_the_enclosing_symbol():
 
 
 def test_macro_rules_bodies_are_maybe_names_and_bindings_are_locals():
-    facts = extract.extract(SNAKE)
+    facts = scan.file_facts(SNAKE)
     assert "to_snake_case" in facts.maybe  # used inside the `t!` test macro body
-    assert {"f", "s"} <= extract.extract(LIB).locals
+    assert {"f", "s"} <= scan.file_facts(LIB).locals
 
 
 def test_item_macros_are_parsed_again_as_items():
     mod = REGISTRY / "tokio-1.24.2" / "src" / "runtime" / "mod.rs"
     if not mod.exists():
         pytest.skip("tokio sources not installed (apt-get install librust-tokio-dev)")
-    facts = extract.extract(mod.read_bytes())
+    facts = scan.file_facts(mod.read_bytes())
     names = {s[extract.NAME] for s in facts.syms}
     assert {"builder", "handle", "blocking"} <= names  # declared inside cfg_rt! { … }
     assert ("self::builder::Builder", "Builder", 225) in facts.uses
@@ -70,6 +70,6 @@ def test_cfg_if_groups_are_items():
     lib = REGISTRY / "libc-0.2.139" / "src" / "unix" / "mod.rs"
     if not lib.exists():
         pytest.skip("libc sources not installed (apt-get install librust-libc-dev)")
-    facts = extract.extract(lib.read_bytes())
+    facts = scan.file_facts(lib.read_bytes())
     globs = {p for p, b, _ in facts.uses if b == "*"}
     assert any(p.endswith("linux_like") for p in globs), globs

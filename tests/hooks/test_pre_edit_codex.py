@@ -124,3 +124,32 @@ def test_codex_scenarios(env, tmp_path, name):
     if touched:
         repo.config(SCOPE.format(mode="enforce").replace('deny_paths = ["src/config.rs"]', 'deny_paths = ["**"]'))
         assert hook(env, payload, "--tenant", "polecat-3").denied
+
+
+def test_a_10_mb_patch_is_read_whole_and_its_denied_file_still_denied(env, repo):
+    """A huge patch is read to its last section: the denied file after 10 MB of allowed edits stands,
+    and the big sections arrive intact (the run-at-a-time reader loses no line)."""
+    lines = [f"pub fn f{i}() -> u32 {{ {i} }}" for i in range(250_000)]
+    big_add = "*** Add File: src/big.rs\n" + "".join(f"+{ln}\n" for ln in lines)
+    big_update = ("*** Update File: src/lib.rs\n@@\n fn a() {}\n-fn b() {}\n" + "".join(f"+{ln}\n" for ln in lines)
+                  + "\n+\n-\n fn c() {}\n")
+    result = hook(env, repo.patch(_patch(big_add, big_update, UPDATE_CONFIG)), "--tenant", "polecat-3")
+    assert result.denied and "src/config.rs" in result.reason
+    guard = env.records("guard")[-1]
+    assert guard["edits"] == 3
+
+
+def test_the_run_reader_keeps_every_line_of_every_kind_in_order():
+    from yupana.edit import apply_patch
+
+    body = ["@@ fn a", " ctx1", " ctx2", "-gone1", "-gone2", "+new1", "+new2", "+new3", "", " ctx3", "-gone3",
+            "+new4", "*** End of File"]
+    patch = apply_patch.parse("*** Begin Patch\n*** Update File: x.rs\n" + "\n".join(body) + "\n"
+                              "*** Add File: y.rs\n++plus\n+\n+last\n*** End Patch")
+    assert patch.problems == []
+    chunk = patch.ops[0].chunks[0]
+    assert chunk.contexts == ["fn a"] and chunk.eof
+    assert chunk.old_lines == ["ctx1", "ctx2", "gone1", "gone2", "", "ctx3", "gone3"]
+    assert chunk.new_lines == ["ctx1", "ctx2", "new1", "new2", "new3", "", "ctx3", "new4"]
+    assert chunk.added == ["new1", "new2", "new3", "new4"]
+    assert patch.ops[1].content == "+plus\n\nlast\n" and patch.ops[1].lines == ["+plus", "", "last"]

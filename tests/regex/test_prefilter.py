@@ -192,7 +192,8 @@ def test_may_match_without_prefilter_always_runs_the_regex():
 
 # ── the example catalogue ────────────────────────────────────────────────────────────
 
-CATALOGUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "catalogue")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CATALOGUE = os.path.join(REPO, "fixtures", "catalogue")
 AEGIS = "http://aegis.gastown.local/ontology/"
 
 

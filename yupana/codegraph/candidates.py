@@ -18,7 +18,7 @@ from yupana.codegraph import resolve
 from yupana.codegraph.extract import text
 
 # parent type -> fields where an identifier child binds or defines a name ("*": any child).
-_BINDS: dict[str, object] = {
+BINDS: dict[str, object] = {
     "let_declaration": ("pattern",), "parameter": ("pattern",), "for_expression": ("pattern",),
     "let_condition": ("pattern",), "field_pattern": ("pattern", "name"), "const_parameter": ("name",),
     "type_parameter": ("name",), "use_as_clause": ("alias",), "type_binding": ("name",),
@@ -59,7 +59,7 @@ class Candidates:
         self.opaque: list[tuple[str, int]] = []  # (macro name, line) whose arguments are not read
 
 
-def _field_is(parent, node, fields) -> bool:
+def field_is(parent, node, fields) -> bool:
     if fields == "*":
         return True
     for f in fields:
@@ -69,20 +69,20 @@ def _field_is(parent, node, fields) -> bool:
     return False
 
 
-def _token_tree(inv):
+def token_tree_of(inv):
     for child in inv.named_children:
         if child.type == "token_tree":
             return child
     return None
 
 
-def _identifier(node, out: Candidates) -> None:
+def add_identifier(node, out: Candidates) -> None:
     parent = node.parent
     if parent is None:
         return
     ptype = parent.type
-    fields = _BINDS.get(ptype)
-    if fields is not None and _field_is(parent, node, fields):
+    fields = BINDS.get(ptype)
+    if fields is not None and field_is(parent, node, fields):
         return
     if ptype == "tuple_struct_pattern":
         type_node = parent.child_by_field_name("type")
@@ -128,7 +128,7 @@ def _head(node):
     return node
 
 
-def _macro(inv, tt, ranges: list[tuple[int, int]], out: Candidates) -> None:
+def add_macro_arguments(inv, tt, ranges: list[tuple[int, int]], out: Candidates) -> None:
     """Read the arguments of a std expression macro token by token (others are opaque)."""
     macro = inv.child_by_field_name("macro")
     name = text(macro).rsplit("::", 1)[-1] if macro is not None else ""

@@ -9,13 +9,12 @@ read items, ``use`` trees, ``mod`` attributes and types.
 
 from __future__ import annotations
 
-from yupana.codegraph import parse
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
-    from tree_sitter import Node, Tree
+    from tree_sitter import Node
 
-# Bump whenever what extract() records changes: stored facts of another version are re-derived.
+# Bump whenever what scan.file_facts() records changes: stored facts of another version are re-derived.
 VERSION = 8
 
 # Symbol tuple layout (also the store's column order).
@@ -88,27 +87,12 @@ class FileFacts:
                 "flags": self.flags, "externs": self.externs}
 
 
-def extract(source: bytes, tree: "Tree | None" = None) -> FileFacts:
-    """All facts of one Rust source file (what the index stores for it)."""
-    from yupana.codegraph import scan
-
-    if tree is None:
-        tree = parse.parse(source)
-    facts = FileFacts()
-    if tree.root_node.has_error:
-        facts.flags |= FLAG_PARSE_ERROR
-    scan.walk(tree.root_node, facts)
-    facts.bound |= facts.locals
-    _attribute(facts)
-    return facts
-
-
-_STD_EXPR = frozenset("""println print eprintln eprint format format_args write writeln panic assert assert_eq
+STD_EXPR = frozenset("""println print eprintln eprint format format_args write writeln panic assert assert_eq
 assert_ne debug_assert debug_assert_eq debug_assert_ne vec dbg todo unimplemented unreachable matches""".split())
-_STD_SUFFIXES = tuple("::" + m for m in _STD_EXPR)
+STD_SUFFIXES = tuple("::" + m for m in STD_EXPR)
 
 
-def _identifiers(node, skip: list | None = None) -> set[str]:
+def identifiers_under(node, skip: list | None = None) -> set[str]:
     """Every identifier under ``node`` (a token tree: macro arguments and bodies), except
     under the ``skip`` nodes. A walk, not a query: token trees are small, queries are not free."""
     found = set()
@@ -123,7 +107,7 @@ def _identifiers(node, skip: list | None = None) -> set[str]:
     return found
 
 
-def _symbol(item, kind: str, name_node, facts: FileFacts, line_base: int, shift: int) -> None:
+def add_symbol(item, kind: str, name_node, facts: FileFacts, line_base: int, shift: int) -> None:
     name = text(name_node) if kind != "impl" else None
     trait = None
     arity = -2
@@ -144,7 +128,7 @@ def _symbol(item, kind: str, name_node, facts: FileFacts, line_base: int, shift:
             if child.type == "macro_rule":
                 right = child.child_by_field_name("right")
                 if right is not None:
-                    body_names |= _identifiers(right)
+                    body_names |= identifiers_under(right)
         facts.maybe |= body_names
     start = _leading_start(item)
     if kind != "impl":
@@ -229,7 +213,7 @@ def inline_parents(item: "Node") -> str:
     return "/".join(reversed(names))
 
 
-def _use(node, facts: FileFacts, line_base: int) -> None:
+def add_use(node, facts: FileFacts, line_base: int) -> None:
     line = line_base + node.start_point[0] + 1
     arg = node.child_by_field_name("argument")
     if arg is not None:
@@ -285,7 +269,7 @@ def _path_text(node) -> str:
     return text(node)
 
 
-def _extern(node, facts: FileFacts) -> None:
+def add_extern_crate(node, facts: FileFacts) -> None:
     name = node.child_by_field_name("name")
     alias = node.child_by_field_name("alias")
     bound = text(alias if alias is not None else name) if name is not None else None
@@ -299,7 +283,7 @@ def _extern(node, facts: FileFacts) -> None:
         prev = prev.prev_named_sibling
 
 
-def _attribute(facts: FileFacts) -> None:
+def attribute_references(facts: FileFacts) -> None:
     """Order symbols, link parents and containers, and attribute each reference to the
     innermost enclosing symbol (variants give theirs to the enum)."""
     syms = facts.syms

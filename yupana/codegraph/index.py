@@ -338,12 +338,12 @@ def _learn_rate(size: int, secs: float) -> None:
 
 def _facts(data: bytes) -> tuple:
     """(facts, tree, seconds spent parsing and walking — loading tree-sitter excluded)."""
-    from yupana.codegraph import extract, parse
+    from yupana.codegraph import parse, scan
 
     parse.parser()
     t0 = time.monotonic()
     tree = parse.parse(data)
-    facts = extract.extract(data, tree)
+    facts = scan.file_facts(data, tree)
     return facts, tree, time.monotonic() - t0
 
 

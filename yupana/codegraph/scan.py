@@ -1,7 +1,7 @@
 """The one walk over a parsed Rust file: what the index stores, and what an edit names.
 
 Used two ways: :func:`walk` in index mode gives a file's facts (symbols, reference edges,
-bindings, uses, mods, flags — :func:`yupana.codegraph.extract.extract`); :func:`scan` in
+bindings, uses, mods, flags — :func:`file_facts`); :func:`scan` in
 verify mode gives a (windowed) proposed buffer's scope facts plus the candidates the edit
 introduces (:mod:`yupana.codegraph.candidates`).
 
@@ -31,7 +31,7 @@ DEF_KINDS = {
     "enum_variant": "variant", "impl_item": "impl",
 }
 # parent type -> fields where an identifier binds a local name (patterns, parameters, generics)
-_LOCAL = {k: v for k, v in cands._BINDS.items() if k in (
+_LOCAL = {k: v for k, v in cands.BINDS.items() if k in (
     "let_declaration", "parameter", "for_expression", "let_condition", "field_pattern", "const_parameter",
     "type_parameter", "closure_parameters", "match_pattern", "tuple_pattern", "slice_pattern", "ref_pattern",
     "mut_pattern", "captured_pattern", "or_pattern", "reference_pattern")}
@@ -78,17 +78,17 @@ def walk(root: "Node", facts: extract.FileFacts, shift: int = 0, line_base: int 
         if t == "token_tree":
             continue
         if t == "use_declaration":
-            extract._use(node, facts, line_base)
+            extract.add_use(node, facts, line_base)
             if hit:
                 mode.out.uses.append(node)
             if not mode.refs:
                 continue
         elif t == "extern_crate_declaration":
-            extract._extern(node, facts)
+            extract.add_extern_crate(node, facts)
             continue
         kind = DEF_KINDS.get(t)
         if kind is not None:
-            extract._symbol(node, kind, node.child_by_field_name("name"), facts, line_base, shift)
+            extract.add_symbol(node, kind, node.child_by_field_name("name"), facts, line_base, shift)
             if t == "macro_definition":
                 if mode.refs:
                     _token_refs(node, facts, shift, skip_first=True)
@@ -112,7 +112,7 @@ def scan(tree: "Tree", ranges: list[tuple[int, int]], deletions: list[int] = ())
         facts.flags |= extract.FLAG_PARSE_ERROR
     walk(tree.root_node, facts, mode=_Mode(refs=False, reparse=False, out=out, ranges=ranges, deletions=deletions))
     facts.bound |= facts.locals
-    extract._attribute(facts)
+    extract.attribute_references(facts)
     return facts, out
 
 
@@ -131,7 +131,7 @@ def _name(node, t: str, facts, shift: int, mode: _Mode, hit: bool) -> None:
         return
     if mode.out is not None:
         if hit and t in ("identifier", "type_identifier"):
-            cands._identifier(node, mode.out)
+            cands.add_identifier(node, mode.out)
         return
     if ptype in _SKIP_REF_PARENTS or ptype == "extern_crate_declaration":
         return
@@ -160,7 +160,7 @@ def _is_local(node, parent, ptype: str) -> bool:
         type_node = parent.child_by_field_name("type")
         return type_node is None or type_node.id != node.id
     fields = _LOCAL.get(ptype)
-    return fields is not None and cands._field_is(parent, node, fields)
+    return fields is not None and cands.field_is(parent, node, fields)
 
 
 def _invocation(node, facts, shift: int, line_base: int, depth: int, mode: _Mode, hit: bool) -> None:
@@ -176,24 +176,24 @@ def _invocation(node, facts, shift: int, line_base: int, depth: int, mode: _Mode
             facts.refs.add((name, "!", macro.start_byte + shift))
         else:
             walk(macro, facts, shift, line_base, depth, mode)
-    tt = cands._token_tree(node)
+    tt = cands.token_tree_of(node)
     if tt is None:
         return
     parent = node.parent
     if parent is not None and parent.type in _ITEM_PARENTS:
         if not (mode.reparse and depth < MAX_DEPTH and _reparse_items(tt, facts, shift, line_base, depth, mode)):
-            facts.maybe |= extract._identifiers(tt)
+            facts.maybe |= extract.identifiers_under(tt)
             if mode.refs:
                 _token_refs(tt, facts, shift)
     else:
-        if name not in extract._STD_EXPR and not name.endswith(extract._STD_SUFFIXES):
-            idents = extract._identifiers(tt)  # a statement macro may bind names (pin!, select!…)
+        if name not in extract.STD_EXPR and not name.endswith(extract.STD_SUFFIXES):
+            idents = extract.identifiers_under(tt)  # a statement macro may bind names (pin!, select!…)
             facts.bound |= idents
             facts.macro_idents |= idents
         if mode.refs:
             _token_refs(tt, facts, shift)
     if hit:
-        cands._macro(node, tt, mode.ranges, mode.out)
+        cands.add_macro_arguments(node, tt, mode.ranges, mode.out)
 
 
 def _macro_name_candidates(macro, mode: _Mode) -> None:
@@ -202,7 +202,7 @@ def _macro_name_candidates(macro, mode: _Mode) -> None:
         n = stack.pop()
         if n.type in ("identifier", "type_identifier"):
             if _meets(n, mode.ranges):
-                cands._identifier(n, mode.out)
+                cands.add_identifier(n, mode.out)
         else:
             stack.extend(n.children)
 
@@ -216,9 +216,9 @@ def _reparse_items(tt, facts, shift: int, line_base: int, depth: int, mode: _Mod
         return False
     for group in groups:
         if not _reparse(group, facts, shift, line_base, depth, mode):
-            facts.maybe |= extract._identifiers(group)
+            facts.maybe |= extract.identifiers_under(group)
             _token_refs(group, facts, shift)
-    facts.maybe |= extract._identifiers(tt, groups)
+    facts.maybe |= extract.identifiers_under(tt, groups)
     return True
 
 
@@ -258,3 +258,16 @@ def _meets(node, ranges) -> bool:
 
 def _holds(node, points) -> bool:
     return any(node.start_byte < p < node.end_byte for p in points)
+
+
+def file_facts(source: bytes, tree: "Tree | None" = None) -> "extract.FileFacts":
+    """All facts of one Rust source file (what the index stores for it)."""
+    if tree is None:
+        tree = parse.parse(source)
+    facts = extract.FileFacts()
+    if tree.root_node.has_error:
+        facts.flags |= extract.FLAG_PARSE_ERROR
+    walk(tree.root_node, facts)
+    facts.bound |= facts.locals
+    extract.attribute_references(facts)
+    return facts

@@ -10,6 +10,8 @@ anchor Codex would find only by its lenient matching. No imports: only Codex cal
 
 from __future__ import annotations
 
+from itertools import compress, count, islice, repeat  # built into the interpreter: no import cost
+
 EOF_MARKER = "*** End of File"
 
 # Rust's char::is_whitespace (Unicode White_Space), which Codex's trim() strips. Python's
@@ -82,28 +84,43 @@ def parse_chunks(lines: list[str], i: int, chunks: list[Chunk], problems: list[s
             if first == "":
                 chunk.old_lines.append("")
                 chunk.new_lines.append("")
-            elif first == " ":
-                chunk.old_lines.append(line[1:])
-                chunk.new_lines.append(line[1:])
-            elif first == "+":
-                chunk.new_lines.append(line[1:])
-                chunk.added.append(line[1:])
-            elif first == "-":
-                chunk.old_lines.append(line[1:])
-            else:
+                body += 1
+                i += 1
+                continue
+            if first not in " +-":
                 if body == 0:
                     problems.append(
                         f"apply_patch: line {i + 2}: unexpected line {clip(line)!r} in an update "
                         "chunk (every line starts with ' ', '+' or '-')")
                     return -1
                 break  # the start of the next chunk or section
-            body += 1
-            i += 1
+            # A run of lines with the same mark, taken whole: no loop per line in Python.
+            end = run_end(lines, i, first)
+            run = [text[1:] for text in lines[i:end]]
+            if first != "+":
+                chunk.old_lines += run
+            if first != "-":
+                chunk.new_lines += run
+            if first == "+":
+                chunk.added += run
+            body += end - i
+            i = end
         if body == 0:
             problems.append(f"apply_patch: line {chunk.line}: update chunk has no lines")
             return -1
         chunks.append(chunk)
     return i
+
+
+def run_end(lines: list[str], i: int, mark: str) -> int:
+    """The first index from ``i`` whose line does not start with ``mark`` (else ``len(lines)``).
+
+    The scan runs in C (``map``/``compress`` over the list), about ten times faster than a
+    Python loop per line: it is what keeps a 10 MB patch inside the hook's deadline.
+    """
+    for k in compress(count(i), map(False.__eq__, map(str.startswith, islice(lines, i, None), repeat(mark)))):
+        return k
+    return len(lines)
 
 
 def clip(text: str, limit: int = 80) -> str:

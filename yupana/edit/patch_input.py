@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.edit.payload import ADD, MOVE, PATCH_TOOLS, UPDATE, Invocation, new_edit, normpath
+from yupana.edit.model import ADD, MOVE, PATCH_TOOLS, UPDATE, Invocation, new_edit, normpath
 
 
 def read(tool_input: object, inv: Invocation) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.edit.payload import ADD, DELETE, EDIT, MOVE, MULTI_EDIT, UNSET, UPDATE, WRITE, FileEdit
+from yupana.edit.model import ADD, DELETE, EDIT, MOVE, MULTI_EDIT, UNSET, UPDATE, WRITE, FileEdit
 
 
 def proposed_buffer(edit: FileEdit) -> str | None:

@@ -10,7 +10,7 @@ cannot turn a non-URL into a URL, nor invent a ``--limit``). Standard library on
 from __future__ import annotations
 
 from yupana import shell
-from yupana.shell.actions import (CONTAINER, HOST, REPO, SERVICE, Abstain, Action, Opts, host_action,
+from yupana.shell.targets import (CONTAINER, HOST, REPO, SERVICE, Abstain, Action, Opts, host_action,
                                     parse_options)
 
 # ── host ──────────────────────────────────────────────────────────────────────────────

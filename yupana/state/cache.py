@@ -19,7 +19,9 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana.state import atomic, paths, statefile
+from yupana.state import atomic, paths, statefile, stores
+# normalize_endpoint is part of this module's API (it is where caches compare endpoints).
+from yupana.state.stores import normalize_endpoint  # noqa: F401
 
 from yupana import fastjson, globs, redact
 from yupana.regex import prefilter as regex_prefilter
@@ -43,12 +45,6 @@ class Miss:
 
     def __repr__(self) -> str:
         return f"Miss({self.label!r}, {self.reason!r})"
-
-
-def normalize_endpoint(endpoint: str) -> str:
-    """An endpoint as a cache and its state files carry it: no trailing ``/``, no credentials
-    (:func:`yupana.redact.redact_url`), so no state file ever holds a URL's secret."""
-    return redact.redact_url(endpoint.rstrip("/"))
 
 
 def endpoint_key(configured: str, root: str | None = None) -> str:
@@ -103,8 +99,6 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
     target = path
     if not target:
-        from yupana.state import stores
-
         target = stores.cache_path(cache["endpoint"])
     if not target:
         return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME", None

@@ -59,9 +59,8 @@ class Fs:
 
 def read_mounts(path: str = MOUNTINFO) -> list[tuple[str, str, str]]:
     """(mount point, major:minor, fstype) for each line of mountinfo, in order ([] if unreadable)."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8", "replace")
+    try:  # the hardened reader: a FIFO or device put in its place cannot hang the hook
+        text = statefile.read(path, statefile.SMALL_LIMIT).decode("utf-8", "replace")
     except OSError:
         return []
     out: list[tuple[str, str, str]] = []

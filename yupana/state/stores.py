@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from yupana.state import paths
+from yupana.state import paths, statefile
 
 NAME_FILE = "endpoint"
 _looked: str | None = None  # the legacy path already looked at in this process
@@ -58,9 +58,8 @@ def name_store(directory: str, endpoint_key: str) -> None:
     target = os.path.join(directory, NAME_FILE)
     body = (endpoint_key + "\n").encode("utf-8", "surrogateescape")
     try:
-        with open(target, "rb") as fh:
-            if fh.read(len(body) + 1) == body:
-                return
+        if statefile.read(target, 1 << 16) == body:
+            return
     except OSError:
         pass
     from yupana.state import atomic
@@ -119,8 +118,15 @@ CACHE_LIMIT = 256 << 20
 SMALL_LIMIT = 1 << 20
 
 
+def normalize_endpoint(endpoint: str) -> str:
+    """An endpoint as a cache and its state files carry it: no trailing ``/``, no credentials
+    (:func:`yupana.redact.redact_url`), so no state file ever holds a URL's secret."""
+    from yupana import redact
+
+    return redact.redact_url(endpoint.rstrip("/"))
+
+
 def _endpoint_of(path: str, limit: int) -> str | None:
-    from yupana.state import cache, statefile
     from yupana import fastjson
 
     try:
@@ -128,7 +134,7 @@ def _endpoint_of(path: str, limit: int) -> str | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     found = body.get("endpoint") if isinstance(body, dict) else None
-    return cache.normalize_endpoint(found) if isinstance(found, str) and found else None
+    return normalize_endpoint(found) if isinstance(found, str) and found else None
 
 
 def _move(source: str, target: str, what: str) -> str:

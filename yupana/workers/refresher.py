@@ -388,8 +388,9 @@ def _take_lock(path: str, wait_secs: float, handed: int | None, say) -> int | No
 def holder(path: str) -> str:
     """Who holds refresh.lock, in words (from the pid and time its holder wrote)."""
     try:
-        with open(refresh_state.lock_path(path), "rb") as fh:
-            pid, since = fh.read(64).split()[:2]
+        from yupana.state import statefile
+
+        pid, since = statefile.read(refresh_state.lock_path(path), 64).split()[:2]
         return f"pid {int(pid)}, started {max(0, int(time.time()) - int(since))}s ago"
     except (OSError, ValueError):
         return "holder unknown"
