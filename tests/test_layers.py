@@ -18,10 +18,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "yupana"
 
 COLD_PACKAGES = ("yupana.commands", "yupana.endpoint", "yupana.projection", "yupana.workers.refresher",
-                 "yupana.workers.refresh_worker", "yupana.workers.exposure_worker", "yupana.workers.disk_flush",
+                 "yupana.workers.refresh_worker", "yupana.workers.bundle_fetch", "yupana.workers.exposure_worker", "yupana.workers.disk_flush",
                  "yupana.config_model", "yupana.config_controls", "yupana.cli")
 COLD_LIBRARIES = ("rdflib", "pyshacl", "httpx", "httpcore", "pydantic", "pydantic_settings", "rich", "typer",
-                  "SPARQLWrapper", "diskcache", "pyoxigraph")
+                  "SPARQLWrapper", "diskcache", "pyoxigraph", "cryptography")
 HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate", "yupana.shell", "yupana.regex")
 BELOW_HOOKS = ("yupana.state", "yupana.workers", "yupana.edit", "yupana.shell", "yupana.regex", "yupana.evaluate", "yupana.codegraph", "yupana.endpoint", "yupana.projection")
 

@@ -27,6 +27,7 @@ COMMANDS = {
     "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
     "metrics": ("yupana.commands.metrics", "hook health and the rule set in OpenMetrics text (node_exporter textfile)"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
+    "bundle": ("yupana.commands.bundle", "sign the validated projection into one bundle a fleet fetches (build, keygen)"),
     "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex)"),
     "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code or Codex"),
     "refresh-worker": ("yupana.workers.refresh_worker", "internal: the detached single-flight refresher"),

@@ -145,6 +145,15 @@ POLICY = table(
     tripwires=field("list_table", [], item=TRIPWIRE),
 )
 
+# Signed rule-set bundles (docs/bundles.md): a publisher signs its validated projection with
+# signing_key_path (`yupana bundle build`); hosts fetch url and trust only trusted_keys.
+BUNDLE = table(
+    "Bundle",
+    url=field("str", ""),
+    trusted_keys=field("list_str", []),
+    signing_key_path=field("str", None, optional=True),
+)
+
 METRICS = table(
     "Metrics",
     record_paths=enum("off", "off", "relative", "absolute"),
@@ -163,10 +172,11 @@ SETTINGS = table(
     quipu=QUIPU,
     policy=POLICY,
     metrics=METRICS,
+    bundle=BUNDLE,
 )
 
 # The keys whose value is a URL: userinfo (user:password@) is refused in each of them.
-URL_KEYS = (("quipu", "endpoint"), ("quipu", "update_endpoint"))
+URL_KEYS = (("quipu", "endpoint"), ("quipu", "update_endpoint"), ("bundle", "url"))
 
 
 def key_of(name: str, spec: dict) -> str:

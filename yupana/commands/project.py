@@ -208,6 +208,7 @@ def _outcome_json(outcome) -> dict:
         "consecutive_failures": outcome.consecutive_failures,
         "backoff_until": outcome.backoff_until,
         "warnings": outcome.warnings,
+        "bundle": outcome.bundle,
     }
 
 

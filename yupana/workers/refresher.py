@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from yupana.projection.bundle import BundleError
 from yupana.state import cache, paths, refresh_state, spool, stores
 
 # Outcome statuses.
@@ -31,6 +32,7 @@ REFRESHED = "refreshed"
 FAILED = "failed"
 BUSY = "busy"  # another refresh holds the lock
 SKIPPED = "skipped"  # only_if_due, and nothing was due (or the back-off is active)
+NOT_MODIFIED = "not-modified"  # a bundle host: the server answered 304, the installed bundle is current
 
 
 @dataclass
@@ -63,14 +65,16 @@ class RefreshOutcome:
     backoff_until: int | None = None
     warnings: list[str] = field(default_factory=list)
 
+    bundle: dict | None = None  # a bundle host: refresh-state's record of the bundle installed (docs/bundles.md)
+
     @property
     def ok(self) -> bool:
-        return self.status == REFRESHED
+        return self.status in (REFRESHED, NOT_MODIFIED)
 
     def reason(self) -> str:
         """One line: the named failure and what keeps serving."""
         if self.ok:
-            return "refreshed"
+            return self.status
         if self.status == SKIPPED:
             return self.error or "nothing to do"
         prior = (f"prior cache kept (age {self.prior_age_secs}s)" if self.prior_age_secs is not None
@@ -145,7 +149,8 @@ def refresh_now(
         _prior(outcome, path, key)
         return outcome
     try:
-        return _locked(quipu, key, path, started, say, only_if_due, env, shapes_dir, accept_empty)
+        return _locked(quipu, key, path, started, say, only_if_due, env, shapes_dir, accept_empty,
+                       bundle=(dict(cfg.get("bundle") or {}), root))
     finally:
         os.close(fd)
 
@@ -177,7 +182,8 @@ def cache_path_of(root: str, override: str | None = None) -> str | None:
 
 
 def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: bool,
-            env: dict | None, shapes_dir: str | None, accept_empty: bool = False) -> RefreshOutcome:
+            env: dict | None, shapes_dir: str | None, accept_empty: bool = False,
+            bundle: tuple[dict, str] = ({}, ".")) -> RefreshOutcome:
     now = int(time.time())
     state = refresh_state.read(path, key)
     outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path)
@@ -187,22 +193,34 @@ def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: 
             outcome.status, outcome.error = SKIPPED, why_not
             return outcome
     proj = None
+    bundle_cfg, root = bundle
+    bundle_url = str(bundle_cfg.get("url") or "").strip()
     try:
-        proj, report = _project_and_gate(quipu, say, env, shapes_dir)
-        outcome.gate = report
+        if bundle_url:
+            from yupana.workers import bundle_fetch
+
+            body = bundle_fetch.body(bundle_url, bundle_cfg, root, quipu, key, path, state, now, say, outcome)
+            if body is None:  # 304: the installed bundle is current (and still within its TTL)
+                outcome.duration_s = time.monotonic() - started
+                _record(outcome, state, now, int(quipu.get("refresh_backoff_secs") or 60))
+                return outcome
+        else:
+            proj, report = _project_and_gate(quipu, say, env, shapes_dir)
+            outcome.gate = report
+            body = dict(proj.cache)
         from yupana.projection import empty
 
-        refused, warning = empty.check(proj.cache, path, key, accept_empty=accept_empty)
+        refused, warning = empty.check(body, path, key, accept_empty=accept_empty)
         if refused:
             raise _Refused("empty", refused)
         if warning:
             outcome.warnings.append(warning)
-        body = dict(proj.cache)
         source = body.get("endpoint")
         body["endpoint"] = key
         if source and cache.normalize_endpoint(str(source)) != key:
             body["source"] = source
-        body["written_at"] = int(time.time())
+        if not bundle_url:
+            body["written_at"] = int(time.time())  # a bundle keeps the time its store confirmed it
         say(f"writing {path}")
         stores.name_store(os.path.dirname(path), key)
         error, hot_error = cache.save_detailed(body, path)
@@ -211,6 +229,8 @@ def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: 
         if hot_error:
             outcome.warnings.append(hot_error + " (hooks will parse the JSON until the next refresh)")
         outcome.status = REFRESHED
+        if outcome.bundle is not None:
+            outcome.bundle["installed_at"] = int(time.time())
         outcome.written_at = body["written_at"]
         outcome.digest = body.get("digest")
         outcome.dialect = body.get("dialect")
@@ -219,6 +239,8 @@ def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: 
     except _Refused as exc:
         outcome.error_kind, outcome.error = exc.kind, exc.message
         outcome.gate = exc.report or outcome.gate
+    except BundleError as exc:
+        outcome.error_kind, outcome.error = f"bundle-{exc.kind}", exc.message
     except Exception as exc:  # noqa: BLE001 - every failure is named and recorded, never raised
         outcome.error_kind, outcome.error = _classify(exc)
     if proj is not None:
@@ -285,6 +307,8 @@ def _record(outcome: RefreshOutcome, prior: dict, now: int, base: int) -> None:
         "backoff_until": None,
         "duration_secs": round(outcome.duration_s, 3),
     }
+    if prior.get("bundle") or outcome.bundle:  # a bundle host: the bundle installed (kept across failures)
+        state["bundle"] = outcome.bundle if outcome.ok and outcome.bundle else prior.get("bundle")
     if outcome.ok:
         state["last_success_at"] = outcome.written_at
         state["digest"] = outcome.digest

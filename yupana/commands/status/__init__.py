@@ -147,7 +147,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
                                 "findings": checked["findings"], "notes": checked["notes"]}},
         "metrics": {"record_paths": cfg["metrics"]["record_paths"]},
         "rule_set": rule_set,
-        "signed_rule_set": {"loaded": False, "state": "never-loaded", "note": SIGNED_NOTE},
+        "signed_rule_set": signed_rule_set_section(cfg, root, now),
         "hooks": status_health.summarise(records, now, window_secs=window_secs, last_n=last_n,
                                          window_complete=bool(complete)),
         "spool": spool_info,
@@ -159,6 +159,32 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
                                                spool_complete=spool_info["read_all"] and not spool_info["rotated"])
     report["exit_code"] = exit_code(report)
     return report
+
+
+def signed_rule_set_section(cfg: dict, root: str, now: int) -> dict:
+    """``signed_rule_set``: the bundle this host installed (docs/bundles.md), or never-loaded."""
+    url = str((cfg.get("bundle") or {}).get("url") or "").strip()
+    if not url:
+        return {"loaded": False, "state": "never-loaded", "note": SIGNED_NOTE}
+    from yupana.state import cache, refresh_state
+    from yupana.workers import refresher
+
+    path = refresher.cache_path_of(root)
+    key = cache.endpoint_key(cfg["quipu"].get("endpoint") or "", root)
+    state = refresh_state.read(path, key)
+    installed = state.get("bundle") or {}
+    found, refused = cache.load_servable(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now, hot=False)
+    loaded = bool(installed) and found is not None and found.get("digest") == installed.get("digest")
+    out = {"loaded": loaded, "state": "loaded" if loaded else ("refused" if installed else "never-loaded"),
+           "version": installed.get("digest"), "key_id": installed.get("key_id"),
+           "source": installed.get("source") or url, "confirmed_at": installed.get("confirmed_at"),
+           "age_secs": (now - int(installed["confirmed_at"])) if isinstance(installed.get("confirmed_at"), int) else None,
+           "checked_at": installed.get("checked_at"), "last_error_kind": state.get("last_error_kind"),
+           "last_error": state.get("last_error"),
+           "note": "installed from a signed bundle" if loaded else (
+               f"the installed bundle is not served ({refused.label})" if installed and refused else
+               "no bundle has been installed yet: run `yupana project`")}
+    return out
 
 
 def exit_code(report: dict) -> int:

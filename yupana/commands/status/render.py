@@ -20,7 +20,11 @@ def render(report: dict) -> str:
     _local_controls(report, add)
     _rule_set(report, add)
     _block_tier(report, add)
-    add("signed rules", f"{report['signed_rule_set']['state']} — {report['signed_rule_set']['note']}")
+    signed = report["signed_rule_set"]
+    detail = (f" {signed['version']}, key {signed['key_id']}, confirmed {signed['age_secs']}s ago, from {signed['source']}"
+              if signed.get("version") else "")
+    last = f"; last refresh failed ({signed['last_error_kind']}: {signed['last_error']})" if signed.get("last_error_kind") else ""
+    add("signed rules", f"{signed['state']}{detail} — {signed['note']}{last}")
     _hooks(report, add)
     _clients(report, add)
     from yupana import terminal

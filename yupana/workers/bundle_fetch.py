@@ -1,0 +1,120 @@
+"""A host's refresh from a signed rule-set bundle instead of the store. Cold path.
+
+:func:`fetch` GETs ``[yupana.bundle] url`` with the validators of the bundle installed last
+(``If-None-Match`` with its ETag, ``If-Modified-Since`` with its Last-Modified: a plain
+``python -m http.server`` honours the second, most object stores and CDNs the first). A 304
+costs one small request and re-confirms nothing by itself: the installed cache keeps its own
+``written_at`` (the time the store confirmed it), so it is still refused past the TTL. A 200
+is verified (:func:`yupana.projection.bundle.verify`: a trusted key, the signature, the header
+agreeing with the signed payload) and checked as the cache rules demand (endpoint, future
+date, age against ``projection_cache_ttl_secs``) before the refresher installs it through
+the one save path. Anything else is a :class:`BundleError` with its kind; the caller records
+it and the prior cache keeps serving.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from yupana.projection.bundle import BundleError
+
+MAX_BUNDLE_BYTES = 256 << 20
+
+
+@dataclass
+class Fetched:
+    """What one fetch found: ``cache`` None means 304 (the installed bundle is current)."""
+
+    cache: dict | None
+    header: dict | None
+    etag: str | None
+    last_modified: str | None
+    size: int
+
+
+def fetch(url: str, quipu: dict, prior: dict, *, deadline_secs: float) -> Fetched:
+    """GET the bundle at ``url`` (``prior``: refresh-state's ``bundle`` record of the installed one)."""
+    if url.startswith("file:"):
+        path = url[len("file:"):]
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_BUNDLE_BYTES + 1)
+        except OSError as exc:
+            raise BundleError("fetch", f"cannot read the bundle {path}: {exc.strerror or exc}") from None
+        return _fetched(data, None, None)
+    import httpx
+
+    headers = {"Accept": "application/octet-stream"}
+    if prior.get("etag"):
+        headers["If-None-Match"] = prior["etag"]
+    if prior.get("last_modified"):
+        headers["If-Modified-Since"] = prior["last_modified"]
+    timeout = min(float(quipu.get("request_timeout_secs") or 2.0) * 5, max(0.1, deadline_secs))
+    try:
+        with httpx.Client(trust_env=False, timeout=httpx.Timeout(timeout, connect=float(
+                quipu.get("connect_timeout_secs") or 2.0)), follow_redirects=False) as client:
+            response = client.get(url, headers=headers)
+    except httpx.TimeoutException as exc:
+        raise BundleError("timeout", f"fetching the bundle timed out: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise BundleError("connect", f"cannot fetch the bundle: {type(exc).__name__}: {exc}") from None
+    if response.status_code == 304:
+        return Fetched(None, None, prior.get("etag"), prior.get("last_modified"), 0)
+    if response.status_code != 200:
+        raise BundleError("http", f"the bundle server answered HTTP {response.status_code}")
+    if len(response.content) > MAX_BUNDLE_BYTES:
+        raise BundleError("format", f"the bundle is larger than {MAX_BUNDLE_BYTES} bytes")
+    return _fetched(response.content, response.headers.get("etag"), response.headers.get("last-modified"))
+
+
+def _fetched(data: bytes, etag: str | None, last_modified: str | None) -> Fetched:
+    return Fetched({"_raw": data}, None, etag, last_modified, len(data))
+
+
+def verified(fetched: Fetched, bundle_cfg: dict, root: str, endpoint: str, ttl: int, now: int) -> Fetched:
+    """``fetched`` with its signed cache verified and checked (BundleError otherwise)."""
+    from yupana.projection import bundle
+
+    if not bundle_cfg.get("trusted_keys"):
+        raise BundleError("unknown-key", "no trusted key is configured ([yupana.bundle] trusted_keys): "
+                                         "a bundle is never installed unverified")
+    trusted = bundle.trusted_public_keys(list(bundle_cfg["trusted_keys"]), root)
+    raw = (fetched.cache or {}).get("_raw", b"")
+    header, cache = bundle.verify(raw, trusted)
+    bundle.check_servable(cache, endpoint, ttl, now)
+    return Fetched(cache, header, fetched.etag, fetched.last_modified, fetched.size)
+
+
+def body(url: str, bundle_cfg: dict, root: str, quipu: dict, key: str, path: str, state: dict, now: int,
+         say, outcome) -> dict | None:
+    """The verified cache a bundle host installs, or None on a 304 for a bundle still within its TTL
+    (``outcome`` then says ``not-modified``). Raises BundleError; fills ``outcome.bundle``."""
+    from yupana.redact import redact_url
+    from yupana.state import cache as cache_mod
+
+    from yupana.projection import bundle
+
+    ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
+    installed, miss = cache_mod.read(path, hot=False)
+    prior = dict(state.get("bundle") or {})
+    current = (miss is None and installed is not None and installed.get("digest") == prior.get("digest")
+               and installed.get("written_at") == prior.get("confirmed_at"))
+    validators = prior if current else {}  # never a 304 for a bundle this host no longer holds
+    shown = redact_url(url) if "://" in url else url
+    say(f"fetching the rule-set bundle {shown}")
+    fetched = fetch(url, quipu, validators, deadline_secs=float(quipu.get("refresh_deadline_secs") or 20.0))
+    if fetched.cache is None:
+        bundle.check_servable(installed, key, ttl, now)  # a 304 extends nothing: past its TTL it is refused
+        outcome.status = "not-modified"
+        outcome.written_at, outcome.digest = installed["written_at"], installed.get("digest")
+        outcome.dialect, outcome.counts = installed.get("dialect"), dict(installed.get("counts") or {})
+        outcome.bundle = dict(prior, checked_at=now)
+        say(f"bundle not modified (HTTP 304): {prior.get('digest')}, confirmed {now - installed['written_at']}s ago")
+        return None
+    fetched = verified(fetched, bundle_cfg, root, key, ttl, now)
+    header = fetched.header or {}
+    outcome.bundle = {"source": shown, "etag": fetched.etag, "last_modified": fetched.last_modified,
+                      "key_id": header.get("key_id"), "digest": header.get("digest"),
+                      "confirmed_at": header.get("confirmed_at"), "checked_at": now, "bytes": fetched.size}
+    say(f"bundle verified ({header.get('key_id')}, {fetched.size} bytes)")
+    return dict(fetched.cache or {})
