@@ -8,7 +8,6 @@ bytes served (``.requests``, ``.bytes_sent``, ``.statuses``). Loopback, a free p
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer

@@ -29,7 +29,6 @@ or ``ci_shift_unknown`` for UNKNOWN (docs/records.md). Operator page: docs/ci-ma
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time

@@ -37,7 +37,6 @@ Schema and field meanings: docs/status.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
