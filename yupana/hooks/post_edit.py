@@ -23,6 +23,7 @@ import time
 
 from yupana import settings
 
+from yupana.evaluate import UNKNOWN
 from yupana.hooks import protocol
 from yupana.hooks.runtime import NOT_CONFIGURED, RAN, SKIPPED, HookRuntime
 
@@ -43,14 +44,14 @@ class PostEdit(HookRuntime):
     def run(self, raw: bytes) -> None:
         inv = self.inv
         if inv is None or not inv.edits:
-            return self.note("parse", "unknown" if inv is None else SKIPPED,
+            return self.note("parse", UNKNOWN if inv is None else SKIPPED,
                              "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
         root = inv.project.root  # the first file's project (yupana.project_root), like pre-edit
         try:
             snap = settings.load(root, self.args.config)
         except settings.ConfigError as exc:
             protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
-            return self.note("config", "unknown", str(exc))
+            return self.note("config", UNKNOWN, str(exc))
         cfg = snap["config"]  # not self.cfg: the notice follows no advise_audience / notify_on_fail_open
         self.note("config", RAN, snapshot=snap)
         from yupana.evaluate import work_items
@@ -68,7 +69,7 @@ class PostEdit(HookRuntime):
 
         gov = governed.load(cfg, now, root=root, override=self.args.config,
                             record={"hook": "post-edit", "session": inv.session_id}, effects=self.effects)
-        self.note("policy cache", RAN if gov.cache is not None else "unknown", "", governed=gov)
+        self.note("policy cache", RAN if gov.cache is not None else UNKNOWN, "", governed=gov)
         if gov.cache is None:
             return self.note("work-item notice", SKIPPED, "no servable projection cache: silent")
         scopes = gov.cache.get("work_item_scopes")
