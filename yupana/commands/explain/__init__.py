@@ -113,9 +113,10 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
     args.tenant = tenant
     args.config = config
     trace = Trace()
-    env = {"BOBBIN_ROLE": tenant} if hook == "pre-bash" and tenant else None
+    row = registry.get(hook)
+    env = {"BOBBIN_ROLE": tenant} if row.tenant_env and tenant else None
     with rehearsal(trace, env):
-        owner = registry.get(hook).runtime()(args, time.monotonic(), trace.effects)
+        owner = row.runtime()(args, time.monotonic(), trace.effects)
         stdout = owner.answer(raw)
     inv = owner.inv
     probe = None if trace.first("policy cache") else _probe(trace, inv, config)
