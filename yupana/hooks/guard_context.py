@@ -25,6 +25,7 @@ from yupana import project_root
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
+from yupana.hooks.effects import Effects
 from yupana.hooks.runtime import RAN, SKIPPED, UNSET, HookRuntime
 
 MAX_RECORDED_CONSTRAINTS = 200
@@ -37,7 +38,7 @@ class GuardContext(HookRuntime):
     unchecked = "this edit was NOT checked"
     gov_note = ": governed policy is NOT enforced (fail-open)"
 
-    def __init__(self, args, t0: float, effects=None) -> None:
+    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
         super().__init__(args, t0, effects)
         self.mode = "?"
         self.modes: list[str] = []  # every configured project's mode (a Codex patch may span several)

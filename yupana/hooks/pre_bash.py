@@ -45,6 +45,7 @@ from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.shell import actions as action
 from yupana.edit import payload
 from yupana.hooks import protocol
+from yupana.hooks.effects import Effects
 from yupana.hooks.runtime import RAN, SKIPPED, NOT_CONFIGURED, HookRuntime
 
 
@@ -55,7 +56,7 @@ class PreBash(HookRuntime):
     unchecked = "this command was NOT checked"
     unguarded = "governed command policy is NOT enforced"
 
-    def __init__(self, args, t0: float, effects=None) -> None:
+    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
         super().__init__(args, t0, effects)
         self.raw_command: str = ""
         self.reading: shell.Reading | None = None

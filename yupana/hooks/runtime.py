@@ -26,7 +26,11 @@ import time
 from yupana.evaluate import UNKNOWN
 from yupana.edit import payload
 from yupana.hooks import protocol
-from yupana.hooks.effects import LIVE
+from yupana.hooks.effects import LIVE, Effects
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:  # annotations only: the governed module loads when a hook asks for the cache
+    from yupana.hooks import governed as governed_mod
 
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
 UNSET = object()
@@ -42,7 +46,7 @@ class HookRuntime:
     unguarded = "governed policy is NOT enforced"  # what a missing policy cache leaves unguarded
     gov_note = ""  # appended to the policy-cache note when no cache is servable
 
-    def __init__(self, args, t0: float, effects=None) -> None:
+    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
         self.args = args
         self.t0 = t0
         self.effects = effects if effects is not None else LIVE
@@ -123,7 +127,7 @@ class HookRuntime:
                 self.outcome.add_context(f"yupana: {message}")
 
     # ── the governed plane ─────────────────────────────────────────────────────────
-    def gov(self):
+    def gov(self) -> governed_mod.Governed | None:
         """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
         if self._gov is not UNSET:
             return self._gov
