@@ -32,3 +32,17 @@ def test_hook_dispatch_still_allows_what_it_does_not_understand(env):
         assert b"hook invocation not understood" in done.stderr, argv
     done = run_yupana(["--tenant", "t", "hook", "pre-bash"], env, stdin=b'{"tool_name": "Bash", "tool_input": {"command": "ls"}}')
     assert done.returncode == 0 and b"not understood" not in done.stderr
+
+
+def test_the_hooks_come_from_the_registry(env):
+    """`hook --help`, the dispatcher and explain's --hook all read yupana/hooks/registry.py."""
+    from yupana.hooks import registry
+
+    shown = run_yupana(["hook", "--help"], env).stdout.decode()
+    for row in registry.HOOKS.values():
+        assert f"{row.name}" in shown and row.description in shown and row.event in shown
+        assert hasattr(row.runtime(), "answer")  # the row names a real runtime
+    unknown = run_yupana(["hook", "pre-nothing"], env, stdin=b"{}").stderr.decode()
+    assert "this version knows " + ", ".join(registry.HOOKS) in unknown
+    explain = run_yupana(["explain", "--help"], env).stdout.decode()
+    assert all(name in explain for name in registry.HOOKS)

@@ -132,7 +132,8 @@ def test_resolve_takes_the_first_source_that_knows(env, monkeypatch, tmp_path):
     assert exposure.resolve(quipu, [], "public", "acme", now, root=str(tmp_path)) == (
         "internal", "quipu's /policy/check", "policy-check")
     # 3. the config declaration while /policy/check does not know yet (dry: no lookup started)
-    found = exposure.resolve(quipu, [], "public", "other", now, root=str(tmp_path), dry=True)
+    found = exposure.resolve(quipu, [], "public", "other", now, root=str(tmp_path),
+                             workers=exposure.LookOnly())
     assert found == ("public", "declared by [yupana.policy] exposure", "config")
     # nothing knows: unknown, naming every source
     found, why, source = exposure.resolve({"endpoint": "http://x", "dialect": "sparql11"}, graph, None, "other", now,

@@ -5,7 +5,8 @@
            every layer ─► state/ and the flat base modules (globs, redact, …)
 
 Nothing below imports what is above it, the hot packages never import the cold ones, and
-there is no import cycle among modules imported at load time.
+there is no import cycle among modules imported at load time. The hooks' effects object
+(yupana/hooks/effects.py) stays in hooks/: below them, nothing takes it or a dry-run flag.
 """
 
 from __future__ import annotations
@@ -146,4 +147,24 @@ def _private_uses(path: Path) -> list[str]:
 
 def test_no_module_reaches_into_another_modules_private_helpers():
     found = [use for path in sorted(PACKAGE.rglob("*.py")) for use in _private_uses(path)]
+    assert found == []
+
+
+DECIDERS = ("yupana.evaluate", "yupana.codegraph", "yupana.shell", "yupana.edit", "yupana.regex", "yupana.exposure")
+
+
+def test_the_decisions_below_the_hooks_never_see_the_effects():
+    """Issue 10 §2: a decision cannot depend on whether it is rehearsed. Below the hooks no
+    function takes the hooks' effects, a trace or a dry-run flag (what must start a worker
+    takes only ``workers``, which carries no trace), and nothing names ``effects``."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        mod = _module_name(path)
+        if not _within(mod, DECIDERS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg) and node.arg in ("effects", "trace", "dry", "rehearsal"):
+                found.append(f"{mod}:{node.lineno} parameter {node.arg}")
+            elif isinstance(node, ast.Name) and node.id in ("effects", "DRY_RUN"):
+                found.append(f"{mod}:{node.lineno} name {node.id}")
     assert found == []

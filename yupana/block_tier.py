@@ -27,7 +27,7 @@ def assess(cfg: dict, cache: dict | None, root: str, now: int, *, override: str 
     repo = git_repo.repo_name(top) if top else None
     found, reason, source = exposure.resolve(
         cfg["quipu"], (cache or {}).get("repo_exposure"), cfg["policy"].get("exposure"), repo, now, root=root,
-        override=override, dry=True,
+        override=override, workers=exposure.LookOnly(),
         no_repo_reason="the project root is in no git tree" if not top else "the repository has no origin remote")
     if reason:  # a dry run starts no lookup: say who will
         reason = reason.replace("looking it up in the background",

@@ -11,11 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-HOOKS = {
-    "pre-edit": "yupana.hooks.pre_edit",
-    "post-edit": "yupana.hooks.post_edit",
-    "pre-bash": "yupana.hooks.pre_bash",
-}
+from yupana.hooks.registry import HOOKS
 
 # name -> (module, one-line summary). Each module defines add_arguments(parser) and run(args).
 COMMANDS = {
@@ -83,7 +79,7 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
             raise ValueError(f"unexpected argument {arg!r}")
         i += 1
     if event is None:
-        raise ValueError("missing hook event (pre-edit, post-edit or pre-bash)")
+        raise ValueError(f"missing hook event ({', '.join(HOOKS)})")
     if event not in HOOKS:
         raise ValueError(f"unknown hook event {event!r} (this version knows {', '.join(HOOKS)})")
     args = HookArgs(event)
@@ -103,8 +99,7 @@ def run_hook(argv: list[str]) -> int:
         _stderr(f"yupana: hook invocation not understood ({exc}); allowing the tool call")
         return 0
     try:
-        module = __import__(HOOKS[args.event], fromlist=["run"])
-        module.run(args)
+        HOOKS[args.event].runtime().main(args)
     except BaseException as exc:  # noqa: BLE001 - no crash path may block an agent
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return 0
@@ -159,7 +154,7 @@ def _run_command(argv: list[str]) -> int:
         description="Governance-plane client for fleets of AI coding agents.",
         epilog="commands:\n"
         + "\n".join(f"  {name:<15}{summary}" for name, (_, summary) in COMMANDS.items() if name not in INTERNAL_COMMANDS)
-        + "\n  hook EVENT     run a hook (pre-edit, post-edit, pre-bash); reads the payload on stdin",
+        + f"\n  hook EVENT     run a hook ({', '.join(HOOKS)}); reads the payload on stdin",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"yupana {__version__}")
@@ -173,7 +168,10 @@ def _run_command(argv: list[str]) -> int:
             module = __import__(module_name, fromlist=["run"])
             module.add_arguments(p)
             p.set_defaults(_run=module.run)
-    hook = sub.add_parser("hook", help="run a hook", description="Run a hook; reads the payload on stdin.")
+    hook = sub.add_parser("hook", help="run a hook", description="Run a hook; reads the payload on stdin.",
+                          epilog="events:\n" + "\n".join(f"  {h.name:<11}{h.event:<13}{h.description}"
+                                                         for h in HOOKS.values()),
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_globals(hook, suppress=True)
     hook.add_argument("event", choices=sorted(HOOKS))
     args = parser.parse_args(argv)

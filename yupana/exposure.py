@@ -49,7 +49,7 @@ NOT_DECLARED = "[yupana.policy] exposure is not set"
 
 def resolve(quipu: dict, statements, declared: str | None, repo: str | None, now: int, *, root: str,
             override: str | None = None, no_repo_reason: str = "the file is in no git tree",
-            dry: bool = False) -> tuple[str, str | None, str]:
+            workers=None) -> tuple[str, str | None, str]:
     """``(exposure, why, source)`` for ``repo``: the first source that knows, in precedence order.
 
     ``statements`` is the governed graph's word: the hot cache's ``_repo_exposure`` index
@@ -68,7 +68,8 @@ def resolve(quipu: dict, statements, declared: str | None, repo: str | None, now
         if stated in KNOWN:
             return stated, f"stated in the governed graph on aegis:repo_{repo}", GRAPH
         said.append(f"the governed graph states no aegis:exposure for aegis:repo_{repo}")
-    found, reason = lookup(quipu, repo, now, root=root, override=override, no_repo_reason=no_repo_reason, dry=dry)
+    found, reason = lookup(quipu, repo, now, root=root, override=override, no_repo_reason=no_repo_reason,
+                           workers=workers)
     if found in KNOWN:
         return found, "quipu's /policy/check", POLICY_CHECK
     if declared in KNOWN:
@@ -108,11 +109,12 @@ def read_entries(path: str | None) -> dict:
 
 
 def lookup(quipu: dict, repo: str | None, now: int, *, root: str, override: str | None = None,
-           no_repo_reason: str = "the file is in no git tree", dry: bool = False) -> tuple[str, str | None]:
+           no_repo_reason: str = "the file is in no git tree", workers=None) -> tuple[str, str | None]:
     """(exposure, reason) for ``repo`` on the configured store, answered from the file now.
 
     Never blocks on the network: a miss answers ``unknown`` and starts one detached lookup
-    (``dry=True``, ``yupana explain``'s dry run: starts none, answers as if it had asked).
+    through ``workers`` (:class:`yupana.hooks.effects.Workers`; None: started here). A
+    rehearsal's workers (``yupana explain``) start none and answer as if they had asked.
     """
     if not repo:
         return "unknown", no_repo_reason
@@ -128,22 +130,42 @@ def lookup(quipu: dict, repo: str | None, now: int, *, root: str, override: str 
         ttl = TTL_SECS if exposure in ("public", "internal") else UNKNOWN_TTL_SECS
         if 0 <= age <= ttl and exposure in ("public", "internal", "unknown"):
             return exposure, entry.get("reason") if exposure == "unknown" else None
-    started = start_lookup(endpoint, repo, root=root, override=override, dry=dry)
+    if workers is not None:
+        started = workers.exposure_lookup(endpoint, repo, root, override)
+    else:
+        started = start_lookup(endpoint, repo, root=root, override=override)
     note = "looking it up in the background" if started else "a lookup is already running"
     return "unknown", f"not known yet for this store; {note}"
 
 
-def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = None, dry: bool = False) -> bool:
-    """Start one detached ``yupana exposure-worker`` for ``repo`` unless one is pending.
-
-    ``dry=True`` claims no marker and spawns nothing: it answers whether one would start."""
+def lookup_claimable(endpoint: str, repo: str) -> bool:
+    """Whether :func:`start_lookup` would start a worker now (claims nothing, spawns nothing)."""
     marker = pending_marker(repo, endpoint)
     if marker is None:
         return False
     import time
 
-    if dry:
-        return detached.claimable(marker, time.time(), PENDING_SECS)
+    return detached.claimable(marker, time.time(), PENDING_SECS)
+
+
+class LookOnly:
+    """Workers (:class:`yupana.hooks.effects.Workers`' lookup) that start nothing: they say
+    whether a lookup would start (``yupana status`` / ``project --dump``, through
+    :mod:`yupana.block_tier`)."""
+
+    __slots__ = ()
+
+    def exposure_lookup(self, endpoint: str, repo: str, root: str, override: str | None) -> bool:
+        return lookup_claimable(endpoint, repo)
+
+
+def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = None) -> bool:
+    """Start one detached ``yupana exposure-worker`` for ``repo`` unless one is pending."""
+    marker = pending_marker(repo, endpoint)
+    if marker is None:
+        return False
+    import time
+
     if not detached.claim(marker, time.time(), PENDING_SECS):
         return False
     from yupana.redact import redact_url

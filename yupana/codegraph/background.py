@@ -22,7 +22,6 @@ from yupana.codegraph import store as stores
 SPAWN_BACKOFF_S = 10.0
 WATCH_S = 8.0  # how long a refresher waits for the edit it was started for to land
 _watched: set[str] = set()
-DRY_RUN = False  # set by `yupana explain`'s dry run: nothing is started; spawn_builder says whether it would
 
 
 def watch_edit(ci: index.CrateIndex, path: str) -> bool:
@@ -31,7 +30,7 @@ def watch_edit(ci: index.CrateIndex, path: str) -> bool:
     so the next edit of that file finds it indexed instead of re-parsing it under the
     deadline. At most one waiter per file (an flock it holds while waiting); none when
     ``$YUPANA_CODEGRAPH_WATCH`` is ``0``."""
-    if DRY_RUN or os.environ.get("YUPANA_CODEGRAPH_WATCH", "1") == "0" or path in _watched:
+    if os.environ.get("YUPANA_CODEGRAPH_WATCH", "1") == "0" or path in _watched:
         return False
     _watched.add(path)
     import fcntl
@@ -85,17 +84,23 @@ def _watch(repo: str, crate_dir: str, path: str, lock_path: str, stat: str) -> N
         lock.close()
 
 
+def builder_backed_off(ci: index.CrateIndex) -> bool:
+    """Whether a build of ``ci``'s crate was started within ``SPAWN_BACKOFF_S`` (none starts now)."""
+    try:
+        return time.time() - os.stat(_stamp(ci)).st_mtime < SPAWN_BACKOFF_S
+    except OSError:
+        return False
+
+
+def _stamp(ci: index.CrateIndex) -> str:
+    return os.path.join(os.path.dirname(ci.store.path), "build.stamp")
+
+
 def spawn_builder(ci: index.CrateIndex) -> bool:
     """Start one detached background build of ``ci``'s crate (False when backed off or busy)."""
-    index_dir = os.path.dirname(ci.store.path)
-    stamp = os.path.join(index_dir, "build.stamp")
-    try:
-        if time.time() - os.stat(stamp).st_mtime < SPAWN_BACKOFF_S:
-            return False
-    except OSError:
-        pass
-    if DRY_RUN:
-        return True
+    if builder_backed_off(ci):
+        return False
+    stamp = _stamp(ci)
     try:
         with open(stamp, "wb"):
             pass

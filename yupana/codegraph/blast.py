@@ -73,7 +73,8 @@ class Unmeasured:
 
 
 def measure(edit: "FileEdit", root: str, max_hops: int, deadline_at: float, *,
-            limit_symbols: int | None = None, limit_files: int | None = None) -> BlastResult | Unmeasured:
+            limit_symbols: int | None = None, limit_files: int | None = None,
+            workers=None) -> BlastResult | Unmeasured:
     """Blast radius of ``edit`` (a payload ``FileEdit``) within ``deadline_at`` (time.monotonic()).
 
     ``limit_symbols`` / ``limit_files`` (optional, e.g. the tenant's ceilings) stop the walk
@@ -97,8 +98,10 @@ def measure(edit: "FileEdit", root: str, max_hops: int, deadline_at: float, *,
     rel = ci.rel_of(edit.path)
     if rel is None:
         return Unmeasured("unreadable", f"{edit.rel} is not inside the crate at {ci.crate.dir}")
-    background.watch_edit(ci, edit.path)
-    started = background.spawn_builder(ci) if not ci.complete else False
+    watch = workers.watch_edit if workers is not None else background.watch_edit  # hooks.effects.Workers
+    build = workers.index_build if workers is not None else background.spawn_builder
+    watch(ci, edit.path)
+    started = build(ci) if not ci.complete else False
     if not ci.is_fresh(rel) or not ci.nearly_complete():
         left = len(ci.pending)
         return Unmeasured("deadline", f"the symbol index of crate {ci.crate.name or ci.crate.dir} is not up to date "

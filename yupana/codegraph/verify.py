@@ -89,9 +89,12 @@ class Env:
         self.self_types: list[tuple[int, int, str]] = []  # (new start, new end, impl type) of windows in an impl
 
 
-def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tuple | list = ()) -> VerifyResult | None:
+def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tuple | list = (),
+                workers=None) -> VerifyResult | None:
     """Verify the buffer ``edit`` would produce; None = no opinion (not Rust, no buffer, the
-    deadline, or a crate index not yet up to date with nothing found).
+    deadline, or a crate index not yet up to date with nothing found). ``workers``
+    (:class:`yupana.hooks.effects.Workers`; None: started here) starts the after-edit
+    watcher and a background index build.
 
     ``created``: absolute paths the same tool call creates (a patch adding ``x.rs`` next to
     the ``mod x;`` it declares).
@@ -111,7 +114,7 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
     if not ranges and not deletions:
         return VerifyResult()
     parse.check_deadline()
-    env = _env(edit.path, root, deadline_at)
+    env = _env(edit.path, root, deadline_at, workers)
     env.created = frozenset(os.path.abspath(p) for p in created)
     tree = _windowed(env, old, new, changes) or _incremental(env, old, new, changes)
     if time.monotonic() > deadline_at:
@@ -134,7 +137,7 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _env(path: str, root: str, deadline_at: float) -> Env:
+def _env(path: str, root: str, deadline_at: float, workers=None) -> Env:
     from yupana.codegraph import crate as crates
     from yupana.codegraph import background, index, store
 
@@ -145,13 +148,13 @@ def _env(path: str, root: str, deadline_at: float) -> Env:
         return Env(path, crates.find(path, repo))
     rel = ci.rel_of(path)
     if rel is not None:
-        background.watch_edit(ci, path)
+        workers.watch_edit(ci, path) if workers is not None else background.watch_edit(ci, path)
     if rel is not None and ci.is_fresh(rel):
         info = ci.info(rel)
     else:
         info = {}
     if not ci.complete:
-        background.spawn_builder(ci)
+        workers.index_build(ci) if workers is not None else background.spawn_builder(ci)
     return Env(path, ci.crate, ci, rel, info)
 
 

@@ -63,7 +63,7 @@ class FileEdit:
 class Invocation:
     """One hook invocation as read from stdin."""
 
-    __slots__ = ("session_id", "tool_use_id", "cwd", "tool_name", "event", "command", "codex",
+    __slots__ = ("session_id", "tool_use_id", "cwd", "tool_name", "event", "command", "argv", "codex",
                  "client", "edits", "problems", "raw_keys", "patch", "project", "_roots", "_real_roots")
 
     def __init__(self) -> None:
@@ -73,6 +73,7 @@ class Invocation:
         self.tool_name: str | None = None
         self.event: str | None = None  # hook_event_name
         self.command: str | None = None  # Bash
+        self.argv: list[str] | None = None  # a shell call's tool_input.command given as an argv list (Codex)
         self.codex = False  # the tool is apply_patch
         self.client: str | None = None  # "codex" | "claude-code" | None: who sent it (:func:`client_of`)
         self.edits: list[FileEdit] = []

@@ -93,6 +93,14 @@ def parse(raw: bytes) -> Invocation | None:
 CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 
 
+def _argv(tool_input: object) -> list[str] | None:
+    """A shell call's ``tool_input.command`` given as an argv list (Codex), or None."""
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
+        return command
+    return None
+
+
 def client_of(data: dict, tool: str | None) -> str | None:
     """The client that sent this payload, from what each one carries (docs/hook-input.md):
     Codex sends ``turn_id`` (and ``apply_patch``); Claude Code sends ``prompt_id``, keeps its
@@ -120,6 +128,7 @@ def _read(data: dict, inv: Invocation) -> None:
     inv.client = client_of(data, inv.tool_name)
     tool = inv.tool_name
     tool_input = data.get("tool_input")
+    inv.argv = _argv(tool_input)
     if tool in PATCH_TOOLS:
         inv.codex = True
         _read_patch(tool_input, inv)

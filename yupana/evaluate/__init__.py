@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 SATISFIED, UNSATISFIED, UNKNOWN = "satisfied", "unsatisfied", "unknown"
+LADDER = {"off": 0, "advise": 1, "enforce": 2}  # the mode ladder: ``mode`` and each plane's rung
+
+
+def rung(setting: str, mode: str) -> str:
+    """The lower of a plane's ``setting`` and the ambient ``mode`` (the mode is a ceiling);
+    an unknown name stands as low as off."""
+    return setting if LADDER.get(setting, 0) <= LADDER.get(mode, 0) else mode
+
+
+def strongest(modes: list[str]) -> str:
+    """The highest of ``modes`` on the ladder (a Codex patch judged under several projects)."""
+    return max(modes, key=lambda m: LADDER.get(m, -1))
 
 
 class Finding:

@@ -162,19 +162,21 @@ def advisory_text(match: Match, threshold: float = THRESHOLD) -> str:
 
 
 def consult(outcome, texts: list[str], *, corpus: str | None, now: int, denied_by: str, record_paths: str,
-            path: str, rel: str, session: str | None, dry: bool = False) -> dict | None:
+            path: str, rel: str, session: str | None) -> tuple[dict | None, dict | None]:
     """The hook's stage: surface the nearest prior denial (before a refusal's own text, or
-    as a plain notice on an allow), record it, and add this edit to the corpus when denied.
+    as a plain notice on an allow), and say what the hook should keep.
 
     ``outcome`` is the hook's ``protocol.Outcome`` (its decision is final: nothing here
-    changes it). Returns the sealed advisory fields when it fired, else None.
+    changes it). Returns ``(sealed, entry)``: the advisory's record fields when it fired
+    (else None) and, when the edit is denied, the corpus entry to append (else None). This
+    module writes nothing: the hook records and appends through its effects.
     """
-    from yupana.state import denials, spool
+    from yupana.state import denials
 
     text = "\n".join(t for t in texts if t)
     vec = embed(text)
     if not vec or not corpus:
-        return None
+        return None, None
     entries, mark = denials.load(corpus, now)
     own_reason = " ".join(outcome.reasons)
     match = nearest(vec, entries)
@@ -190,14 +192,11 @@ def consult(outcome, texts: list[str], *, corpus: str | None, now: int, denied_b
             outcome.reasons.insert(0, message)
         else:
             outcome.advise(message)
-        if not dry:
-            spool.record("recurrence_advisory", sealed)
-    if outcome.decision == "deny" and not dry:
-        entry = {"at": now, "rule": denied_by or "?", "reason": own_reason, "model": MODEL_ID,
-                 **packed(vec)}
-        if record_paths in ("relative", "absolute"):
-            entry["path"] = rel if record_paths == "relative" else path
-        else:  # paths are kept only under record_paths: the reason names the file, so it is scrubbed
-            entry["reason"] = own_reason.replace(path, "<path>").replace(rel, "<path>") if rel else own_reason
-        denials.append(corpus, entry)
-    return sealed
+    if outcome.decision != "deny":
+        return sealed, None
+    entry = {"at": now, "rule": denied_by or "?", "reason": own_reason, "model": MODEL_ID, **packed(vec)}
+    if record_paths in ("relative", "absolute"):
+        entry["path"] = rel if record_paths == "relative" else path
+    else:  # paths are kept only under record_paths: the reason names the file, so it is scrubbed
+        entry["reason"] = own_reason.replace(path, "<path>").replace(rel, "<path>") if rel else own_reason
+    return sealed, entry

@@ -60,8 +60,10 @@ def check_paths(tenant: str, scope: dict, rel: str, real_rel: str | None = None)
     return Finding(cid, "scope", "", outcome=SATISFIED, rel=rel)
 
 
-def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadline_at: float) -> Finding:
-    """Blast radius of ``edit`` against the scope's ceilings (tree-sitter tier)."""
+def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadline_at: float,
+                workers=None) -> Finding:
+    """Blast radius of ``edit`` against the scope's ceilings (tree-sitter tier). ``workers``
+    starts the index's background work (:func:`yupana.codegraph.blast.measure`)."""
     from yupana.codegraph import blast  # only when a ceiling is armed for this edit
 
     rel = edit.rel
@@ -69,7 +71,8 @@ def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadli
     max_sym = scope.get("max_impacted_symbols")
     max_files = scope.get("max_impacted_files")
     try:
-        result = blast.measure(edit, root, max_hops, deadline_at, limit_symbols=max_sym, limit_files=max_files)
+        result = blast.measure(edit, root, max_hops, deadline_at, limit_symbols=max_sym, limit_files=max_files,
+                               workers=workers)
     except TimeoutError:  # a parse cancelled at the deadline (yupana.codegraph.parse.Cancelled)
         result = blast.Unmeasured("deadline", "the deadline ran out while tree-sitter was parsing")
     if not hasattr(result, "symbols"):

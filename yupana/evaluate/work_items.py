@@ -23,16 +23,14 @@ from __future__ import annotations
 import os
 
 from yupana import fastjson
-from yupana.evaluate import SATISFIED, UNKNOWN, Finding
+from yupana.evaluate import SATISFIED, UNKNOWN, Finding, rung
 
-RUNGS = {"off": 0, "advise": 1, "enforce": 2}
 DEFAULT_PLATE_MAX_AGE_SECS = 14400
 
 
 def effective_rung(work_item_scope: str, mode: str) -> str:
-    """The lower of the two settings: the ambient mode is a ceiling."""
-    a, b = RUNGS.get(work_item_scope, 0), RUNGS.get(mode, 0)
-    return work_item_scope if a <= b else mode
+    """The lower of the two settings: the ambient mode is a ceiling (:func:`yupana.evaluate.rung`)."""
+    return rung(work_item_scope, mode)
 
 
 def plate_path(env=None) -> str | None:

@@ -69,7 +69,7 @@ class Governed:
 
 
 def load(cfg: dict, now: int, *, root: str | None = None, override: str | None = None,
-         spawn: bool = True, record: dict | None = None, dry: bool = False) -> Governed:
+         spawn: bool = True, record: dict | None = None, effects=None) -> Governed:
     """The governed plane for ``cfg`` (the resolved config) at unix time ``now``.
 
     ``root`` and ``override`` (the project root and ``--config`` file the configuration
@@ -77,8 +77,9 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
     configuration; ``root`` defaults to the current directory. ``spawn=False`` never
     starts a refresh (``yupana status``, ``explain``). ``record`` adds fields to the
     ``served_from_cache`` record (the caller's ``hook`` and ``session``, so ``yupana status``
-    can attribute stale serving to a hook). ``dry=True`` (``yupana explain``'s dry run) starts
-    no refresh but answers ``refresh_started`` as a real hook would (see :func:`start_refresh`).
+    can attribute stale serving to a hook). ``effects`` (:mod:`yupana.hooks.effects`; None:
+    live) writes that record and starts the refresh — a rehearsal starts none but answers
+    ``refresh_started`` as a real hook would.
     """
     quipu = cfg.get("quipu") or {}
     root = root or os.getcwd()
@@ -102,13 +103,14 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
         gov.freshness = STALE if (gov.overdue or gov.last_error) else FRESH
     due = gov.cache is None or gov.overdue
     if due and spawn and path and not refresh_state.in_backoff(state, now):
-        gov.refresh_started = start_refresh(path, root, override, dry=dry)
+        start = effects.workers.refresh if effects is not None else start_refresh
+        gov.refresh_started = start(path, root, override)
     if gov.freshness == STALE:
-        _served_stale(gov, record)
+        _served_stale(gov, record, effects)
     return gov
 
 
-def _served_stale(gov: Governed, record: dict | None = None) -> None:
+def _served_stale(gov: Governed, record: dict | None, effects) -> None:
     reason = gov.stale_reason()
     try:
         os.write(2, redact.redact_text(f"yupana: serving the projection cache STALE (age {gov.age_secs}s, ttl "
@@ -118,23 +120,19 @@ def _served_stale(gov: Governed, record: dict | None = None) -> None:
     fields = {"age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "reason": reason}
     if record:
         fields.update(record)
-    spool.record("served_from_cache", fields)
+    (effects.record if effects is not None else spool.record)("served_from_cache", fields)
 
 
-def start_refresh(cache_path: str, root: str, override: str | None = None, *, dry: bool = False) -> bool:
+def start_refresh(cache_path: str, root: str, override: str | None = None) -> bool:
     """Start one detached ``yupana refresh-worker`` unless a refresh already runs.
 
-    Returns True when a worker was spawned. Never raises and never waits. ``dry=True``
-    spawns nothing and creates no lock file: it answers whether a worker would be spawned
-    (no refresh holds the lock).
+    Returns True when a worker was spawned. Never raises and never waits.
     """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not a POSIX system
         return False
     lock = refresh_state.lock_path(cache_path)
-    if dry:
-        return _lock_free(lock, fcntl)
     try:
         os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -160,8 +158,14 @@ def start_refresh(cache_path: str, root: str, override: str | None = None, *, dr
         os.close(fd)  # the child's inherited copy keeps the lock; ours goes
 
 
-def _lock_free(lock: str, fcntl) -> bool:
-    """Whether nobody holds the single-flight lock (looked at without creating it)."""
+def refresh_lock_free(cache_path: str) -> bool:
+    """Whether :func:`start_refresh` would spawn a worker now: nobody holds the single-flight
+    lock (looked at without creating it; a rehearsal's answer)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        return False
+    lock = refresh_state.lock_path(cache_path)
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:

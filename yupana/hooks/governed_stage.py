@@ -14,10 +14,10 @@ The order of the stages lives in :mod:`yupana.hooks.pre_edit`.
 
 from __future__ import annotations
 
-from yupana.state import spool
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
 from yupana.hooks import protocol
-from yupana.hooks.guard_context import RAN, SKIPPED, GuardContext
+from yupana.hooks.guard_context import GuardContext
+from yupana.hooks.runtime import RAN, SKIPPED
 
 
 class GovernedStage(GuardContext):
@@ -36,7 +36,7 @@ class GovernedStage(GuardContext):
         cache = gov.cache
         text_rel = edit.rel  # the one repo-relative path (project root) every plane matches
         exposure_of, asked = self.exposure_for(edit)
-        notes = None if self.trace is None else {"path": text_rel}
+        notes = self.effects.scratch({"path": text_rel})  # None live: only a dry run reports what was admitted
         text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
                                    self.deadline_at, notes)
         if any(f.extra.get("deadline") for f in text):
@@ -72,7 +72,7 @@ class GovernedStage(GuardContext):
         judged = {"exposure_source": asked[0][3]} if asked else {}
         if asked and exposure == "unknown":
             judged["exposure_reason"] = asked[0][1]
-        spool.record("governed", {
+        self.effects.record("governed", {
             "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
             "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
             "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
@@ -111,7 +111,7 @@ class GovernedStage(GuardContext):
         if unknown:
             what = f"{len(unknown)} {lang} structural polic{'y' if len(unknown) == 1 else 'ies'}"
             protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
-            if protocol.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
+            if self.effects.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
                 self.outcome.notify(f"yupana: {what} could not be evaluated (UNKNOWN, not clean): "
                                     f"{unknown[0].message}")
         return found

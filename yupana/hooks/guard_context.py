@@ -8,13 +8,11 @@ tracker plate, the throttle table. It also writes what the invocation leaves beh
 back-offs of crossed throttle wires, the folded-in throttle advisory and the one ``guard``
 record. The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
 
-**The explain seam.** ``yupana explain`` runs the real guard as a dry run by setting
-:attr:`GuardContext.trace` (None in every real hook, so a real hook pays one attribute test
-per stage). With a trace, every stage reports itself through :meth:`GuardContext.note`, and
-the effects this module makes are predicted instead of made: no refresh or exposure worker
-is spawned (``dry=True``: the answer is the one a real hook would get), no throttle back-off
-is written. Records and once-per-session markers are the dry run's own business
-(:func:`yupana.state.spool.capture`, :func:`yupana.hooks.protocol.rehearse`).
+The contract every hook shares — answer, crash, degrade, the stage notes, the governed cache
+— is :class:`yupana.hooks.runtime.HookRuntime`'s; everything this module leaves behind goes
+through the runtime's effects (:mod:`yupana.hooks.effects`), so ``yupana explain``'s dry
+run predicts instead of makes: no refresh or exposure worker is spawned (the answer is the
+one a real hook would get), no throttle back-off is written.
 """
 
 from __future__ import annotations
@@ -24,41 +22,32 @@ import time
 
 from yupana import project_root
 
-from yupana.state import spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
+from yupana.hooks.effects import Effects
+from yupana.hooks.runtime import RAN, SKIPPED, UNSET, HookRuntime
 
-UNSET = object()
 MAX_RECORDED_CONSTRAINTS = 200
-RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
 
 
-class GuardContext:
+class GuardContext(HookRuntime):
     """State, lazy loaders and records of one pre-edit invocation."""
 
-    trace = None  # the explain seam: a dry run's trace (yupana explain); never set in a real hook
-    gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
+    hook = "pre-edit"
+    unchecked = "this edit was NOT checked"
+    gov_note = ": governed policy is NOT enforced (fail-open)"
 
-    def __init__(self, args, t0: float) -> None:
-        self.args = args
-        self.t0 = t0
-        self.outcome = protocol.Outcome()
-        self.inv = None
-        self.cfg: dict = {}
+    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+        super().__init__(args, t0, effects)
         self.mode = "?"
         self.modes: list[str] = []  # every configured project's mode (a Codex patch may span several)
-        self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
-        self.codex = False
         self.findings: list[Finding] = []
         self.deadline_at = 0.0
         self.blown = False
-        self.stale = False
         self.unavailable = False
-        self.item: str | None = None
         self.governed_fields: dict | None = None
         self.throttled = 0
-        self._gov = UNSET
         self._plate = UNSET
         self._tops: dict[str, str | None] = {}
         self._throttles = None
@@ -66,44 +55,10 @@ class GuardContext:
         self._throttle_done: set = set()
         self._scope_denied: set[str] = set()  # files the path scope already decided (blast radius skips them)
 
-    def note(self, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
-        """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),
-        and why; ``detail`` is what the report shows beside it. A no-op in a real hook."""
-        if self.trace is not None:
-            self.trace.stage(self, stage, state, why, edit, detail)
-
     # ── lazily loaded ──────────────────────────────────────────────────────────────
-    def gov(self):
-        """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
-        if self._gov is not UNSET:
-            return self._gov
-        self._gov = None
-        quipu = self.cfg["quipu"]
-        if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
-            self.gov_why = (SKIPPED, "the governed plane is not configured ([yupana.quipu] enabled = true and an "
-                            "endpoint)")
-            self.note("policy cache", *self.gov_why)
-            return None
-        from yupana.hooks import governed
-
-        loaded = governed.load(self.cfg, int(time.time()), root=self.root, override=self.args.config,
-                               record={"hook": "pre-edit", "session": self.inv.session_id}, dry=self.trace is not None)
-        if loaded.cache is None:
-            miss = loaded.miss
-            reason = miss.reason if miss else "no servable projection cache"
-            started = "; a refresh was started" if loaded.refresh_started else ""
-            self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
-            self.unavailable = True  # no policy served: the guard record must not call it fresh
-            self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
-                         "governed policy is NOT enforced", {"miss": miss.label if miss else None, "reason": reason})
-            self.gov_why = (UNKNOWN, f"no servable projection cache ({reason}{started}): governed policy is NOT "
-                            "enforced (fail-open)")
-            self.note("policy cache", *self.gov_why, governed=loaded)
-            return None
-        self.stale = self.stale or loaded.freshness != "fresh"
-        self._gov = loaded
-        self.note("policy cache", RAN, "", governed=loaded)
-        return loaded
+    def policy_unavailable(self) -> None:
+        self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
+        self.unavailable = True  # no policy served: the guard record must not call it fresh
 
     def wire_set(self) -> list:
         if self._wires is None:
@@ -140,7 +95,7 @@ class GuardContext:
                 found, reason, source = exposure.resolve(
                     self.cfg["quipu"], gov.get("_repo_exposure", gov.get("repo_exposure")),
                     self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
-                    override=self.args.config, no_repo_reason=why, dry=self.trace is not None)
+                    override=self.args.config, no_repo_reason=why, workers=self.effects.workers)
                 asked.append((found, reason, repo or "unresolved", source))
             return asked[0][:3]
 
@@ -226,22 +181,6 @@ class GuardContext:
         self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")
 
     # ── what it leaves behind ─────────────────────────────────────────────────────
-    def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True,
-                marker: str | None = None) -> None:
-        """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
-        session per ``marker``, default ``kind``; every time when not ``once``)."""
-        record = {"fail_kind": kind, "hook": "pre-edit", "session": self.inv.session_id if self.inv else None,
-                  **(fields or {})}
-        sid = self.inv.session_id if self.inv else None
-        pane = protocol.notify_on_fail_open(self.cfg)
-        protocol.degrade(self.outcome, session_id=sid, kind=marker or kind, record_kind="fail_open", message=message,
-                         fields=record, notify=once and pane, item=self.item)
-        if not once:
-            if pane:
-                self.outcome.notify(f"yupana: {message}")
-            elif self.codex:
-                self.outcome.add_context(f"yupana: {message}")
-
     def record_throttle(self, edit, found: Finding) -> None:
         from yupana.state import throttles
 
@@ -256,9 +195,8 @@ class GuardContext:
             protocol.stderr(f"yupana: {found.id}: back-off formula gave no duration; no throttle recorded")
             return
         now = int(time.time())
-        if self.trace is None:  # a dry run reports the back-off from the throttle record below
-            throttles.record(found.id, scope, now + secs, n, now=now)
-        spool.record("throttle", {"constraint_id": found.id, "scope": scope, "until": now + secs,
+        self.effects.throttle(found.id, scope, now + secs, n, now)  # a rehearsal reports it from the record
+        self.effects.record("throttle", {"constraint_id": found.id, "scope": scope, "until": now + secs,
                                   "backoff_secs": secs, "n": n}, item=self.plate_item())
 
     def fold_throttles(self) -> None:
@@ -326,18 +264,15 @@ class GuardContext:
         if self.throttled:
             fields["throttled"] = self.throttled
         fields.update(_attribution())
-        spool.record("guard", fields, item=self.plate_item() if self.cfg else None)
+        self.effects.record("guard", fields, item=self.plate_item() if self.cfg else None)
 
-    def crashed(self, exc: BaseException) -> None:
-        """An internal error: discard whatever was decided, fail open loudly, still record."""
-        self.outcome = protocol.Outcome()
+    def crash_subject(self) -> str:
+        return "policy guard"
+
+    def after_crash(self) -> None:
+        """An internal error still writes the one ``guard`` record (an ``internal`` constraint)."""
         self.findings = [Finding("internal", "guard", "", outcome=UNKNOWN)]
-        try:
-            self.degrade("internal", f"policy guard failed open (internal error: {type(exc).__name__}: {exc}) — "
-                         "this edit was NOT checked", {"reason": f"{type(exc).__name__}: {exc}"})
-            self.finish()
-        except Exception:  # noqa: BLE001
-            pass
+        self.finish()
 
 
 def _duration(secs: int) -> str:

@@ -12,8 +12,9 @@ cache, no observed scope for the item, or an edit inside the ground. An unknown 
 UNKNOWN, not a deviation. Never network: the cache is all it reads. Each notice is a
 ``scope_notice`` record (``item``, ``rule``, ``point: "PAA"``).
 
-``yupana explain`` runs :func:`answer` with a ``trace`` (a dry run): each step reports why it
-spoke or stayed silent, and no refresh is spawned.
+``yupana explain`` runs :class:`PostEdit` with rehearsal effects (a dry run,
+:mod:`yupana.hooks.effects`): each step reports why it spoke or stayed silent, and no
+refresh is spawned.
 """
 
 from __future__ import annotations
@@ -22,94 +23,73 @@ import time
 
 from yupana import settings
 
-from yupana.state import spool, statefile
-from yupana.edit import payload
+from yupana.evaluate import UNKNOWN
 from yupana.hooks import protocol
+from yupana.hooks.runtime import NOT_CONFIGURED, RAN, SKIPPED, HookRuntime
 
 MAX_NEIGHBOURS = 5
-RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace
 
 
-def run(args) -> None:
-    """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
-    protocol.emit(answer(args, protocol.read_stdin()))
+class PostEdit(HookRuntime):
+    """One post-edit invocation: a notice to the model, or silence."""
 
+    hook = "post-edit"
+    event = "PostToolUse"
 
-def answer(args, raw: bytes, trace=None) -> str:
-    """The whole invocation on ``raw``; returns the exact stdout. ``trace``: the explain seam."""
-    outcome = protocol.Outcome()
-    inv = payload.parse(raw)
-    try:
-        _notice(args, inv, raw, outcome, trace)
-    except Exception as exc:  # noqa: BLE001 - a post-edit notice is never worth a failure
+    def crashed(self, exc: BaseException) -> None:
+        """A post-edit notice is never worth a failure: one stderr line, and silence."""
         protocol.stderr(f"yupana: post-edit notice skipped ({type(exc).__name__}: {exc})")
-        outcome = protocol.Outcome()
-    protocol.refused_state(outcome, hook="post-edit", session_id=_session_of(raw))
-    return outcome.render("PostToolUse", client=inv.client if inv else None)
+        self.outcome = protocol.Outcome()
 
+    def run(self, raw: bytes) -> None:
+        inv = self.inv
+        if inv is None or not inv.edits:
+            return self.note("parse", UNKNOWN if inv is None else SKIPPED,
+                             "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
+        root = inv.project.root  # the first file's project (yupana.project_root), like pre-edit
+        try:
+            snap = settings.load(root, self.args.config)
+        except settings.ConfigError as exc:
+            protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
+            return self.note("config", UNKNOWN, str(exc))
+        cfg = snap["config"]  # not self.cfg: the notice follows no advise_audience / notify_on_fail_open
+        self.note("config", RAN, snapshot=snap)
+        from yupana.evaluate import work_items
 
-def _session_of(raw: bytes) -> str | None:
-    """The payload's session id, for a refused state file's once-per-session notice."""
-    inv = payload.parse(raw) if statefile.refused else None  # parsed again only when there is one to report
-    return inv.session_id if inv else None
+        policy = cfg["policy"]
+        if work_items.effective_rung(policy.get("work_item_scope", "off"), policy["mode"]) == "off":
+            return self.note("work-item notice", SKIPPED, f"work_item_scope = {policy.get('work_item_scope', 'off')} "
+                             f"(mode {policy['mode']} is its ceiling)")
+        now = int(time.time())
+        item, why = work_items.read_plate(now)
+        quipu = cfg["quipu"]
+        if not item or not quipu.get("enabled") or not quipu.get("endpoint"):
+            return self.note("work-item notice", SKIPPED, why or NOT_CONFIGURED)
+        from yupana.hooks import governed
 
-
-def _note(trace, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
-    if trace is not None:
-        trace.stage(None, stage, state, why, edit, detail)
-
-
-def _notice(args, inv, raw: bytes, outcome: protocol.Outcome, trace=None) -> None:
-    if inv is None:
-        protocol.unreadable_payload("post-edit", raw)
-    if inv is None or not inv.edits:
-        return _note(trace, "parse", "unknown" if inv is None else SKIPPED,
-                     "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
-    root = inv.project.root  # the first file's project (yupana.project_root), like pre-edit
-    try:
-        snap = settings.load(root, args.config)
-    except settings.ConfigError as exc:
-        protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
-        return _note(trace, "config", "unknown", str(exc))
-    cfg = snap["config"]
-    _note(trace, "config", RAN, snapshot=snap)
-    from yupana.evaluate import work_items
-
-    policy = cfg["policy"]
-    if work_items.effective_rung(policy.get("work_item_scope", "off"), policy["mode"]) == "off":
-        return _note(trace, "work-item notice", SKIPPED, f"work_item_scope = {policy.get('work_item_scope', 'off')} "
-                     f"(mode {policy['mode']} is its ceiling)")
-    now = int(time.time())
-    item, why = work_items.read_plate(now)
-    quipu = cfg["quipu"]
-    if not item or not quipu.get("enabled") or not quipu.get("endpoint"):
-        return _note(trace, "work-item notice", SKIPPED, why or "the governed plane is not configured "
-                     "([yupana.quipu] enabled = true and an endpoint)")
-    from yupana.hooks import governed
-
-    gov = governed.load(cfg, now, root=root, override=args.config,
-                        record={"hook": "post-edit", "session": inv.session_id}, dry=trace is not None)
-    _note(trace, "policy cache", RAN if gov.cache is not None else "unknown", "", governed=gov)
-    if gov.cache is None:
-        return _note(trace, "work-item notice", SKIPPED, "no servable projection cache: silent")
-    scopes = gov.cache.get("work_item_scopes")
-    ground = scopes.get(item) if isinstance(scopes, dict) else None
-    if not ground:
-        return _note(trace, "work-item notice", SKIPPED, f"work item `{item}` has no observed scope: silent")
-    status = gov.cache.get("work_item_status")
-    record_paths = (cfg.get("metrics") or {}).get("record_paths", "off")
-    for edit in inv.edits:
-        if edit.rel in ground or edit.real_rel in ground:
-            _note(trace, "work-item notice", RAN, f"inside the observed ground of `{item}`: silent", edit)
-            continue
-        _note(trace, "work-item notice", RAN, f"outside the observed ground of `{item}`", edit, item=item)
-        outcome.add_context(section(edit.rel, item, ground, scopes, status if isinstance(status, dict) else None)
-                            + " " + gov.note())
-        fields = {"rule": f"scope-observed:{item}", "point": "PAA", "session": inv.session_id,
-                  "tool": inv.tool_name}
-        if record_paths in ("relative", "absolute"):
-            fields["path"] = edit.rel if record_paths == "relative" else edit.path
-        spool.record("scope_notice", fields, item=item)
+        gov = governed.load(cfg, now, root=root, override=self.args.config,
+                            record={"hook": "post-edit", "session": inv.session_id}, effects=self.effects)
+        self.note("policy cache", RAN if gov.cache is not None else UNKNOWN, "", governed=gov)
+        if gov.cache is None:
+            return self.note("work-item notice", SKIPPED, "no servable projection cache: silent")
+        scopes = gov.cache.get("work_item_scopes")
+        ground = scopes.get(item) if isinstance(scopes, dict) else None
+        if not ground:
+            return self.note("work-item notice", SKIPPED, f"work item `{item}` has no observed scope: silent")
+        status = gov.cache.get("work_item_status")
+        record_paths = (cfg.get("metrics") or {}).get("record_paths", "off")
+        for edit in inv.edits:
+            if edit.rel in ground or edit.real_rel in ground:
+                self.note("work-item notice", RAN, f"inside the observed ground of `{item}`: silent", edit)
+                continue
+            self.note("work-item notice", RAN, f"outside the observed ground of `{item}`", edit, item=item)
+            self.outcome.add_context(section(edit.rel, item, ground, scopes, status if isinstance(status, dict) else None)
+                                     + " " + gov.note())
+            fields = {"rule": f"scope-observed:{item}", "point": "PAA", "session": inv.session_id,
+                      "tool": inv.tool_name}
+            if record_paths in ("relative", "absolute"):
+                fields["path"] = edit.rel if record_paths == "relative" else edit.path
+            self.effects.record("scope_notice", fields, item=item)
 
 
 def section(rel: str, item: str, ground: list[str], scopes: dict, status: dict | None) -> str:

@@ -28,10 +28,10 @@ Unrelated commands pay for none of step 6: no statvfs, no state file, no store. 
 reaches stdout until the end, in one write; the hook never exits 2 and never waits on the
 network; an internal error discards the partial outcome and fails open loudly.
 
-``yupana explain`` runs this very code as a dry run (:attr:`PreBash.trace` set, as for
-pre-edit in :mod:`yupana.hooks.guard_context`): each stage reports itself through
-:meth:`PreBash.note`; no refresh or disk-flush worker is spawned and no disk sample is
-rotated or queued (what would be is predicted and reported instead).
+``yupana explain`` runs this very code as a dry run (:class:`PreBash` with rehearsal effects,
+:mod:`yupana.hooks.effects`): each stage reports itself through :meth:`PreBash.note`; no
+refresh or disk-flush worker is spawned and no disk sample is rotated or queued (what would
+be is predicted and reported instead).
 """
 
 from __future__ import annotations
@@ -39,70 +39,40 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import fastjson, globs, project_root, settings, shell
+from yupana import project_root, settings, shell
 
-from yupana.state import spool
 from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.shell import actions as action
 from yupana.edit import payload
 from yupana.hooks import protocol
-
-_MODES = {"off": 0, "advise": 1, "enforce": 2}
-_UNSET = object()
-RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
+from yupana.hooks.effects import Effects
+from yupana.hooks.runtime import RAN, SKIPPED, NOT_CONFIGURED, HookRuntime
 
 
-def run(args) -> None:
-    """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
-    protocol.emit(PreBash(args).answer(protocol.read_stdin()))
-
-
-class PreBash:
+class PreBash(HookRuntime):
     """One pre-bash invocation: the command read, the decisions taken, the records written."""
 
-    trace = None  # the explain seam: a dry run's trace (yupana explain); never set in a real hook
+    hook = "pre-bash"
+    unchecked = "this command was NOT checked"
+    unguarded = "governed command policy is NOT enforced"
 
-    def __init__(self, args) -> None:
-        self.args = args
-        self.outcome = protocol.Outcome()
-        self.inv = None
-        self.sid: str | None = None
+    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+        super().__init__(args, t0, effects)
         self.raw_command: str = ""
         self.reading: shell.Reading | None = None
         self.actions: list[action.Action] = []
-        self.cfg: dict = {}
-        self.mode = "off"
-        self._gov = _UNSET
-
-    def note(self, stage: str, state: str, why: str = "", **detail) -> None:
-        """Tell a dry run's trace what a stage did (ran / skipped / unknown, and why). No-op in a real hook."""
-        if self.trace is not None:
-            self.trace.stage(self, stage, state, why, None, detail)
 
     # ── the order ──────────────────────────────────────────────────────────────────
-    def answer(self, raw: bytes) -> str:
-        """The whole invocation on ``raw``; returns the exact stdout ("" for a silent allow)."""
-        try:
-            self.run(raw)
-        except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
-            self.crashed(exc)
-        protocol.refused_state(self.outcome, hook="pre-bash", session_id=self.sid, cfg=self.cfg)
-        return self.outcome.render(client=self.inv.client if self.inv else None,
-                                   audience=protocol.advise_audience(self.cfg))
-
     def run(self, raw: bytes) -> None:
-        inv = self.inv = payload.parse(raw)
-        self.sid = inv.session_id if inv else None
-        argv = _argv_command(raw) if inv is not None and inv.command is None and not inv.codex else None
+        inv = self.inv
+        argv = inv.argv if inv is not None and inv.command is None and not inv.codex else None
         parsed = inv is not None and (inv.command is not None or argv is not None)
         fields: dict = {"parsed": parsed, "payload_bytes": len(raw), "session": self.sid,
                         "tool": inv.tool_name if inv else None, "client": inv.client if inv else None,
                         "project": project_root.project_key(inv.project.root) if inv else None}
         if not parsed:
-            fields["payload_keys"] = ",".join(inv.raw_keys) if inv and inv.raw_keys else _keys(raw)
-        spool.record("pre_bash_invoked", fields)
-        if inv is None:
-            protocol.unreadable_payload("pre-bash", raw)
+            fields["payload_keys"] = ",".join(inv.raw_keys) if inv else None
+        self.effects.record("pre_bash_invoked", fields)
         if not parsed:
             return self.note("parse", UNKNOWN, "not a JSON object: allowed silently" if inv is None else
                              "no command in the payload (tool_input.command): allowed silently")
@@ -116,8 +86,9 @@ class PreBash:
         self.actions = action.resolve_reading(self.reading)
         self.record_actions()
         self.note("resolution", RAN, reading=self.reading, actions=self.actions)
+        self.root = inv.project.root
         try:
-            snap = settings.load(inv.project.root, getattr(self.args, "config", None))  # from cwd up
+            snap = settings.load(self.root, self.args.config)  # from cwd up
         except settings.ConfigError as exc:
             self.note("config", UNKNOWN, str(exc))
             self.degrade("config", f"policy guard failed open (configuration error: {exc}) — commands are UNGUARDED "
@@ -130,8 +101,7 @@ class PreBash:
         self.action_scope(policy)
         quipu = self.cfg.get("quipu") or {}
         if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
-            return self.note("memory, disk", SKIPPED, "mode = off" if self.mode == "off" else
-                             "the governed plane is not configured ([yupana.quipu] enabled = true and an endpoint)")
+            return self.note("memory, disk", SKIPPED, "mode = off" if self.mode == "off" else NOT_CONFIGURED)
         self.memory()
         if policy.get("disk_advisory", True) and self.outcome.decision != protocol.DENY:
             self.disk(quipu)
@@ -143,59 +113,38 @@ class PreBash:
         resolved = [a for a in self.actions if a.class_ != action.UNKNOWN]
         if not resolved:
             reason = next((a.reason for a in self.actions if a.reason), None)
-            spool.record("action", {"target_class": action.UNKNOWN, "reason": reason, "session": self.sid})
+            self.effects.record("action", {"target_class": action.UNKNOWN, "reason": reason, "session": self.sid})
             return
         for a in resolved:
-            spool.record("action", {"target_class": a.class_, "verb": a.verb, "target": a.target, "session": self.sid})
+            self.effects.record("action", {"target_class": a.class_, "verb": a.verb, "target": a.target,
+                                           "session": self.sid})
 
     # ── action scope ───────────────────────────────────────────────────────────────
     def action_scope(self, policy: dict) -> None:
-        rung = min(_MODES.get(policy.get("action_scope", "off"), 0), _MODES.get(self.mode, 0))
-        tenant = os.environ.get("BOBBIN_ROLE")
-        if rung == 0 or not tenant:
-            return self.note("action scope", SKIPPED, "no tenant ($BOBBIN_ROLE)" if rung else
-                             f"action_scope = {policy.get('action_scope', 'off')} (mode {self.mode} is its ceiling)")
-        scope = (policy.get("scopes") or {}).get(tenant)
-        if not scope:  # a tenant with no scope entry is unconstrained
-            return self.note("action scope", SKIPPED, f"tenant `{tenant}` has no scope entry: unconstrained")
-        allow = list(scope.get("allow_targets") or ())
-        deny = list(scope.get("deny_targets") or ())
-        if not allow and not deny:
-            return self.note("action scope", SKIPPED, f"tenant `{tenant}` declares no allow_targets / deny_targets")
+        from yupana import globs
+        from yupana.evaluate import action_scope
+
+        armed = action_scope.arm(policy, self.mode, os.environ.get("BOBBIN_ROLE"))
+        if isinstance(armed, str):
+            return self.note("action scope", SKIPPED, armed)
+        tenant = armed.tenant
         try:
-            allow_c = [(g, globs.compile_glob(g)) for g in allow]
-            deny_c = [(g, globs.compile_glob(g)) for g in deny]
+            verdicts = action_scope.judge(armed, self.actions)
         except globs.GlobError as exc:
             self.degrade("globs", f"policy guard failed open (malformed target glob in [yupana.policy.scopes.{tenant}]: "
                          f"{exc}) — the action scope is NOT enforced", {"reason": str(exc), "tenant": tenant})
             return self.note("action scope", UNKNOWN, f"malformed target glob: {exc}", tenant=tenant)
-        enforce = rung == 2
-        verdicts: list[tuple] = []
-        for a in self.actions:
-            if a.class_ == action.UNKNOWN:
+        for a, rule, why in verdicts:
+            if rule is None:
                 continue
-            key = a.key
-            hit = next((g for g, tokens in deny_c if globs.matches(tokens, key)), None)
-            if hit is not None:
-                rule, why = f"deny_targets:{hit}", f"deny_targets matches `{hit}`"
-            elif allow_c and not any(globs.matches(tokens, key) for _, tokens in allow_c):
-                rule, why = "allow_targets", f"it is not in allow_targets ({', '.join(allow)})"
+            self.effects.record("action_scope", {"class": a.class_, "target": a.target, "verb": a.verb, "rule": rule,
+                                                 "result": "deny" if armed.enforce else "advise", "session": self.sid})
+            if armed.enforce:
+                self.outcome.deny(action_scope.deny_reason(a, tenant, why))
             else:
-                verdicts.append((a, None, "inside the scope"))
-                continue
-            verdicts.append((a, rule, why))
-            spool.record("action_scope", {"class": a.class_, "target": a.target, "verb": a.verb, "rule": rule,
-                                          "result": "deny" if enforce else "advise", "session": self.sid})
-            if enforce:
-                self.outcome.deny(
-                    f"yupana: this command would act on {a.class_} `{a.target}` ({a.verb}), outside the action scope "
-                    f"of tenant `{tenant}`: {why}. Act only on targets the scope allows, or ask the operator to widen "
-                    f"[yupana.policy.scopes.{tenant}].")
-            else:
-                protocol.stderr(f"yupana (action scope, advise: enforce would deny): {a.class_}:{a.target} ({a.verb}) "
-                                f"is outside the scope of tenant `{tenant}`: {why}")
-        self.note("action scope", RAN, tenant=tenant, rung="enforce" if enforce else "advise", verdicts=verdicts,
-                  allow=allow, deny=deny)
+                protocol.stderr(action_scope.advise_line(a, tenant, why))
+        self.note("action scope", RAN, tenant=tenant, rung="enforce" if armed.enforce else "advise",
+                  verdicts=verdicts, allow=armed.allow, deny=armed.deny)
 
     # ── host memory ────────────────────────────────────────────────────────────────
     def memory(self) -> None:
@@ -222,7 +171,7 @@ class PreBash:
                 continue
             blocking = f.blocking and self.mode == "enforce"
             result = "deny" if blocking else ("advise" if f.blocking else "notify")
-            spool.record("memory_policy", {"rule": f.id, "result": result, "class": f.class_, **measured,
+            self.effects.record("memory_policy", {"rule": f.id, "result": result, "class": f.class_, **measured,
                                            "policy_freshness": gov.freshness, "policy_age_secs": gov.age_secs,
                                            "session": self.sid})
             if blocking:
@@ -246,29 +195,27 @@ class PreBash:
         sig = disk.signature(found[0], found[1], repo_class, cwd_class)
         fss = disk_samples.snapshot(inv.cwd)
         now = int(time.time())
-        if self.sid and self.trace is not None:  # a dry run keeps no sample: what would close is read only
-            closed, note = disk_samples.preview(self.sid, fss, now)
-        elif self.sid:
-            closed, note = disk_samples.rotate(self.sid, sig, fss, now)
+        if self.sid:  # a rehearsal keeps no sample: what would close is read only
+            closed, note = self.effects.disk_sample(self.sid, sig, fss, now)
         else:
             closed, note = [], "no session id: samples cannot be paired"
         if note:
-            spool.record("disk_sample_dropped", {"signature": sig, "reason": note, "session": self.sid})
+            self.effects.record("disk_sample_dropped", {"signature": sig, "reason": note, "session": self.sid})
         if closed:
             self.queue(quipu, closed, now)
         gov = self.gov()
         if gov is None:
-            spool.record("disk_guard_unknown", {"signature": sig, "session": self.sid,
+            self.effects.record("disk_guard_unknown", {"signature": sig, "session": self.sid,
                                                 "reason": "no servable projection cache: the history is UNKNOWN"})
             return self.note("disk", UNKNOWN, "no servable projection cache: the history is UNKNOWN", signature=sig)
         findings, missing = disk.advise(gov.cache.get("disk_history"), sig, fss)
         if missing:
-            spool.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
+            self.effects.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
                                                 "filesystems": len(fss), "session": self.sid})
         for f in findings:
             if f.outcome != UNSATISFIED:
                 continue
-            spool.record("disk_advisory", {"signature": sig, "fs": f.extra["key"].rsplit("|", 1)[1],
+            self.effects.record("disk_advisory", {"signature": sig, "fs": f.extra["key"].rsplit("|", 1)[1],
                                            "p90_bytes": f.extra["p90_bytes"], "free_bytes": f.extra["free_bytes"],
                                            "samples": f.extra["samples"], "policy_freshness": gov.freshness,
                                            "policy_age_secs": gov.age_secs, "session": self.sid})
@@ -286,73 +233,11 @@ class PreBash:
             reason = "the configured store is local files: it has no write path"
         elif disk_samples.writes_disabled(self.sid):
             reason = "writes are disabled for this session after the store refused its credentials"
-        elif self.trace is not None:
-            reason = None  # a dry run queues nothing; it reports what would be queued
-        else:
-            reason = disk_samples.enqueue(endpoint, self.sid or "", closed)
+        else:  # a rehearsal queues nothing; it reports what would be queued
+            reason = self.effects.disk_enqueue(endpoint, self.sid or "", closed)
         for s in closed:
-            spool.record("disk_sample", {"signature": s["signature"], "fs": s["fs"], "delta_bytes": s["delta"],
+            self.effects.record("disk_sample", {"signature": s["signature"], "fs": s["fs"], "delta_bytes": s["delta"],
                                          "secs": s["secs"], "queued": reason is None, "reason": reason,
                                          "session": self.sid})
-        if reason is None and self.trace is None:
-            disk_samples.start_flush(endpoint, self.inv.project.root, now, getattr(self.args, "config", None))
-
-    # ── helpers ────────────────────────────────────────────────────────────────────
-    def gov(self):
-        """The servable projection cache (loaded once), or None — loudly."""
-        if self._gov is not _UNSET:
-            return self._gov
-        self._gov = None
-        from yupana.hooks import governed
-
-        loaded = governed.load(self.cfg, int(time.time()), root=self.inv.project.root,
-                               override=getattr(self.args, "config", None), record={"hook": "pre-bash", "session": self.sid}, dry=self.trace is not None)
-        if loaded.cache is None:
-            miss = loaded.miss
-            reason = miss.reason if miss else "no servable projection cache"
-            started = "; a refresh was started" if loaded.refresh_started else ""
-            self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
-                         "governed command policy is NOT enforced", {"miss": miss.label if miss else None,
-                                                                      "reason": reason})
-            self.note("policy cache", UNKNOWN, f"no servable projection cache ({reason}{started})", governed=loaded)
-            return None
-        self._gov = loaded
-        self.note("policy cache", RAN, governed=loaded)
-        return loaded
-
-    def degrade(self, kind: str, message: str, fields: dict | None = None) -> None:
-        """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a once-per-session notice."""
-        record = {"fail_kind": kind, "hook": "pre-bash", "session": self.sid, **(fields or {})}
-        protocol.degrade(self.outcome, session_id=self.sid, kind=kind, record_kind="fail_open", message=message,
-                         fields=record, notify=protocol.notify_on_fail_open(self.cfg))
-
-    def crashed(self, exc: BaseException) -> None:
-        """An internal error: discard whatever was decided and fail open loudly."""
-        self.outcome = protocol.Outcome()
-        try:
-            self.degrade("internal", f"pre-bash guard failed open (internal error: {type(exc).__name__}: {exc}) — this "
-                         "command was NOT checked", {"reason": f"{type(exc).__name__}: {exc}"})
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def _argv_command(raw: bytes) -> list[str] | None:
-    """A Codex shell call's ``tool_input.command`` given as an argv list, or None."""
-    try:
-        data = fastjson.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    tool_input = data.get("tool_input") if isinstance(data, dict) else None
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
-        return command
-    return None
-
-
-def _keys(raw: bytes) -> str | None:
-    """Top-level key names of a payload that parsed as JSON but could not be used."""
-    try:
-        data = fastjson.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return ",".join(str(k)[:64] for k in list(data)[:64]) if isinstance(data, dict) else None
+        if reason is None:
+            self.effects.workers.disk_flush(endpoint, self.inv.project.root, now, self.args.config)

@@ -31,9 +31,9 @@ bounded query windows, the codegraph's own loops); a cut leaves the rest UNKNOWN
 invocation, and a notice once per session. Nothing reaches stdout until the end, in one
 write; an internal error discards the partial outcome and fails open loudly.
 
-``yupana explain`` runs this very code as a dry run (:meth:`Guard.answer` with a ``trace``,
-see :mod:`yupana.hooks.guard_context`): every stage tells the trace whether it ran, was
-skipped or could not run, and why; nothing is written, marked or spawned.
+``yupana explain`` runs this very code as a dry run (:class:`Guard` with rehearsal effects,
+:mod:`yupana.hooks.effects`): every stage tells the trace whether it ran, was skipped or
+could not run, and why; nothing is written, marked or spawned.
 """
 
 from __future__ import annotations
@@ -42,12 +42,11 @@ import time
 
 from yupana import settings
 
-from yupana.state import spool
-from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
+from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, strongest
 from yupana.edit import payload
 from yupana.hooks import protocol
 from yupana.hooks.governed_stage import GovernedStage
-from yupana.hooks.guard_context import RAN, SKIPPED, UNSET, GuardContext
+from yupana.hooks.runtime import RAN, SKIPPED, UNSET
 
 
 def by_project(inv) -> list:
@@ -59,31 +58,12 @@ def by_project(inv) -> list:
     return list(groups.values()) or [(inv.project, [])]
 
 
-def run(args) -> None:
-    """Entry point (``yupana.cli`` dispatches here). Writes stdout once, at the end."""
-    guard = Guard(args, time.monotonic())
-    protocol.emit(guard.answer(protocol.read_stdin()))
-
-
 class Guard(GovernedStage):
     """One pre-edit invocation, checked in the contract's order (state and records: the base)."""
 
     # ── the order ──────────────────────────────────────────────────────────────────
-    def answer(self, raw: bytes) -> str:
-        """The whole invocation on ``raw``; returns the exact stdout ("" for a silent allow)."""
-        try:
-            self.run(raw)
-        except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
-            self.crashed(exc)
-        protocol.refused_state(self.outcome, hook="pre-edit", session_id=self.inv.session_id if self.inv else None,
-                               cfg=self.cfg)
-        return self.outcome.render(client=self.inv.client if self.inv else None,
-                                   audience=protocol.advise_audience(self.cfg))
-
     def run(self, raw: bytes) -> None:
-        inv = self.inv = payload.parse(raw)
-        if inv is None:
-            protocol.unreadable_payload("pre-edit", raw)
+        inv = self.inv
         if inv is None or (not inv.edits and not (inv.codex and inv.problems)):
             self.note("parse", UNKNOWN if inv is None else SKIPPED,
                       "not a JSON object: allowed silently" if inv is None else "no file in the tool call: allowed")
@@ -115,7 +95,7 @@ class Guard(GovernedStage):
         if configured:
             self.fold_throttles()
         if len(self.modes) > 1:  # the record names the strongest mode the patch was judged under
-            self.mode = max(self.modes, key=("off", "advise", "enforce").index)
+            self.mode = strongest(self.modes)
         if configured and self.mode != "off" and inv.edits:
             self.recurrence()
         self.finish()
@@ -129,11 +109,14 @@ class Guard(GovernedStage):
         edit = self.inv.edits[0]
         corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root), denials.NAME)
         rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
-        sealed = recurrence.consult(self.outcome, [e.introduced for e in self.inv.edits], corpus=corpus,
-                                    now=int(time.time()), denied_by=rule,
-                                    record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
-                                    path=edit.path, rel=edit.rel, session=self.inv.session_id,
-                                    dry=self.trace is not None)
+        sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.inv.edits], corpus=corpus,
+                                          now=int(time.time()), denied_by=rule,
+                                          record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
+                                          path=edit.path, rel=edit.rel, session=self.inv.session_id)
+        if sealed:
+            self.effects.record("recurrence_advisory", sealed)
+        if keep and corpus:
+            self.effects.denial(corpus, keep)
         self.note("recurrence", RAN if sealed else SKIPPED, "near a prior denial" if sealed else
                   "no prior denial near this edit", edit, **({"advisory": sealed} if sealed else {}))
 
@@ -153,7 +136,7 @@ class Guard(GovernedStage):
         """Judge the next files under ``project``'s configuration (a Codex patch may span several)."""
         self.cfg = snap["config"]
         self.root = project.root
-        self._gov, self._wires, self.gov_why = UNSET, None, GuardContext.gov_why  # per project
+        self._gov, self._wires, self.gov_why = UNSET, None, (SKIPPED, "")  # per project
         self.mode = self.cfg["policy"]["mode"]  # this project's: it decides this project's files
         self.modes.append(self.mode)
         self.note("config", RAN, snapshot=snap, project=project)
@@ -229,7 +212,8 @@ class Guard(GovernedStage):
 
             parse.bind_deadline(self.deadline_at)
             created = [e.path for e in self.inv.edits if e.op in (payload.ADD, payload.MOVE)]
-            result = verify.verify_edit(edit, edit.project.root, self.deadline_at, created=created)
+            result = verify.verify_edit(edit, edit.project.root, self.deadline_at, created=created,
+                                        workers=self.effects.workers)
         except TimeoutError:  # parse.Cancelled: tree-sitter stopped at the deadline
             result = None
         except Exception as exc:  # noqa: BLE001 - no opinion, said out loud
@@ -297,7 +281,7 @@ class Guard(GovernedStage):
 
             parse.bind_deadline(self.deadline_at)
             found = scope.check_blast(tenant, declared, edit, edit.project.root, self.cfg["policy"]["max_hops"],
-                                      self.deadline_at)
+                                      self.deadline_at, workers=self.effects.workers)
         except Exception as exc:  # noqa: BLE001 - unmeasured, not clean
             found = Finding(f"blast:{tenant}", "scope", f"blast radius of the edit to {edit.rel} was UNMEASURED "
                             f"({type(exc).__name__}: {exc})", outcome=UNKNOWN, rel=edit.rel, extra={"unmeasured": "error"})
@@ -309,7 +293,7 @@ class Guard(GovernedStage):
             self.cut("blast radius", edit, during=True)
             return self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
         protocol.stderr(f"yupana: {found.message}")
-        if protocol.first_time(self.inv.session_id, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
+        if self.effects.first_time(self.inv.session_id, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
             self.outcome.notify(f"yupana: {found.message}")
         self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
 
@@ -333,13 +317,13 @@ class Guard(GovernedStage):
         if found.outcome == UNKNOWN:
             self.findings.append(found)
             result = "notify" if self.args.tenant else "allow"
-            if self.args.tenant and protocol.first_time(self.inv.session_id, "unknown-scope"):
+            if self.args.tenant and self.effects.first_time(self.inv.session_id, "unknown-scope"):
                 self.outcome.advise(f"yupana: {found.message}")
         else:
             label = "work-item scope" if prov == "observed" else "derived work-item scope"
             spoke = self.decide([found], label, suffix=" " + gov.note())
             result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")
-        spool.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
+        self.effects.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
                                "result": result, "session": self.inv.session_id}, item=item)
         self.note("work-item ladder", UNKNOWN if found.outcome == UNKNOWN else RAN,
                   found.extra.get("reason") or "", edit, rung=rung, item=item)
@@ -367,7 +351,7 @@ class Guard(GovernedStage):
                 continue
             effect = f.extra.get("effect")
             result = "deny" if f.blocking and self.mode == "enforce" else ("advise" if f.blocking else "notify")
-            spool.record("tripwire", {"name": f.id.split(":", 1)[1], "effect": effect, "source": f.extra.get("wire_source"),
+            self.effects.record("tripwire", {"name": f.id.split(":", 1)[1], "effect": effect, "source": f.extra.get("wire_source"),
                                       "iri": f.source if f.source != "config" else None, "result": result,
                                       "session": self.inv.session_id}, item=self.plate_item())
             if effect == "throttle":

@@ -20,9 +20,9 @@ Loud degradations (:func:`degrade`) are a stderr line, a spool record of their o
 and a ``systemMessage`` shown once per session per kind (marker file created O_EXCL in the
 temp directory, ``yupana-guard-failopen-<session>-<kind>``).
 
-A dry run (``yupana explain``) calls :func:`rehearse` first: :func:`first_time` then creates
-no marker — it only looks whether the marker exists, answers as a real hook would, and
-notes each once-per-session notice for the report.
+The record and the marker go through the hook's effects (:mod:`yupana.hooks.effects`):
+a dry run (``yupana explain``) creates no marker — it only looks whether the marker exists
+(:func:`marker_path`), answers as a real hook would, and notes the notice for the report.
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ import os
 
 from yupana import fastjson, redact
 
-from yupana.state import paths, spool, statefile
+from yupana.state import paths, statefile
 
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
-_rehearsal: list | None = None  # set only by a dry run (yupana explain): markers are looked at, never made
 
 
 AUDIENCES = ("operator", "model", "both")
@@ -175,22 +174,23 @@ def _sanitize(text: str, limit: int) -> str:
     return "".join(c for c in text if c.isascii() and (c.isalnum() or c in "_-"))[:limit]
 
 
+def marker_path(session_id: str | None, kind: str) -> str | None:
+    """The once-per-session marker of ``kind`` (None without a usable session id)."""
+    sid = _sanitize(session_id or "", 64)
+    if not sid:
+        return None
+    return os.path.join(paths.temp_dir(), f"yupana-guard-failopen-{sid}-{_sanitize(kind, 80)}")
+
+
 def first_time(session_id: str | None, kind: str) -> bool:
     """True the first time ``kind`` is raised in this session (creates the marker).
 
     With no usable session id, or when the marker cannot be created for any reason other
     than already existing, this answers True: over-warning beats silence.
     """
-    sid = _sanitize(session_id or "", 64)
-    if not sid:
-        if _rehearsal is not None:
-            _rehearsal.append({"kind": kind, "marker": None, "shown": True})
+    marker = marker_path(session_id, kind)
+    if marker is None:
         return True
-    marker = os.path.join(paths.temp_dir(), f"yupana-guard-failopen-{sid}-{_sanitize(kind, 80)}")
-    if _rehearsal is not None:
-        shown = not os.path.exists(marker)
-        _rehearsal.append({"kind": kind, "marker": marker, "shown": shown})
-        return shown
     try:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
@@ -199,15 +199,6 @@ def first_time(session_id: str | None, kind: str) -> bool:
         return True
     os.close(fd)
     return True
-
-
-def rehearse(notices: list | None) -> list | None:
-    """Dry run: :func:`first_time` creates no marker and appends
-    ``{"kind", "marker", "shown"}`` to ``notices`` (None ends the dry run). Returns the
-    previous list, so a caller can restore it."""
-    global _rehearsal
-    previous, _rehearsal = _rehearsal, notices
-    return previous
 
 
 def notify_on_fail_open(cfg: dict | None) -> bool:
@@ -223,6 +214,7 @@ def notify_on_fail_open(cfg: dict | None) -> bool:
 
 def degrade(
     outcome: Outcome,
+    effects,
     *,
     session_id: str | None,
     kind: str,
@@ -235,19 +227,20 @@ def degrade(
     """A loud degradation: stderr line, spool record ``record_kind``, once-per-session message.
 
     ``kind`` keys the once-per-session marker (for example ``projection``); ``message`` is
-    the operator-facing sentence; ``fields`` go on the spool record.
+    the operator-facing sentence; ``fields`` go on the spool record. ``effects`` (a
+    :class:`yupana.hooks.effects.Effects`) writes the record and the marker.
     """
     stderr(f"yupana: {message}")
-    spool.record(record_kind, fields, item=item)
-    if notify and first_time(session_id, kind):
+    effects.record(record_kind, fields, item=item)
+    if notify and effects.first_time(session_id, kind):
         outcome.notify(f"yupana: {message}")
 
 
-def refused_state(outcome: Outcome, *, hook: str, session_id: str | None, cfg: dict | None = None) -> None:
+def refused_state(outcome: Outcome, effects, *, hook: str, session_id: str | None, cfg: dict | None = None) -> None:
     """Every state file this invocation refused to read (:mod:`yupana.state.statefile`: a FIFO, a
     device, a symlink to one, or an oversized file) as a loud ``state_file`` degradation."""
     for path, reason in statefile.drain():
-        degrade(outcome, session_id=session_id, kind="state_file", record_kind="state_file",
+        degrade(outcome, effects, session_id=session_id, kind="state_file", record_kind="state_file",
                 message=f"{hook}: refused the state file {path}: it {reason}; it was not used (remove or "
                         "replace it with a regular file)",
                 fields={"hook": hook, "session": session_id, "path": path, "reason": reason},

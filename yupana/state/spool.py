@@ -9,8 +9,9 @@ Writing is fail-silent by design: a full disk or a read-only state directory mus
 change a guard outcome. The failure is still counted: :func:`last_error` tells callers
 (``yupana status``) that records are being lost.
 
-A dry run (``yupana explain``) calls :func:`capture` first: every record is then appended
-to the caller's list instead of the file, so it can report what a hook *would* write.
+A hook writes through its effects (:mod:`yupana.hooks.effects`): live, :func:`record`;
+rehearsed (``yupana explain``), :func:`entry` alone, kept in a list so the dry run can
+report what a hook *would* write.
 """
 
 from __future__ import annotations
@@ -25,17 +26,6 @@ from yupana.state import paths, statefile
 ROTATE_BYTES = 64 * 1024 * 1024
 
 _last_error: str | None = None
-_sink: list | None = None  # set only by a dry run (yupana explain): records go here, not to the file
-
-
-def capture(sink: list | None) -> list | None:
-    """Dry run: append every record to ``sink`` instead of writing it (None writes again).
-
-    Returns the previous sink, so a caller can restore it.
-    """
-    global _sink
-    previous, _sink = _sink, sink
-    return previous
 
 
 def last_error() -> str | None:
@@ -43,9 +33,9 @@ def last_error() -> str | None:
     return _last_error
 
 
-def record(kind: str, fields: dict | None = None, *, item: str | None = None, path: str | None = None) -> bool:
-    """Append one record of ``kind``; return False (never raise) when it could not be written."""
-    global _last_error
+def entry(kind: str, fields: dict | None = None, *, item: str | None = None) -> dict:
+    """The record of ``kind`` as it would be written (``kind``, ``ts``, attribution, the fields
+    that are not None)."""
     rec: dict = {"kind": kind, "ts": int(time.time())}
     agent = os.environ.get("SHANTY_AGENT")
     if agent:
@@ -59,9 +49,13 @@ def record(kind: str, fields: dict | None = None, *, item: str | None = None, pa
         for key, value in fields.items():
             if value is not None:
                 rec[key] = value
-    if _sink is not None:
-        _sink.append(rec)
-        return True
+    return rec
+
+
+def record(kind: str, fields: dict | None = None, *, item: str | None = None, path: str | None = None) -> bool:
+    """Append one record of ``kind``; return False (never raise) when it could not be written."""
+    global _last_error
+    rec = entry(kind, fields, item=item)
     try:
         target = path or paths.metrics_spool()
         if not target:

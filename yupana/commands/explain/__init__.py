@@ -5,13 +5,15 @@ What an operator asks when an agent was denied: given the hook payload, which ch
 their provenance (rule IRI and plane, or the config file and entry), the policy's
 freshness and cache age, the decision, and the exact stdout the hook would print.
 
-It runs the real hook code — :meth:`yupana.hooks.pre_edit.Guard.answer`,
-:meth:`yupana.hooks.pre_bash.PreBash.answer`, :func:`yupana.hooks.post_edit.answer` — as a
-dry run (:mod:`yupana.commands.explain.trace`): no spool record, no once-per-session marker,
-no detached worker, no throttle back-off; what they would have been is reported instead.
+It runs the real hook — the runtime its row of :mod:`yupana.hooks.registry` names,
+:meth:`yupana.hooks.runtime.HookRuntime.answer` — with rehearsal effects
+(:class:`yupana.hooks.effects.RehearsalEffects`, :mod:`yupana.commands.explain.trace`):
+no spool record, no once-per-session marker, no detached worker, no throttle back-off;
+what they would have been is reported instead.
 
-The hook is ``--hook``, else inferred from the payload: ``tool_name`` ``Bash`` → pre-bash,
-``hook_event_name`` ``PostToolUse`` → post-edit, anything else → pre-edit. The tenant is
+The hook is ``--hook``, else inferred from the payload by the registry's rows: ``tool_name``
+``Bash`` → pre-bash, ``hook_event_name`` ``PostToolUse`` → post-edit, anything else →
+pre-edit. The tenant is
 ``--tenant``, else ``$BOBBIN_ROLE`` (pre-bash reads only the environment, so for it
 ``--tenant`` stands in for ``$BOBBIN_ROLE``).
 
@@ -28,8 +30,10 @@ import os
 import sys
 import time
 
+from yupana.hooks import registry
+
 EXIT_OK, EXIT_ERROR, EXIT_PAYLOAD = 0, 1, 2
-HOOKS = ("pre-edit", "pre-bash", "post-edit")
+HOOKS = tuple(registry.HOOKS)
 
 
 class PayloadError(Exception):
@@ -95,12 +99,8 @@ def decode(raw: bytes) -> dict:
 
 
 def infer_hook(data: dict) -> tuple[str, str]:
-    """(hook, how it was chosen) from the payload's tool_name and hook_event_name."""
-    if data.get("tool_name") == "Bash":
-        return "pre-bash", "tool_name Bash"
-    if data.get("hook_event_name") == "PostToolUse":
-        return "post-edit", "hook_event_name PostToolUse"
-    return "pre-edit", f"tool_name {data.get('tool_name')!r}, hook_event_name {data.get('hook_event_name')!r}"
+    """(hook, how it was chosen) from the payload (:func:`yupana.hooks.registry.infer`)."""
+    return registry.infer(data)
 
 
 def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict:
@@ -108,32 +108,17 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
     from yupana.cli import HookArgs
     from yupana.commands.explain import report as explain_report
     from yupana.commands.explain.trace import Trace, rehearsal
-    from yupana.edit import payload
 
     args = HookArgs(hook)
     args.tenant = tenant
     args.config = config
     trace = Trace()
-    owner = None
-    env = {"BOBBIN_ROLE": tenant} if hook == "pre-bash" and tenant else None
+    row = registry.get(hook)
+    env = {"BOBBIN_ROLE": tenant} if row.tenant_env and tenant else None
     with rehearsal(trace, env):
-        if hook == "pre-edit":
-            from yupana.hooks import pre_edit
-
-            owner = pre_edit.Guard(args, time.monotonic())
-            owner.trace = trace
-            stdout = owner.answer(raw)
-        elif hook == "pre-bash":
-            from yupana.hooks import pre_bash
-
-            owner = pre_bash.PreBash(args)
-            owner.trace = trace
-            stdout = owner.answer(raw)
-        else:
-            from yupana.hooks import post_edit
-
-            stdout = post_edit.answer(args, raw, trace)
-    inv = owner.inv if owner is not None else payload.parse(raw)
+        owner = row.runtime()(args, time.monotonic(), trace.effects)
+        stdout = owner.answer(raw)
+    inv = owner.inv
     probe = None if trace.first("policy cache") else _probe(trace, inv, config)
     return explain_report.build(hook, hook_from, owner, trace, stdout, inv, tenant=tenant, probe=probe)
 
@@ -151,9 +136,10 @@ def _probe(trace, inv, config: str | None):
     quipu = cfg.get("quipu") or {}
     if not quipu.get("enabled") or not quipu.get("endpoint"):
         return None
-    with rehearsal(Trace()):
+    thrown = Trace()
+    with rehearsal(thrown):
         return governed.load(cfg, int(time.time()), root=inv.project.root, override=config, spawn=False,
-                             dry=True)
+                             effects=thrown.effects)
 
 
 def _error(kind: str, message: str, as_json: bool, code: int) -> int:

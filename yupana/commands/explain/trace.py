@@ -1,24 +1,19 @@
 """The dry run behind ``yupana explain``: the real hook code, with its effects held back. Cold path.
 
-A :class:`Trace` is what the hooks' explain seam talks to (``Guard.trace`` /
-``PreBash.trace`` / ``post_edit.answer(trace=…)``): every stage calls
+A :class:`Trace` owns the rehearsal effects the hook runs with
+(:class:`yupana.hooks.effects.RehearsalEffects`, :attr:`Trace.effects`): every stage calls
 :meth:`Trace.stage` when it ran, was skipped or could not run, and the trace keeps, beside
 each note, how far the findings and the outcome had got — so the report can say which
 stage produced which finding and which stage made the decision, without a second
-implementation of any of it.
+implementation of any of it. Through the same effects, spool records land in
+``trace.records``, once-per-session notices create no marker (each is noted in
+``trace.notices`` with whether a real hook would show it now), and no detached refresh,
+exposure, disk-flush, index-build or watcher worker is started, no throttle back-off or
+disk sample written: what would be is predicted instead.
 
-:func:`rehearsal` makes the run dry for the whole process, for as long as it lasts:
-
-* spool records are captured into ``trace.records`` (:func:`yupana.state.spool.capture`);
-* once-per-session notices create no marker: each is noted in ``trace.notices`` with
-  whether a real hook would show it now (:func:`yupana.hooks.protocol.rehearse`);
-* the codegraph starts neither its after-edit watcher nor a background index build
-  (:data:`yupana.codegraph.background.DRY_RUN`; a build it would start is still said);
-* everything the hook writes to stderr is captured (file descriptor 2, so direct
-  ``os.write(2, …)`` calls are caught too) into ``trace.stderr``.
-
-The hook objects themselves, seeing a trace, predict rather than make the rest: no detached
-refresh, exposure or disk-flush worker, no throttle back-off, no disk sample.
+:func:`rehearsal` adds what is the process's, not the hook's: everything the hook writes to
+stderr is captured (file descriptor 2, so direct ``os.write(2, …)`` calls are caught too)
+into ``trace.stderr``, and the environment a hook would see (``$BOBBIN_ROLE``) is set.
 """
 
 from __future__ import annotations
@@ -30,8 +25,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from yupana.state import spool
-from yupana.hooks import protocol
+from yupana.hooks.effects import RehearsalEffects
 
 
 class Note:
@@ -62,14 +56,15 @@ class Trace:
 
     def __init__(self) -> None:
         self.notes: list[Note] = []
-        self.records: list[dict] = []
-        self.notices: list[dict] = []
+        self.effects = RehearsalEffects(tracer=self)
+        self.records: list[dict] = self.effects.records
+        self.notices: list[dict] = self.effects.notices
         self.stderr = ""
         self.started = time.monotonic()
         self.finished = self.started
 
     def stage(self, owner, stage: str, state: str, why: str, edit, detail: dict) -> None:
-        """The hooks' explain seam (see :meth:`yupana.hooks.guard_context.GuardContext.note`)."""
+        """The hooks' stage notes (:meth:`yupana.hooks.runtime.HookRuntime.note`)."""
         file = getattr(edit, "rel", None) if edit is not None else None
         self.notes.append(Note(stage, state, why, file, detail, owner))
 
@@ -86,35 +81,17 @@ def rehearsal(trace: Trace, env: dict[str, str] | None = None) -> Iterator[Trace
     overrides = dict(env or {})
     saved_env = {k: os.environ.get(k) for k in overrides}
     os.environ.update(overrides)
-    background = _codegraph_background()
-    was_dry = background.DRY_RUN if background is not None else False
-    if background is not None:
-        background.DRY_RUN = True
-    previous_sink = spool.capture(trace.records)
-    previous_notices = protocol.rehearse(trace.notices)
     trace.started = time.monotonic()
     try:
         with _stderr_into(trace):
             yield trace
     finally:
         trace.finished = time.monotonic()
-        protocol.rehearse(previous_notices)
-        spool.capture(previous_sink)
-        if background is not None:
-            background.DRY_RUN = was_dry
         for key, value in saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-def _codegraph_background():
-    try:
-        from yupana.codegraph import background
-    except ImportError:  # a build without the structural tier: nothing to hold back
-        return None
-    return background
 
 
 @contextlib.contextmanager

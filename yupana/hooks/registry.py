@@ -1,0 +1,57 @@
+"""The hooks, one row each: plain data, read by ``yupana.cli`` and ``yupana explain``. Hot path.
+
+A row names the hook (``yupana hook <name>``), the module and the
+:class:`yupana.hooks.runtime.HookRuntime` subclass that runs it (imported only when that
+hook runs), the client event it answers, a one-line description, and how ``yupana
+explain`` recognises its payload (``infer``: a payload key and the value it must hold;
+None: the default; rows are tried in order), and whether it reads the tenant from
+``$BOBBIN_ROLE`` only (``tenant_env``: explain's ``--tenant`` then stands in for it). Adding a hook is adding a row (and its module). Nothing is imported
+here: the registry costs a hook nothing.
+"""
+
+from __future__ import annotations
+
+
+class Hook:
+    """One registered hook (see the module docstring)."""
+
+    __slots__ = ("name", "module", "entry", "event", "description", "infer", "tenant_env")
+
+    def __init__(self, name: str, module: str, entry: str, event: str, description: str,
+                 infer: tuple[str, str] | None = None, tenant_env: bool = False) -> None:
+        self.name = name
+        self.module = module
+        self.entry = entry
+        self.event = event
+        self.description = description
+        self.infer = infer
+        self.tenant_env = tenant_env
+
+    def runtime(self):
+        """The hook's runtime class (imports its module)."""
+        return getattr(__import__(self.module, fromlist=[self.entry]), self.entry)
+
+
+HOOKS: dict[str, Hook] = {h.name: h for h in (
+    Hook("pre-edit", "yupana.hooks.pre_edit", "Guard", "PreToolUse",
+         "the guard for edits: scope, tripwires, local and governed rules, verify, blast radius"),
+    Hook("pre-bash", "yupana.hooks.pre_bash", "PreBash", "PreToolUse",
+         "the action scope, host memory and disk impact of a shell command",
+         infer=("tool_name", "Bash"), tenant_env=True),
+    Hook("post-edit", "yupana.hooks.post_edit", "PostEdit", "PostToolUse",
+         "tell the model when an edit landed outside its work item's observed ground",
+         infer=("hook_event_name", "PostToolUse")),
+)}
+DEFAULT = "pre-edit"  # what explain assumes when no row's ``infer`` matches the payload
+
+
+def get(name: str) -> Hook:
+    return HOOKS[name]
+
+
+def infer(data: dict) -> tuple[str, str]:
+    """(hook, how it was chosen) for a decoded payload (``yupana explain`` without ``--hook``)."""
+    for hook in HOOKS.values():
+        if hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:
+            return hook.name, f"{hook.infer[0]} {hook.infer[1]}"
+    return DEFAULT, f"tool_name {data.get('tool_name')!r}, hook_event_name {data.get('hook_event_name')!r}"

@@ -1,0 +1,160 @@
+"""The one hook runtime every hook builds on. Hot path, standard library only.
+
+A hook is a subclass of :class:`HookRuntime` named by a row of :mod:`yupana.hooks.registry`;
+it implements :meth:`HookRuntime.run` — the order of its checks, on the payload parsed once
+— and the runtime supplies the rest of the contract, once for all hooks:
+
+* :meth:`HookRuntime.answer`: parse, run, fail open on any internal error
+  (:meth:`HookRuntime.crashed`: the partial outcome discarded, one loud ``internal``
+  degradation), refused state files said, and the exact stdout rendered once;
+* :meth:`HookRuntime.degrade`: a loud fail-open — stderr, a ``fail_open`` record, a notice
+  once per session per marker (every time when not ``once``);
+* :meth:`HookRuntime.note`: the dry run's stage notes (:data:`RAN`, :data:`SKIPPED`, or
+  ``UNKNOWN``: could not run);
+* :meth:`HookRuntime.gov`: the governed plane's servable cache, loaded at most once, and
+  loudly absent when it should be there;
+* the mode ladder: :func:`yupana.evaluate.rung`.
+
+Everything the hook does to the world goes through :attr:`HookRuntime.effects`
+(:mod:`yupana.hooks.effects`): live in a real hook, a rehearsal in ``yupana explain``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from yupana.evaluate import UNKNOWN
+from yupana.edit import payload
+from yupana.hooks import protocol
+from yupana.hooks.effects import LIVE, Effects
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:  # annotations only: the governed module loads when a hook asks for the cache
+    from yupana.hooks import governed as governed_mod
+
+RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
+UNSET = object()
+NOT_CONFIGURED = "the governed plane is not configured ([yupana.quipu] enabled = true and an endpoint)"
+
+
+class HookRuntime:
+    """One hook invocation: its payload, configuration, outcome and effects."""
+
+    hook = "?"  # the registry name (records, messages)
+    event = "PreToolUse"  # the hook event its output answers
+    unchecked = "this tool call was NOT checked"  # what an internal error leaves unchecked
+    unguarded = "governed policy is NOT enforced"  # what a missing policy cache leaves unguarded
+    gov_note = ""  # appended to the policy-cache note when no cache is servable
+
+    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+        self.args = args
+        self.t0 = t0
+        self.effects = effects if effects is not None else LIVE
+        self.outcome = protocol.Outcome()
+        self.inv = None
+        self.cfg: dict = {}
+        self.mode = "off"
+        self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
+        self.item: str | None = None  # the tracked work item, once read
+        self.codex = False
+        self.stale = False
+        self.gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
+        self._gov = UNSET
+
+    @classmethod
+    def main(cls, args) -> None:
+        """The hook process (``yupana.cli`` dispatches here): stdin in, stdout once, at the end."""
+        hook = cls(args, time.monotonic())
+        protocol.emit(hook.answer(protocol.read_stdin()))
+
+    @property
+    def sid(self) -> str | None:
+        return self.inv.session_id if self.inv is not None else None
+
+    def note(self, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
+        """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),
+        and why; ``detail`` is what the report shows beside it. Nothing, live."""
+        self.effects.stage(self, stage, state, why, edit, detail)
+
+    # ── the contract ───────────────────────────────────────────────────────────────
+    def answer(self, raw: bytes) -> str:
+        """The whole invocation on ``raw``; returns the exact stdout ("" for a silent allow)."""
+        try:
+            self.inv = payload.parse(raw)  # the one parse of the payload
+            if self.inv is None:
+                protocol.unreadable_payload(self.hook, raw)
+            self.run(raw)
+        except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
+            self.crashed(exc)
+        protocol.refused_state(self.outcome, self.effects, hook=self.hook, session_id=self.sid, cfg=self.cfg)
+        return self.outcome.render(self.event, client=self.inv.client if self.inv else None,
+                                   audience=protocol.advise_audience(self.cfg))
+
+    def run(self, raw: bytes) -> None:
+        """The hook's checks, in its contract's order (``self.inv`` is the parsed payload)."""
+        raise NotImplementedError
+
+    def crashed(self, exc: BaseException) -> None:
+        """An internal error: discard whatever was decided and fail open loudly."""
+        self.outcome = protocol.Outcome()
+        error = f"{type(exc).__name__}: {exc}"
+        try:
+            self.degrade("internal", f"{self.crash_subject()} failed open (internal error: {error}) — "
+                         f"{self.unchecked}", {"reason": error})
+            self.after_crash()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def crash_subject(self) -> str:
+        return f"{self.hook} guard"
+
+    def after_crash(self) -> None:
+        """What still has to be written after an internal error (pre-edit: its record)."""
+
+    def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True,
+                marker: str | None = None) -> None:
+        """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
+        session per ``marker``, default ``kind``; every time when not ``once``)."""
+        record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, **(fields or {})}
+        pane = protocol.notify_on_fail_open(self.cfg)
+        protocol.degrade(self.outcome, self.effects, session_id=self.sid, kind=marker or kind,
+                         record_kind="fail_open", message=message, fields=record, notify=once and pane,
+                         item=self.item)
+        if not once:
+            if pane:
+                self.outcome.notify(f"yupana: {message}")
+            elif self.codex:
+                self.outcome.add_context(f"yupana: {message}")
+
+    # ── the governed plane ─────────────────────────────────────────────────────────
+    def gov(self) -> governed_mod.Governed | None:
+        """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
+        if self._gov is not UNSET:
+            return self._gov
+        self._gov = None
+        quipu = self.cfg.get("quipu") or {}
+        if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
+            self.gov_why = (SKIPPED, NOT_CONFIGURED)
+            self.note("policy cache", *self.gov_why)
+            return None
+        from yupana.hooks import governed
+
+        loaded = governed.load(self.cfg, int(time.time()), root=self.root, override=self.args.config,
+                               record={"hook": self.hook, "session": self.sid}, effects=self.effects)
+        if loaded.cache is None:
+            miss = loaded.miss
+            reason = miss.reason if miss else "no servable projection cache"
+            started = "; a refresh was started" if loaded.refresh_started else ""
+            self.policy_unavailable()
+            self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
+                         f"{self.unguarded}", {"miss": miss.label if miss else None, "reason": reason})
+            self.gov_why = (UNKNOWN, f"no servable projection cache ({reason}{started}){self.gov_note}")
+            self.note("policy cache", *self.gov_why, governed=loaded)
+            return None
+        self.stale = self.stale or loaded.freshness != "fresh"
+        self._gov = loaded
+        self.note("policy cache", RAN, "", governed=loaded)
+        return loaded
+
+    def policy_unavailable(self) -> None:
+        """No policy is served to this invocation (pre-edit: an UNKNOWN constraint)."""
