@@ -34,14 +34,11 @@ def watch_edit(ci: index.CrateIndex, path: str) -> bool:
     if DRY_RUN or os.environ.get("YUPANA_CODEGRAPH_WATCH", "1") == "0" or path in _watched:
         return False
     _watched.add(path)
-    import fcntl
-
     lock_path = os.path.join(os.path.dirname(ci.store.path), f"watch-{stores.content_hash(path.encode())[:16]}.lock")
-    try:
-        with open(lock_path, "wb") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free now: nobody is waiting for this file
-    except OSError:
+    probe = detached.try_lock(lock_path, "wb")  # free now: nobody is waiting for this file
+    if probe is None:
         return False
+    probe.close()
     try:
         st = os.stat(path)
         mtime, size = st.st_mtime_ns, st.st_size
@@ -53,12 +50,8 @@ def watch_edit(ci: index.CrateIndex, path: str) -> bool:
 
 def _watch(repo: str, crate_dir: str, path: str, lock_path: str, stat: str) -> None:
     """The detached refresher: wait for ``path`` to differ from ``stat``, then refresh."""
-    import fcntl
-
-    lock = open(lock_path, "wb")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    lock = detached.try_lock(lock_path, "wb")
+    if lock is None:
         return
     try:
         before = tuple(int(x) for x in stat.split(":"))
@@ -87,20 +80,11 @@ def _watch(repo: str, crate_dir: str, path: str, lock_path: str, stat: str) -> N
 
 def spawn_builder(ci: index.CrateIndex) -> bool:
     """Start one detached background build of ``ci``'s crate (False when backed off or busy)."""
-    index_dir = os.path.dirname(ci.store.path)
-    stamp = os.path.join(index_dir, "build.stamp")
-    try:
-        if time.time() - os.stat(stamp).st_mtime < SPAWN_BACKOFF_S:
-            return False
-    except OSError:
-        pass
+    stamp = os.path.join(os.path.dirname(ci.store.path), "build.stamp")
+    if not detached.stamp_due(stamp, SPAWN_BACKOFF_S, time.time(), dry=DRY_RUN):
+        return False
     if DRY_RUN:
         return True
-    try:
-        with open(stamp, "wb"):
-            pass
-    except OSError:
-        return False
     return detached.spawn(["build", "--repo", ci.repo, "--crate", ci.crate.dir], module="yupana.codegraph.background")
 
 
@@ -108,15 +92,10 @@ def build(repo: str, crate_dir: str, *, batch_s: float = 0.25, progress=None) ->
     """Index a whole crate (cold path): single-flight through ``build.lock`` beside the index;
     None when another builder holds it. Commits every ``batch_s`` of parsing so hooks never
     wait long for the write lock."""
-    import fcntl
-
     c = crates.find(os.path.join(crate_dir, "Cargo.toml"), repo)
     st = stores.Store(stores.index_path(repo), busy_ms=5000)
-    lock = open(os.path.join(os.path.dirname(st.path), "build.lock"), "wb")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        lock.close()
+    lock = detached.try_lock(os.path.join(os.path.dirname(st.path), "build.lock"), "wb")
+    if lock is None:
         st.close()
         return None
     try:

@@ -17,13 +17,19 @@ import os
 
 from yupana.state import paths
 from yupana.redact import redact_url
-from yupana.endpoint.base import (KINDS, AuthError, ConnectError, Deadline, DeadlineError, Endpoint, EndpointError,
-                                  HTTPError, ProtocolError, QueryError, SelectResult, StoreTimeout, Term,
-                                  TruncatedError, UnsupportedError)
+from yupana.endpoint.base import (ASK, CAPABILITIES, POLICY_CHECK, SELECT, UPDATE, WRITE, Deadline, Endpoint,
+                                  SelectResult, Term)
+from yupana.endpoint.errors import (KINDS, AuthError, BadResponse, BrokenConnection, Busy, ConnectError, ConnectTimeout,
+                                    DeadlineError, EndpointError, HTTPError, HTTPStatus, NameNotResolved, NotAnEndpoint,
+                                    NotFound, ProtocolError, QueryError, Redirected, Refused, StoreTimeout, TLSFailure,
+                                    TooLarge, TruncatedError, Unreachable, UnsupportedError, WrongURL)
 
-__all__ = ["KINDS", "AuthError", "ConnectError", "Deadline", "DeadlineError", "Endpoint", "EndpointError", "HTTPError",
-           "ProtocolError", "QueryError", "SelectResult", "StoreTimeout", "Term", "TruncatedError",
-           "UnsupportedError", "bundled_location", "check_location", "detect_dialect", "open_endpoint"]
+__all__ = ["ASK", "CAPABILITIES", "KINDS", "POLICY_CHECK", "SELECT", "UPDATE", "WRITE", "AuthError", "BadResponse",
+           "BrokenConnection", "Busy", "ConnectError", "ConnectTimeout", "Deadline", "DeadlineError", "Endpoint",
+           "EndpointError", "HTTPError", "HTTPStatus", "NameNotResolved", "NotAnEndpoint", "NotFound", "ProtocolError",
+           "QueryError", "Redirected", "Refused", "SelectResult", "StoreTimeout", "TLSFailure", "Term", "TooLarge",
+           "TruncatedError", "Unreachable", "UnsupportedError", "WrongURL", "bundled_location", "check_location",
+           "detect_dialect", "open_endpoint"]
 
 
 def bundled_location() -> str:
@@ -79,7 +85,7 @@ def check_location(endpoint: str, what: str = "[yupana.quipu] endpoint") -> None
     except ValueError:
         parts, host = None, None
     if parts is None or parts.scheme not in ("http", "https") or not host:
-        raise UnsupportedError(f"{what} {redact_url(endpoint)!r} is not an http(s):// URL "
+        raise NotAnEndpoint(f"{what} {redact_url(endpoint)!r} is not an http(s):// URL "
                                            "or a file: location")
     if parts.username is not None or parts.password is not None:
         raise AuthError(f"{what} {redact_url(endpoint)!r} carries credentials in the URL: "
@@ -124,11 +130,11 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
         if isinstance(exc, UNREACHABLE):
             raise
         if _is_update_url(endpoint):
-            raise UnsupportedError(f"[yupana.quipu] endpoint = {redact_url(endpoint)} is the store's update URL, not "
+            raise NotAnEndpoint(f"[yupana.quipu] endpoint = {redact_url(endpoint)} is the store's update URL, not "
                                    "its query URL: yupana only reads — use the query URL (Oxigraph: "
                                    "http://host:7878/query; quipu: its base URL, http://host:3030) "
                                    f"(the store said: {exc.message})") from None
-        raise UnsupportedError(f"{endpoint}: not recognised as quipu ({quipu_reason}) nor as a SPARQL 1.1 "
+        raise NotAnEndpoint(f"{endpoint}: not recognised as quipu ({quipu_reason}) nor as a SPARQL 1.1 "
                                            f"query URL ({exc.message}) — set [yupana.quipu] dialect; for quipu the "
                                            "endpoint is its base URL (http://host:3030), for a SPARQL 1.1 store its "
                                            "query URL (Oxigraph: http://host:7878/query)") from None

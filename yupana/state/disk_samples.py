@@ -309,20 +309,10 @@ def start_flush(endpoint: str, root: str, now: int, config: str | None = None) -
     target = queue_path(endpoint)
     if not target:
         return False
-    state = flush_state_path(endpoint)
-    try:
-        retry_after = fastjson.loads(statefile.read(state)).get("retry_after", 0)  # type: ignore[arg-type]
-        if isinstance(retry_after, int) and now < retry_after:
-            return False
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
-        pass
-    marker = target[: -len(".jsonl")] + ".pending"
-    if not detached.claim(marker, now, PENDING_SECS):
+    if not detached.retry_due(flush_state_path(endpoint), now):
         return False
+    marker = target[: -len(".jsonl")] + ".pending"
     args = ["disk-flush", "--endpoint", redact.redact_url(endpoint), "--root", root, "--marker", marker]  # argv is public
     if config:
         args += ["--config", config]
-    if detached.spawn(args):
-        return True
-    detached.release(marker)
-    return False
+    return detached.spawn_claimed(marker, args, now, PENDING_SECS)

@@ -42,7 +42,10 @@ def fetch(url: str, quipu: dict, prior: dict, *, deadline_secs: float) -> Fetche
         except OSError as exc:
             raise BundleError("fetch", f"cannot read the bundle {path}: {exc.strerror or exc}") from None
         return _fetched(data, None, None)
-    import httpx
+    # The store's own HTTP transport: the same time limits, no proxies, no redirects, and the one
+    # place httpx failures are translated (yupana.endpoint.errors), here into the bundle's kinds.
+    from yupana.endpoint import Deadline, DeadlineError, EndpointError, HTTPStatus, StoreTimeout, TooLarge
+    from yupana.endpoint.http import Http
 
     headers = {"Accept": "application/octet-stream"}
     if prior.get("etag"):
@@ -50,21 +53,26 @@ def fetch(url: str, quipu: dict, prior: dict, *, deadline_secs: float) -> Fetche
     if prior.get("last_modified"):
         headers["If-Modified-Since"] = prior["last_modified"]
     timeout = min(float(quipu.get("request_timeout_secs") or 2.0) * 5, max(0.1, deadline_secs))
+    http = Http(connect_timeout=float(quipu.get("connect_timeout_secs") or 2.0), request_timeout=timeout)
     try:
-        with httpx.Client(trust_env=False, timeout=httpx.Timeout(timeout, connect=float(
-                quipu.get("connect_timeout_secs") or 2.0)), follow_redirects=False) as client:
-            response = client.get(url, headers=headers)
-    except httpx.TimeoutException as exc:
-        raise BundleError("timeout", f"fetching the bundle timed out: {exc}") from None
-    except httpx.HTTPError as exc:
-        raise BundleError("connect", f"cannot fetch the bundle: {type(exc).__name__}: {exc}") from None
-    if response.status_code == 304:
+        response = http.get(url, what="the bundle", deadline=Deadline(max(0.1, deadline_secs)), headers=headers)
+    except (StoreTimeout, DeadlineError) as exc:
+        raise BundleError("timeout", f"fetching the bundle timed out: {exc.message}") from None
+    except TooLarge:
+        raise BundleError("format", f"the bundle is larger than {MAX_BUNDLE_BYTES} bytes") from None
+    except HTTPStatus as exc:
+        raise BundleError("http", f"the bundle server answered: {exc.message}") from None
+    except EndpointError as exc:
+        raise BundleError("connect", f"cannot fetch the bundle: {exc.message}") from None
+    finally:
+        http.close()
+    if response.status == 304:
         return Fetched(None, None, prior.get("etag"), prior.get("last_modified"), 0)
-    if response.status_code != 200:
-        raise BundleError("http", f"the bundle server answered HTTP {response.status_code}")
-    if len(response.content) > MAX_BUNDLE_BYTES:
+    if response.status != 200:
+        raise BundleError("http", f"the bundle server answered HTTP {response.status}")
+    if len(response.body) > MAX_BUNDLE_BYTES:
         raise BundleError("format", f"the bundle is larger than {MAX_BUNDLE_BYTES} bytes")
-    return _fetched(response.content, response.headers.get("etag"), response.headers.get("last-modified"))
+    return _fetched(response.body, response.headers.get("etag"), response.headers.get("last-modified"))
 
 
 def _fetched(data: bytes, etag: str | None, last_modified: str | None) -> Fetched:

@@ -354,7 +354,7 @@ def _prior(outcome: RefreshOutcome, path: str, key: str) -> None:
 
 def _take_lock(path: str, wait_secs: float, handed: int | None, say) -> int | None:
     """A descriptor holding the exclusive lock on refresh.lock, or None when it is taken."""
-    import fcntl
+    from yupana.workers import detached
 
     lock = refresh_state.lock_path(path)
     if handed is not None:
@@ -362,20 +362,9 @@ def _take_lock(path: str, wait_secs: float, handed: int | None, say) -> int | No
     else:
         os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    give_up = time.monotonic() + max(0.0, wait_secs)
-    told = False
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except OSError:
-            if time.monotonic() >= give_up:
-                os.close(fd)
-                return None
-            if not told:
-                say(f"waiting for a running refresh ({holder(path)})")
-                told = True
-            time.sleep(0.1)
+    if not detached.wait_lock(fd, wait_secs, lambda: say(f"waiting for a running refresh ({holder(path)})")):
+        os.close(fd)
+        return None
     os.set_inheritable(fd, False)
     try:
         os.ftruncate(fd, 0)
