@@ -14,11 +14,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from yupana.state import paths
 from yupana.redact import redact_url
 from yupana.endpoint.base import (ASK, CAPABILITIES, POLICY_CHECK, SELECT, UPDATE, WRITE, Deadline, Endpoint,
                                   SelectResult, Term)
+if TYPE_CHECKING:
+    from yupana.endpoint.quipu import QuipuEndpoint
+    from yupana.endpoint.sparql11 import Sparql11Endpoint
 from yupana.endpoint.errors import (KINDS, AuthError, BadResponse, BrokenConnection, Busy, ConnectError, ConnectTimeout,
                                     DeadlineError, EndpointError, HTTPError, HTTPStatus, NameNotResolved, NotAnEndpoint,
                                     NotFound, ProtocolError, QueryError, Redirected, Refused, StoreTimeout, TLSFailure,
@@ -37,7 +41,7 @@ def bundled_location() -> str:
     return os.path.join(paths.source_root(), "fixtures", "catalogue")
 
 
-def open_endpoint(quipu: dict, *, allow_bundled: bool = False, deadline: Deadline | None = None) -> Endpoint:
+def open_endpoint(quipu: dict[str, Any], *, allow_bundled: bool = False, deadline: Deadline | None = None) -> Endpoint:
     """The transport for ``[yupana.quipu]`` (the ``config["quipu"]`` table).
 
     ``deadline`` bounds dialect detection when ``dialect`` is unset (default: a budget
@@ -96,7 +100,7 @@ def check_location(endpoint: str, what: str = "[yupana.quipu] endpoint") -> None
 UNREACHABLE = (ConnectError, StoreTimeout, DeadlineError, AuthError)
 
 
-def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
+def detect_dialect(endpoint: str, quipu: dict[str, Any], deadline: Deadline) -> Endpoint:
     """Ask the URL which dialect it speaks, and return the matching transport.
 
     1. quipu: ``POST {endpoint}/query`` with ``{"query": "ASK {}"}`` and no standard Accept;
@@ -140,7 +144,7 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
                                            "query URL (Oxigraph: http://host:7878/query)") from None
 
 
-def _sparql11(endpoint: str, quipu: dict):
+def _sparql11(endpoint: str, quipu: dict[str, Any]) -> Sparql11Endpoint:
     from yupana.endpoint.auth import read_credentials
     from yupana.endpoint.sparql11 import Sparql11Endpoint
 
@@ -154,7 +158,7 @@ def _sparql11(endpoint: str, quipu: dict):
     )
 
 
-def _quipu(endpoint: str, quipu: dict):
+def _quipu(endpoint: str, quipu: dict[str, Any]) -> QuipuEndpoint:
     from yupana.endpoint.auth import read_credentials
     from yupana.endpoint.quipu import QuipuEndpoint
 
@@ -168,13 +172,13 @@ def _quipu(endpoint: str, quipu: dict):
     )
 
 
-def _setting(quipu: dict, key: str):
+def _setting(quipu: dict[str, Any], key: str) -> Any:
     """A key of ``[yupana.quipu]``; the model's default when the table omits it."""
     if quipu.get(key) is not None:
         return quipu[key]
     from yupana.config import Quipu
 
-    return Quipu.model_fields[key].default
+    return Quipu.model_fields[key].default  # type: ignore[attr-defined]  # config's lazy __getattr__ is typed object
 
 
 def _is_update_url(endpoint: str) -> bool:

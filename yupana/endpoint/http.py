@@ -26,7 +26,8 @@ import math
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from dataclasses import dataclass
 
 import httpcore
@@ -79,7 +80,7 @@ class _LimitedStream(httpcore.NetworkStream):
         inner = self._inner.start_tls(ssl_context, server_hostname, self._clock.clamp(timeout, httpcore.ConnectTimeout))
         return _LimitedStream(inner, self._clock)
 
-    def get_extra_info(self, info: str):
+    def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
 
 
@@ -89,7 +90,7 @@ class _LimitedBackend(httpcore.NetworkBackend):
         self._clock = clock
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options=None) -> httpcore.NetworkStream:
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
         # Connecting has its own limit (httpx passes connect_timeout_secs) but never
         # outlives the refresh deadline.
         left = self._clock.deadline_end - time.monotonic()
@@ -100,7 +101,8 @@ class _LimitedBackend(httpcore.NetworkBackend):
         self._clock.connected()
         return _LimitedStream(stream, self._clock)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options=None) -> httpcore.NetworkStream:
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
         raise httpcore.UnsupportedProtocol("unix sockets are not supported")
 
     def sleep(self, seconds: float) -> None:
@@ -108,15 +110,16 @@ class _LimitedBackend(httpcore.NetworkBackend):
 
 
 class _CoreStream(httpx.SyncByteStream):
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: Iterable[bytes]) -> None:
         self._stream = stream
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self._stream
 
     def close(self) -> None:
-        if hasattr(self._stream, "close"):
-            self._stream.close()
+        close = getattr(self._stream, "close", None)  # httpcore's stream may or may not have one
+        if close is not None:
+            close()
 
 
 class _Transport(httpx.BaseTransport):
@@ -150,7 +153,7 @@ class _Transport(httpx.BaseTransport):
             extensions=request.extensions,
         )
         resp = self._pool_for(request.url.raw_scheme).handle_request(core)
-        return httpx.Response(status_code=resp.status, headers=resp.headers, stream=_CoreStream(resp.stream),
+        return httpx.Response(status_code=resp.status, headers=resp.headers, stream=_CoreStream(resp.stream),  # type: ignore[arg-type]  # sync pool: a sync stream
                               extensions=resp.extensions)
 
     def close(self) -> None:
@@ -171,20 +174,20 @@ class Reply:
 
     @property
     def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+        return str(self.headers.get("content-type", "")).split(";")[0].strip().lower()
 
     def excerpt(self) -> str:
         """The start of the body, for error messages."""
         text = self.body[:_EXCERPT].decode("utf-8", "replace").strip().replace("\n", " ")
         text += "…" if len(self.body) > _EXCERPT else ""
-        return self.scrub(text) if callable(self.scrub) else text
+        return str(self.scrub(text)) if callable(self.scrub) else text
 
 
 class Http:
     """One connection pool with fixed connect / answer limits, and a request counter."""
 
     def __init__(self, *, connect_timeout: float, request_timeout: float, authorization: str | None = None,
-                 scrub=None) -> None:
+                 scrub: Callable[[str], str] | None = None) -> None:
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.requests = 0

@@ -116,7 +116,7 @@ class QuipuEndpoint(Endpoint):
 
     # -- extras --------------------------------------------------------------------------
 
-    def policy_check(self, policy_iri: str, target_iri: str, deadline: Deadline) -> dict:
+    def policy_check(self, policy_iri: str, target_iri: str, deadline: Deadline) -> dict[str, object]:
         """quipu's governed check (``POST /policy/check``): the reply object, with
         ``outcome`` in satisfied | unsatisfied | unknown."""
         reply = self._http.post(self.url + "/policy/check", what="the policy check", deadline=deadline,
@@ -137,7 +137,7 @@ class QuipuEndpoint(Endpoint):
         head = "".join(f"@prefix {name}: <{iri}> .\n" for name, iri in prefixes.items())
         self.write_turtle(head + "\n" + triples, token_for_writes(), deadline)
 
-    def write_turtle(self, turtle: str, token: str | None, deadline: Deadline) -> dict:
+    def write_turtle(self, turtle: str, token: str | None, deadline: Deadline) -> dict[str, object]:
         """Insert Turtle through ``POST /knot`` with ``Authorization: Bearer <token>``
         (no header when the token is empty: a server without auth_token accepts that)."""
         reply = self._http.post(self.url + "/knot", what="the write", deadline=deadline, json={"turtle": turtle},

@@ -22,13 +22,17 @@ from yupana import fastjson, redact
 
 from yupana.state import paths, statefile
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 ROTATE_BYTES = 64 * 1024 * 1024
 
 _last_error: str | None = None
-_sink: list | None = None  # set only by a dry run (yupana explain): records go here, not to the file
+_sink: list[Any] | None = None  # set only by a dry run (yupana explain): records go here, not to the file
 
 
-def capture(sink: list | None) -> list | None:
+def capture(sink: list[Any] | None) -> list[Any] | None:
     """Dry run: append every record to ``sink`` instead of writing it (None writes again).
 
     Returns the previous sink, so a caller can restore it.
@@ -43,10 +47,10 @@ def last_error() -> str | None:
     return _last_error
 
 
-def record(kind: str, fields: dict | None = None, *, item: str | None = None, path: str | None = None) -> bool:
+def record(kind: str, fields: dict[str, Any] | None = None, *, item: str | None = None, path: str | None = None) -> bool:
     """Append one record of ``kind``; return False (never raise) when it could not be written."""
     global _last_error
-    rec: dict = {"kind": kind, "ts": int(time.time())}
+    rec: dict[str, Any] = {"kind": kind, "ts": int(time.time())}
     agent = os.environ.get("SHANTY_AGENT")
     if agent:
         rec["agent"] = agent
@@ -100,7 +104,7 @@ def _append(target: str, line: bytes) -> bool:
         return False
 
 
-def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list[dict]:
+def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list[dict[str, Any]]:
     """The last records of the spool (whole lines within the final ``max_bytes``), oldest first.
 
     Unparseable lines (a torn tail after a crash, a foreign writer) are skipped.
@@ -117,7 +121,7 @@ def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list
     if start:
         cut = data.find(b"\n")
         data = data[cut + 1 :] if cut >= 0 else b""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for raw in data.splitlines():
         try:
             rec = fastjson.loads(raw)

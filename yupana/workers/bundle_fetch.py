@@ -14,6 +14,9 @@ it and the prior cache keeps serving.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from dataclasses import dataclass
 
 from yupana.projection.bundle import BundleError
@@ -25,14 +28,14 @@ MAX_BUNDLE_BYTES = 256 << 20
 class Fetched:
     """What one fetch found: ``cache`` None means 304 (the installed bundle is current)."""
 
-    cache: dict | None
-    header: dict | None
+    cache: dict[str, Any] | None
+    header: dict[str, Any] | None
     etag: str | None
     last_modified: str | None
     size: int
 
 
-def fetch(url: str, quipu: dict, prior: dict, *, deadline_secs: float) -> Fetched:
+def fetch(url: str, quipu: dict[str, Any], prior: dict[str, Any], *, deadline_secs: float) -> Fetched:
     """GET the bundle at ``url`` (``prior``: refresh-state's ``bundle`` record of the installed one)."""
     if url.startswith("file:"):
         path = url[len("file:"):]
@@ -79,7 +82,7 @@ def _fetched(data: bytes, etag: str | None, last_modified: str | None) -> Fetche
     return Fetched({"_raw": data}, None, etag, last_modified, len(data))
 
 
-def verified(fetched: Fetched, bundle_cfg: dict, root: str, endpoint: str, ttl: int, now: int) -> Fetched:
+def verified(fetched: Fetched, bundle_cfg: dict[str, Any], root: str, endpoint: str, ttl: int, now: int) -> Fetched:
     """``fetched`` with its signed cache verified and checked (BundleError otherwise)."""
     from yupana.projection import bundle
 
@@ -93,8 +96,8 @@ def verified(fetched: Fetched, bundle_cfg: dict, root: str, endpoint: str, ttl: 
     return Fetched(cache, header, fetched.etag, fetched.last_modified, fetched.size)
 
 
-def body(url: str, bundle_cfg: dict, root: str, quipu: dict, key: str, path: str, state: dict, now: int,
-         say, outcome) -> dict | None:
+def body(url: str, bundle_cfg: dict[str, Any], root: str, quipu: dict[str, Any], key: str, path: str, state: dict[str, Any], now: int,
+         say: Callable[[str], None], outcome: Any) -> dict[str, Any] | None:
     """The verified cache a bundle host installs, or None on a 304 for a bundle still within its TTL
     (``outcome`` then says ``not-modified``). Raises BundleError; fills ``outcome.bundle``."""
     from yupana.redact import redact_url
@@ -112,6 +115,7 @@ def body(url: str, bundle_cfg: dict, root: str, quipu: dict, key: str, path: str
     say(f"fetching the rule-set bundle {shown}")
     fetched = fetch(url, quipu, validators, deadline_secs=float(quipu.get("refresh_deadline_secs") or 20.0))
     if fetched.cache is None:
+        assert installed is not None  # validators were sent only for an installed bundle: a 304 means it is there
         bundle.check_servable(installed, key, ttl, now)  # a 304 extends nothing: past its TTL it is refused
         outcome.status = "not-modified"
         outcome.written_at, outcome.digest = installed["written_at"], installed.get("digest")

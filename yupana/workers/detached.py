@@ -209,7 +209,7 @@ def retry_due(state_path: str | None, now: float) -> bool:
     from yupana.state import statefile
 
     try:
-        retry_after = fastjson.loads(statefile.read(state_path)).get("retry_after", 0)  # type: ignore[union-attr]
+        retry_after = fastjson.loads(statefile.read(state_path)).get("retry_after", 0)  # type: ignore[attr-defined]
     except (OSError, ValueError, AttributeError, UnicodeDecodeError):
         return True
     return not (isinstance(retry_after, int) and now < retry_after)

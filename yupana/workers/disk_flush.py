@@ -24,6 +24,8 @@ are disabled (marker files; the hook stops queueing for them) and their samples 
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import os
 import re
@@ -131,7 +133,7 @@ def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flu
         writer.close()
 
 
-def _gather(queue: str, draining: str, done: Flushed) -> list[dict]:
+def _gather(queue: str, draining: str, done: Flushed) -> list[dict[str, Any]]:
     """Move newly queued samples into the draining file (capped at MAX_QUEUED, newest kept)
     and return everything waiting, oldest first. A store that stays down cannot make the
     queue grow without bound: every flush attempt gathers and caps it."""
@@ -204,13 +206,13 @@ def _open_writer(endpoint: str, root: str, override: str | None) -> tuple[Writer
     return Writer(write, ep.close), backoff, None
 
 
-def _read(path: str, done: Flushed) -> list[dict]:
+def _read(path: str, done: Flushed) -> list[dict[str, Any]]:
     """Valid queued samples of ``path`` ([] when absent); malformed ones are dropped and recorded."""
     import json
 
     from yupana.state import spool
 
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     bad = 0
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -241,7 +243,7 @@ def _conforms(s: object) -> bool:
             and isinstance(s.get("id"), str) and bool(_ID.match(s["id"])) and isinstance(s.get("session"), str))
 
 
-def _refused(exc: Exception, pending: list[dict], done: Flushed) -> None:
+def _refused(exc: Exception, pending: list[dict[str, Any]], done: Flushed) -> None:
     from yupana.state import disk_samples, spool
 
     reason = _reason(exc)
@@ -280,7 +282,7 @@ def _clear_backoff(endpoint: str) -> None:
             pass
 
 
-def _rewrite(path: str, samples: list[dict]) -> None:
+def _rewrite(path: str, samples: list[dict[str, Any]]) -> None:
     import json
 
     atomic.write(path, "".join(json.dumps(s) + "\n" for s in samples).encode("utf-8"))
