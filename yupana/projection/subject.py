@@ -10,6 +10,8 @@ not compile raise :class:`ProjectionError` naming the subject and the property.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Iterable
 
 from yupana.endpoint.base import Term
@@ -17,7 +19,7 @@ from yupana.projection.errors import ProjectionError
 from yupana.projection.vocab import RDF_TYPE, curie
 
 
-def _order(term: Term) -> tuple:
+def _order(term: Term) -> tuple[Any, ...]:
     return (term.kind, term.value, term.datatype or "", term.lang or "")
 
 

@@ -22,6 +22,8 @@ Schema and field meanings: docs/explain.md.
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import json
 import os
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def read_payload(stream) -> bytes:
+def read_payload(stream: Any) -> bytes:
     """The whole of stdin; PayloadError when there is nothing to read."""
     if stream is None or stream.isatty():
         raise PayloadError("no payload on stdin: pipe the hook payload in, e.g. `yupana explain < payload.json`")
@@ -76,7 +78,7 @@ def read_payload(stream) -> bytes:
     return raw
 
 
-def decode(raw: bytes) -> dict:
+def decode(raw: bytes) -> dict[str, Any]:
     """The payload as a JSON object, or PayloadError saying why it is not one."""
     try:
         text = raw.decode("utf-8")
@@ -94,7 +96,7 @@ def decode(raw: bytes) -> dict:
     return data
 
 
-def infer_hook(data: dict) -> tuple[str, str]:
+def infer_hook(data: dict[str, Any]) -> tuple[str, str]:
     """(hook, how it was chosen) from the payload's tool_name and hook_event_name."""
     if data.get("tool_name") == "Bash":
         return "pre-bash", "tool_name Bash"
@@ -103,7 +105,7 @@ def infer_hook(data: dict) -> tuple[str, str]:
     return "pre-edit", f"tool_name {data.get('tool_name')!r}, hook_event_name {data.get('hook_event_name')!r}"
 
 
-def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict:
+def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict[str, Any]:
     """Dry-run ``hook`` on ``raw`` and build the report (see docs/explain.md)."""
     from yupana.cli import HookArgs
     from yupana.commands.explain import report as explain_report
@@ -138,7 +140,7 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
     return explain_report.build(hook, hook_from, owner, trace, stdout, inv, tenant=tenant, probe=probe)
 
 
-def _probe(trace, inv, config: str | None):
+def _probe(trace: Any, inv: Any, config: str | None) -> Any:
     """The policy cache as the hook would see it, when this invocation never looked at it
     (for the freshness line): loaded dry, with its records and stderr thrown away."""
     from yupana.commands.explain.trace import Trace, rehearsal

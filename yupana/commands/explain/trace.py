@@ -23,6 +23,8 @@ refresh, exposure or disk-flush worker, no throttle back-off, no disk sample.
 
 from __future__ import annotations
 
+from typing import Any
+
 import contextlib
 import os
 import sys
@@ -40,7 +42,7 @@ class Note:
     __slots__ = ("stage", "state", "why", "file", "detail", "findings_at", "decision", "reasons_at",
                  "messages_at", "advisories_at", "context_at", "at")
 
-    def __init__(self, stage: str, state: str, why: str, file: str | None, detail: dict, owner) -> None:
+    def __init__(self, stage: str, state: str, why: str, file: str | None, detail: dict[str, Any], owner: Any) -> None:
         self.stage = stage
         self.state = state
         self.why = why
@@ -62,13 +64,13 @@ class Trace:
 
     def __init__(self) -> None:
         self.notes: list[Note] = []
-        self.records: list[dict] = []
-        self.notices: list[dict] = []
+        self.records: list[dict[str, Any]] = []
+        self.notices: list[dict[str, Any]] = []
         self.stderr = ""
         self.started = time.monotonic()
         self.finished = self.started
 
-    def stage(self, owner, stage: str, state: str, why: str, edit, detail: dict) -> None:
+    def stage(self, owner: Any, stage: str, state: str, why: str, edit: Any, detail: dict[str, Any]) -> None:
         """The hooks' explain seam (see :meth:`yupana.hooks.guard_context.GuardContext.note`)."""
         file = getattr(edit, "rel", None) if edit is not None else None
         self.notes.append(Note(stage, state, why, file, detail, owner))
@@ -76,7 +78,7 @@ class Trace:
     def first(self, stage: str) -> Note | None:
         return next((n for n in self.notes if n.stage == stage), None)
 
-    def records_of(self, kind: str) -> list[dict]:
+    def records_of(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("kind") == kind]
 
 
@@ -109,7 +111,7 @@ def rehearsal(trace: Trace, env: dict[str, str] | None = None) -> Iterator[Trace
                 os.environ[key] = value
 
 
-def _codegraph_background():
+def _codegraph_background() -> Any:
     try:
         from yupana.codegraph import background
     except ImportError:  # a build without the structural tier: nothing to hold back
