@@ -55,7 +55,7 @@ def _annotation(spec: dict[str, Any]) -> Any:
     elif kind == "list_str":
         ann = list[str]
     elif kind == "enum":
-        ann = Literal[spec["choices"]]  # type: ignore[valid-type]
+        ann = Literal[spec["choices"]]
     else:
         ann = {"str": str, "int": int, "float": float, "bool": bool}[kind]
     return Optional[ann] if spec["optional"] else ann

@@ -64,6 +64,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]
             report["error"] = str(exc)
             return report
         resolved, read = settings.redacted(checked["resolved"]), checked["layers"]  # printed: no credentials
+        assert resolved is not None  # a resolved configuration stays one when redacted
         report.update(config=resolved["config"], sources=resolved["sources"], provenance=resolved["provenance"],
                       warnings=resolved["warnings"], notes=checked["notes"], findings=checked["findings"],
                       origins={key: config_resolve.origin(loc, read) for key, loc, _ in flatten(resolved["config"])})

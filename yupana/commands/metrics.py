@@ -128,7 +128,7 @@ def _rule_set_families(lines: list[str], rs: dict[str, Any]) -> None:
     _family(lines, "yupana_rule_set_rules", "gauge", "projected rules and policies per plane",
             [({"plane": k}, v) for k, v in sorted(counts.items()) if isinstance(v, int)])
     refresh = rs.get("refresh") or {}
-    samples = []
+    samples: list[tuple[dict[str, Any], object]] = []
     if refresh.get("last_attempt_at") is not None:
         failed = (refresh.get("last_failure_at") or 0) >= (refresh.get("last_success_at") or 0) and \
             refresh.get("last_failure_at") is not None

@@ -300,6 +300,7 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     if miss:
         print(f"yupana: nothing to dump — {miss.reason}", file=sys.stderr)
         return EXIT_FAILED
+    assert body is not None  # read() answers a body or the miss
     now = int(time.time())
     ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
     interval = int(quipu.get("refresh_interval_secs", 300))
@@ -314,7 +315,7 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     from yupana import block_tier
 
     served = None if refused else body
-    found = block_tier.assess(cfg, served, root, now, override=override, no_cache=refused and refused.reason)
+    found = block_tier.assess(cfg, served, root, now, override=override, no_cache=refused.reason if refused else None)
     sys.stdout.write(render(body, fmt, freshness, found))
     return 0
 
@@ -324,7 +325,7 @@ def render(body: dict[str, Any], fmt: str, freshness: dict[str, Any], found: dic
     try:
         from yupana.projection import dump
     except ImportError:
-        dump = None
+        dump = None  # type: ignore[assignment]
     if dump is not None:
         text = dump.render(body, fmt=fmt, freshness=freshness, block_tier=found)
     else:

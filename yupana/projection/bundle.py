@@ -188,4 +188,4 @@ def check_servable(cache: dict[str, Any], endpoint: str, ttl: int, now: int) -> 
 def _raw_public(public_key: Any) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
-    return public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return bytes(public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))

@@ -49,6 +49,7 @@ def decode(repo: Subject | None, repo_type: Subject | None, policies: dict[str, 
         return None
     iri, source = found
     holder = repo if source == "repository" else repo_type
+    assert holder is not None  # policy_link found the link on it
     policy = policies.get(iri)
     if policy is None or not policy.predicates():
         raise holder.error(LANDING_POLICY, f"names <{iri}>, about which the store holds nothing")

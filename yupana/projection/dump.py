@@ -68,7 +68,7 @@ def render_table(cache: dict[str, Any], freshness: dict[str, Any], block_tier: d
         lines.append(f"  {_block_tier_line(block_tier)}")
     for section in (*planes.renderers("table"), _unprojected, _notices):
         lines.append("")
-        lines.extend(section(cache))
+        lines.extend(section(cache))  # type: ignore[arg-type]  # the plane registry's renderers are typed object
     from yupana import terminal
 
     return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"

@@ -80,7 +80,7 @@ class Projection:
 
 def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, env: dict[str, Any] | None = None) -> Projection:
     """Project the governed catalogue behind ``endpoint`` (``quipu`` = ``config["quipu"]``)."""
-    env = os.environ if env is None else env
+    env = dict(os.environ) if env is None else env
     reader = Reader(endpoint, deadline, batch_size=quipu.get("batch_size") or 200,
                     max_rows=quipu.get("max_rows") or 10000)
     planes: dict[str, PlaneStats] = {}
@@ -217,9 +217,9 @@ def _class_chain(reader: Reader, subjects: list[Subject]) -> int:
         todo = subject.types()
         seen = set(todo)
         while todo:
-            for sup in supers.get(todo.pop(), ()):
-                if sup not in seen:
-                    seen.add(sup)
-                    todo.append(sup)
+            for found in supers.get(todo.pop(), ()):
+                if found not in seen:
+                    seen.add(found)
+                    todo.append(found)
         subject.classes = seen
     return edges

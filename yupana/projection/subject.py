@@ -10,7 +10,7 @@ not compile raise :class:`ProjectionError` naming the subject and the property.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from collections.abc import Iterable
 
@@ -71,6 +71,11 @@ class Subject:
 
     # ── strict accessors ──────────────────────────────────────────────────────────────
 
+    @overload
+    def one(self, predicate: str, *, required: Literal[True] = ...) -> Term: ...
+    @overload
+    def one(self, predicate: str, *, required: bool) -> Term | None: ...
+
     def one(self, predicate: str, *, required: bool = True) -> Term | None:
         """The single value of a single-valued property (None when optional and absent)."""
         terms = self.terms(predicate)
@@ -82,6 +87,11 @@ class Subject:
                 raise self.error(predicate, "is missing; it is required")
             return None
         return terms[0]
+
+    @overload
+    def string(self, predicate: str, *, required: Literal[True] = ...) -> str: ...
+    @overload
+    def string(self, predicate: str, *, required: bool) -> str | None: ...
 
     def string(self, predicate: str, *, required: bool = True) -> str | None:
         """The single literal value, non-blank."""

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
             changed = ci_changes.relative_paths(root, args.paths)
             base_commit = None
         else:
+            assert base is not None  # base_ref is a str setting with a default
             changed = rebase(ci_changes.outgoing(top, base), top, root)
             base_commit = ci_changes.commit_of(top, base)
     except ci_changes.GitError as exc:
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"yupana: ci-select UNKNOWN: {report['reason']}", file=sys.stderr)
     else:
         _write(render.render_outcome(report) if args.run else render.render(report))
-    return report["exit_code"]
+    return int(report["exit_code"])
 
 
 def rebase(changed: list[str], top: str, root: str) -> list[str]:

@@ -72,7 +72,7 @@ def read_payload(stream: Any) -> bytes:
     """The whole of stdin; PayloadError when there is nothing to read."""
     if stream is None or stream.isatty():
         raise PayloadError("no payload on stdin: pipe the hook payload in, e.g. `yupana explain < payload.json`")
-    raw = stream.buffer.read()
+    raw: bytes = stream.buffer.read()
     if not raw.strip():
         raise PayloadError("the payload is empty: pipe the hook payload JSON in, e.g. `yupana explain < payload.json`")
     return raw
@@ -116,7 +116,7 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
     args.tenant = tenant
     args.config = config
     trace = Trace()
-    owner = None
+    owner: Any = None  # the hook object of ``hook``
     env = {"BOBBIN_ROLE": tenant} if hook == "pre-bash" and tenant else None
     with rehearsal(trace, env):
         if hook == "pre-edit":

@@ -48,7 +48,7 @@ class Context:
                 return {"layer": "env", "variable": var}
         for source in reversed(self.snapshot.get("sources") or ()):
             table = self._table(source.get("path"))
-            node = table
+            node: Any = table
             for key in keys:
                 node = node.get(key) if isinstance(node, dict) else None
             if node is not None:
@@ -81,7 +81,8 @@ class Context:
     def governed_entry(self, plane: str, iri: str | None) -> dict[str, Any] | None:
         for entry in self.cache.get(plane) or ():
             if entry.get("iri") == iri:
-                return entry
+                found: dict[str, Any] = entry
+                return found
         return None
 
     # ── findings ───────────────────────────────────────────────────────────────────
@@ -175,7 +176,7 @@ def _first(patterns: Any, name: str) -> str | None:
     for pattern in patterns or ():
         try:
             if globs.matches(globs.compile_glob(pattern), name):
-                return pattern
+                return str(pattern)
         except globs.GlobError:
             continue
     return None

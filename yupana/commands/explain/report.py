@@ -65,7 +65,7 @@ def _stages(trace: Trace, owner: Any, ctx: Context) -> list[dict[str, Any]]:
     outcome = getattr(owner, "outcome", None)
     crashed = any(r.get("fail_kind") == "internal" for r in trace.records_of("fail_open"))
     out: list[dict[str, Any]] = []
-    at = {"findings": 0, "reasons": 0, "messages": 0, "advisories": 0, "context": 0, "t": trace.started,
+    at: dict[str, Any] = {"findings": 0, "reasons": 0, "messages": 0, "advisories": 0, "context": 0, "t": trace.started,
           "decision": "allow"}
     for n in trace.notes:
         stage: dict[str, Any] = {"stage": n.stage, "state": n.state, "why": n.why or None, "file": n.file,
@@ -119,7 +119,7 @@ def finding(f: Any, ctx: Context, owner: Any, trace: Trace) -> dict[str, Any]:
             out["verification_point"] = f.verification_point
         rec = next((r for r in trace.records_of("memory_policy") if r.get("rule") == f.id), None)
         if rec is not None:
-            out["response"] = {"deny": "blocked", "advise": "warned", "notify": "warned"}.get(rec.get("result"), "logged")
+            out["response"] = {"deny": "blocked", "advise": "warned", "notify": "warned"}.get(str(rec.get("result")), "logged")
     if f.extra and f.extra.get("error"):
         out["error"] = f.extra["error"]
     out["provenance"] = ctx.provenance(f)

@@ -86,7 +86,7 @@ def hooks_list(codex: list[str], cwd: str, timeout: float = APP_SERVER_TIMEOUT_S
         result = _reply(proc, 2, deadline, buf)
     finally:
         _stop(proc)
-    hooks = []
+    hooks: list[dict[str, Any]] = []
     for entry in (result or {}).get("data") or []:
         hooks.extend(h for h in entry.get("hooks") or [] if isinstance(h, dict))
     return hooks
@@ -98,7 +98,8 @@ def _version() -> str:
     return __version__
 
 
-def _send(proc: subprocess.Popen, message: dict[str, Any]) -> None:
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None  # started with stdin=PIPE
     try:
         proc.stdin.write((json.dumps(message) + "\n").encode())
         proc.stdin.flush()
@@ -106,8 +107,9 @@ def _send(proc: subprocess.Popen, message: dict[str, Any]) -> None:
         raise AppServerError(f"app-server closed its input ({exc})") from None
 
 
-def _reply(proc: subprocess.Popen, want_id: int, deadline: float, buf: bytearray) -> dict[str, Any]:
+def _reply(proc: subprocess.Popen[bytes], want_id: int, deadline: float, buf: bytearray) -> dict[str, Any]:
     """Read JSON lines until the response to ``want_id``; notifications are skipped."""
+    assert proc.stdout is not None  # started with stdout=PIPE
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     fd = proc.stdout.fileno()
@@ -138,10 +140,11 @@ def _reply(proc: subprocess.Popen, want_id: int, deadline: float, buf: bytearray
         sel.close()
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen[bytes]) -> None:
     """Close its input, give it a moment, then end its whole process group by id."""
     try:
-        proc.stdin.close()
+        if proc.stdin is not None:
+            proc.stdin.close()
     except OSError:
         pass
     try:

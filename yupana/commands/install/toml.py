@@ -63,7 +63,7 @@ def _header_path(line: str) -> tuple[Any, ...] | None:
 
 def _tables(lines: list[str]) -> list[tuple[tuple[Any, ...] | None, int, int]]:
     """(header path, first line, end line exclusive) of every table; the root has path None."""
-    starts = [(None, 0)]
+    starts: list[tuple[tuple[Any, ...] | None, int]] = [(None, 0)]
     in_multiline = None
     for i, line in enumerate(lines):
         if in_multiline is None:

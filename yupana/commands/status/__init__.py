@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         from yupana.commands.status import render as status_render
 
         sys.stdout.write(status_render.render(report))
-    return report["exit_code"]
+    return int(report["exit_code"])
 
 
 def tenant_of(args: argparse.Namespace) -> tuple[str | None, str | None]:

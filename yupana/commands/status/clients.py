@@ -71,7 +71,7 @@ def last_seen(records: list[dict[str, Any]], key: str) -> tuple[dict[str, Any], 
     seen: dict[str, Any] = {}
     unattributed = 0
     for rec in records:
-        hook = RECORD_HOOK.get(rec.get("kind"))
+        hook = RECORD_HOOK.get(str(rec.get("kind")))
         if hook is None:
             continue
         client, project, ts = rec.get("client"), rec.get("project"), rec.get("ts")

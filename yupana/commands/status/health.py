@@ -42,7 +42,7 @@ def read_spool(path: str | None, max_bytes: int = TAIL_BYTES) -> tuple[list[dict
     """
     from yupana.state import spool
 
-    info = {"path": path, "exists": False, "bytes": 0, "read_all": True, "rotated": False, "records": 0,
+    info: dict[str, Any] = {"path": path, "exists": False, "bytes": 0, "read_all": True, "rotated": False, "records": 0,
             "oldest_ts": None}
     if not path:
         return [], info

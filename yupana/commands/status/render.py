@@ -121,7 +121,7 @@ def _mode_source(report: dict[str, Any]) -> str:
 
 def _rung(rung: dict[str, Any]) -> str:
     if rung["setting"] == rung["effective"]:
-        return rung["setting"]
+        return str(rung["setting"])
     return f"{rung['setting']}→{rung['effective']}"
 
 
