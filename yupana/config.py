@@ -13,9 +13,10 @@ Hooks never import this module.
 
 from __future__ import annotations
 
-from yupana.config_resolve import (MODE_ORDER, deep_merge, origin, read_file, resolve,  # noqa: F401 - re-exported
-                                   resolve_layers, unknown_keys)
-from yupana.settings import ConfigError  # noqa: F401 - one error class for hooks and cold commands
+from yupana.config_resolve import (MODE_ORDER as MODE_ORDER, deep_merge as deep_merge, origin as origin,  # re-exported
+                                   read_file as read_file, resolve as resolve, resolve_layers as resolve_layers,
+                                   unknown_keys as unknown_keys)
+from yupana.settings import ConfigError as ConfigError  # one error class for hooks and cold commands
 
 _MODEL_NAMES = ("Settings", "Freshness", "Tenancy", "Serve", "Quipu", "Policy", "Metrics", "Scope", "LocalRule",
                 "Tripwire", "Mode", "BaseModel", "ValidationError", "model_check")

@@ -16,6 +16,8 @@ the configuration errors (``yupana.policy.rules.0.pattern``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 
 SCOPE_GLOB_KEYS = ("allow_paths", "deny_paths", "allow_targets", "deny_targets")
@@ -25,7 +27,7 @@ RE2_FIX = ("RE2 has no look-around, backreferences or possessive quantifiers; re
            "syntax (https://github.com/google/re2/wiki/Syntax)")
 
 
-def check(root: str, override: str | None = None) -> dict:
+def check(root: str, override: str | None = None) -> dict[str, Any]:
     """``{"resolved", "findings", "notes", "layers"}`` for the configuration of ``root``. Raises ConfigError."""
     from yupana import config_resolve
 
@@ -34,12 +36,12 @@ def check(root: str, override: str | None = None) -> dict:
     return {"resolved": resolved, "findings": findings, "notes": notes, "layers": read}
 
 
-def controls(cfg: dict, origin) -> tuple[list[dict], list[str]]:
+def controls(cfg: dict[str, Any], origin: Any) -> tuple[list[dict[str, Any]], list[str]]:
     """(findings, notes) for a resolved ``config``; ``origin(loc)`` names where a key came from."""
-    findings: list[dict] = []
+    findings: list[dict[str, Any]] = []
     notes: list[str] = []
 
-    def add(loc: tuple, value: object, problem: str, fix: str) -> None:
+    def add(loc: tuple[Any, ...], value: object, problem: str, fix: str) -> None:
         where = origin(loc)
         if where == "default" and len(loc) > 3:  # a key the entry left out: the entry's file
             where = origin(loc[:3])
@@ -58,7 +60,7 @@ def controls(cfg: dict, origin) -> tuple[list[dict], list[str]]:
     return findings, notes
 
 
-def _scopes(policy: dict, add) -> None:
+def _scopes(policy: dict[str, Any], add: Any) -> None:
     from yupana import globs
 
     for tenant, scope in (policy.get("scopes") or {}).items():
@@ -72,7 +74,7 @@ def _scopes(policy: dict, add) -> None:
                         GLOB_FIX)
 
 
-def _rules(policy: dict, add, notes: list[str], origin) -> None:
+def _rules(policy: dict[str, Any], add: Any, notes: list[str], origin: Any) -> None:
     from yupana.codegraph.parse import GRAMMARS, has_grammar
     from yupana.evaluate import structural
 
@@ -91,7 +93,7 @@ def _rules(policy: dict, add, notes: list[str], origin) -> None:
                          f"{', '.join(GRAMMARS)} only)")
 
 
-def _tripwires(policy: dict, add) -> None:
+def _tripwires(policy: dict[str, Any], add: Any) -> None:
     from yupana.evaluate import tripwires
 
     names = {r.get("name") for r in policy.get("rules") or ()}
@@ -103,7 +105,7 @@ def _tripwires(policy: dict, add) -> None:
                 f"{problem}: the hook fails open on this wire", fix)
 
 
-def _wire_fix(entry: dict, rule_names: set) -> tuple[str | None, str]:
+def _wire_fix(entry: dict[str, Any], rule_names: set[Any]) -> tuple[str | None, str]:
     """The key of a broken wire to look at, and how to fix it (load_local says what is wrong)."""
     from yupana import globs
 
@@ -122,7 +124,7 @@ def _wire_fix(entry: dict, rule_names: set) -> tuple[str | None, str]:
     return "backoff_secs", "set backoff_secs to a positive number of seconds"
 
 
-def _endpoints(quipu: dict, add) -> None:
+def _endpoints(quipu: dict[str, Any], add: Any) -> None:
     from yupana.endpoint import EndpointError, check_location
 
     for key in ("endpoint", "update_endpoint"):

@@ -44,7 +44,7 @@ class _Root(BaseSettings):
 _BUILT: dict[str, type[BaseModel]] = {}
 
 
-def _annotation(spec: dict) -> Any:
+def _annotation(spec: dict[str, Any]) -> Any:
     kind = spec["kind"]
     if kind == "table":
         ann: Any = _model(spec)
@@ -55,13 +55,13 @@ def _annotation(spec: dict) -> Any:
     elif kind == "list_str":
         ann = list[str]
     elif kind == "enum":
-        ann = Literal[spec["choices"]]  # type: ignore[valid-type]
+        ann = Literal[spec["choices"]]
     else:
         ann = {"str": str, "int": int, "float": float, "bool": bool}[kind]
     return Optional[ann] if spec["optional"] else ann
 
 
-def _model(spec: dict, base: type[BaseModel] = _Table) -> type[BaseModel]:
+def _model(spec: dict[str, Any], base: type[BaseModel] = _Table) -> type[BaseModel]:
     """The pydantic model of one schema table (built once)."""
     if spec["name"] in _BUILT:
         return _BUILT[spec["name"]]
@@ -107,7 +107,7 @@ class _FileOnly(Settings):  # type: ignore[valid-type, misc]
         return (init_settings,)
 
 
-def model_check(table: dict[str, Any]) -> tuple[dict[str, Any] | None, list[tuple[tuple, str, Any]]]:
+def model_check(table: dict[str, Any]) -> tuple[dict[str, Any] | None, list[tuple[tuple[Any, ...], str, Any]]]:
     """``table`` through the pydantic model: (dump, None) or (None, [(loc, message, input)]).
 
     What :func:`yupana.config_resolve.check` answers, by the other engine (the parity test).

@@ -166,17 +166,12 @@ def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = 
         return False
     import time
 
-    if not detached.claim(marker, time.time(), PENDING_SECS):
-        return False
     from yupana.redact import redact_url
 
     args = ["exposure-worker", "--repo", repo, "--endpoint", redact_url(endpoint), "--root", root, "--marker", marker]
     if override:
         args += ["--config", override]
-    if detached.spawn(args):
-        return True
-    detached.release(marker)
-    return False
+    return detached.spawn_claimed(marker, args, time.time(), PENDING_SECS)
 
 
 def pending_marker(repo: str, endpoint: str) -> str | None:

@@ -33,14 +33,11 @@ def watch_edit(ci: index.CrateIndex, path: str) -> bool:
     if os.environ.get("YUPANA_CODEGRAPH_WATCH", "1") == "0" or path in _watched:
         return False
     _watched.add(path)
-    import fcntl
-
     lock_path = os.path.join(os.path.dirname(ci.store.path), f"watch-{stores.content_hash(path.encode())[:16]}.lock")
-    try:
-        with open(lock_path, "wb") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free now: nobody is waiting for this file
-    except OSError:
+    probe = detached.try_lock(lock_path, "wb")  # free now: nobody is waiting for this file
+    if probe is None:
         return False
+    probe.close()
     try:
         st = os.stat(path)
         mtime, size = st.st_mtime_ns, st.st_size
@@ -52,12 +49,8 @@ def watch_edit(ci: index.CrateIndex, path: str) -> bool:
 
 def _watch(repo: str, crate_dir: str, path: str, lock_path: str, stat: str) -> None:
     """The detached refresher: wait for ``path`` to differ from ``stat``, then refresh."""
-    import fcntl
-
-    lock = open(lock_path, "wb")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    lock = detached.try_lock(lock_path, "wb")
+    if lock is None:
         return
     try:
         before = tuple(int(x) for x in stat.split(":"))
@@ -98,13 +91,7 @@ def _stamp(ci: index.CrateIndex) -> str:
 
 def spawn_builder(ci: index.CrateIndex) -> bool:
     """Start one detached background build of ``ci``'s crate (False when backed off or busy)."""
-    if builder_backed_off(ci):
-        return False
-    stamp = _stamp(ci)
-    try:
-        with open(stamp, "wb"):
-            pass
-    except OSError:
+    if not detached.stamp_due(_stamp(ci), SPAWN_BACKOFF_S, time.time()):
         return False
     return detached.spawn(["build", "--repo", ci.repo, "--crate", ci.crate.dir], module="yupana.codegraph.background")
 
@@ -113,15 +100,10 @@ def build(repo: str, crate_dir: str, *, batch_s: float = 0.25, progress=None) ->
     """Index a whole crate (cold path): single-flight through ``build.lock`` beside the index;
     None when another builder holds it. Commits every ``batch_s`` of parsing so hooks never
     wait long for the write lock."""
-    import fcntl
-
     c = crates.find(os.path.join(crate_dir, "Cargo.toml"), repo)
     st = stores.Store(stores.index_path(repo), busy_ms=5000)
-    lock = open(os.path.join(os.path.dirname(st.path), "build.lock"), "wb")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        lock.close()
+    lock = detached.try_lock(os.path.join(os.path.dirname(st.path), "build.lock"), "wb")
+    if lock is None:
         st.close()
         return None
     try:

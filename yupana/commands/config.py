@@ -12,6 +12,8 @@ the hot-path snapshot and prints it (marshal).
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import json
 import sys
@@ -49,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report["ok"] else EXIT_BROKEN
 
 
-def gather(root: str, override: str | None, error: str | None) -> dict:
+def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]:
     """The ``config check --json`` object (docs/configuration.md)."""
     from yupana import config_controls, config_resolve, settings
 
-    report: dict = {"schema_version": SCHEMA_VERSION, "root": root, "ok": False, "error": error, "config": None,
+    report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "root": root, "ok": False, "error": error, "config": None,
                     "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": []}
     if error is None:
         try:
@@ -62,6 +64,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict:
             report["error"] = str(exc)
             return report
         resolved, read = settings.redacted(checked["resolved"]), checked["layers"]  # printed: no credentials
+        assert resolved is not None  # a resolved configuration stays one when redacted
         report.update(config=resolved["config"], sources=resolved["sources"], provenance=resolved["provenance"],
                       warnings=resolved["warnings"], notes=checked["notes"], findings=checked["findings"],
                       origins={key: config_resolve.origin(loc, read) for key, loc, _ in flatten(resolved["config"])})
@@ -69,7 +72,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict:
     return report
 
 
-def flatten(value: object, loc: tuple = ()) -> list[tuple[str, tuple, object]]:
+def flatten(value: object, loc: tuple[Any, ...] = ()) -> list[tuple[str, tuple[Any, ...], object]]:
     """(dotted key, loc, value) for every leaf; arrays of strings stay whole, arrays of tables open."""
     if isinstance(value, dict) and (value or not loc):
         out = []
@@ -84,7 +87,7 @@ def flatten(value: object, loc: tuple = ()) -> list[tuple[str, tuple, object]]:
     return [("yupana." + ".".join(str(p) for p in loc), loc, value)]
 
 
-def render(report: dict) -> None:
+def render(report: dict[str, Any]) -> None:
     if report["error"]:
         print(f"yupana: configuration error\n{report['error']}", file=sys.stderr)
         return

@@ -13,6 +13,8 @@ deprecated in docs/json.md, removed only with a major bump.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import os
 import sys
@@ -24,7 +26,7 @@ def schema_id(command: str, version: int = 1) -> str:
     return f"yupana.{command}/{version}"
 
 
-def stamp(command: str, doc: dict, version: int = 1) -> dict:
+def stamp(command: str, doc: dict[str, Any], version: int = 1) -> dict[str, Any]:
     """``doc`` with ``schema`` and ``yupana_version`` first (an existing ``schema`` is kept)."""
     from yupana import __version__
 
@@ -32,7 +34,7 @@ def stamp(command: str, doc: dict, version: int = 1) -> dict:
             **{k: v for k, v in doc.items() if k != "schema"}}
 
 
-def emit(command: str, doc: dict, version: int = 1, *, sort_keys: bool = True, indent: int | None = 2) -> None:
+def emit(command: str, doc: dict[str, Any], version: int = 1, *, sort_keys: bool = True, indent: int | None = 2) -> None:
     """Print ``doc`` as the ``--json`` output of ``command``, stamped (see module doc)."""
     sys.stdout.write(json.dumps(stamp(command, doc, version), indent=indent, sort_keys=sort_keys,
                                 ensure_ascii=False) + "\n")

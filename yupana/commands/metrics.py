@@ -10,6 +10,8 @@ file renamed over the target), so the collector never reads half a file.
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import os
 import sys
@@ -48,21 +50,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def gather_records() -> list[dict]:
+def gather_records() -> list[dict[str, Any]]:
     """Every record the spool holds: ``metrics.jsonl.old`` first, then ``metrics.jsonl``."""
     from yupana.state import paths, spool
 
     path = paths.metrics_spool()
     if not path:
         return []
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for target in (path + ".old", path):
         if os.path.exists(target):
             out += spool.read_tail(target, max_bytes=1 << 62)
     return out
 
 
-def rule_set(root: str, override: str | None, now: int) -> dict:
+def rule_set(root: str, override: str | None, now: int) -> dict[str, Any]:
     """``status``'s rule-set section, offline (no probe, nothing written)."""
     from yupana import config_controls
     from yupana.commands.status import rule_set_section
@@ -71,7 +73,7 @@ def rule_set(root: str, override: str | None, now: int) -> dict:
     return rule_set_section(cfg, root, now, "never")
 
 
-def render(records: list[dict], rs: dict) -> str:
+def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
     """The OpenMetrics exposition, ending in ``# EOF``."""
     invocations: dict[tuple[str, str], int] = {}
     fail_open: dict[tuple[str, str], int] = {}
@@ -114,7 +116,7 @@ def render(records: list[dict], rs: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rule_set_families(lines: list[str], rs: dict) -> None:
+def _rule_set_families(lines: list[str], rs: dict[str, Any]) -> None:
     state = str(rs.get("state") or "off")
     _family(lines, "yupana_rule_set", "info", "the governed rule set: state, digest and freshness as labels",
             [({"state": state, "digest": rs.get("digest") or "", "freshness": rs.get("freshness") or "none"}, 1)],
@@ -126,7 +128,7 @@ def _rule_set_families(lines: list[str], rs: dict) -> None:
     _family(lines, "yupana_rule_set_rules", "gauge", "projected rules and policies per plane",
             [({"plane": k}, v) for k, v in sorted(counts.items()) if isinstance(v, int)])
     refresh = rs.get("refresh") or {}
-    samples = []
+    samples: list[tuple[dict[str, Any], object]] = []
     if refresh.get("last_attempt_at") is not None:
         failed = (refresh.get("last_failure_at") or 0) >= (refresh.get("last_success_at") or 0) and \
             refresh.get("last_failure_at") is not None
@@ -142,7 +144,7 @@ def _rule_set_families(lines: list[str], rs: dict) -> None:
             [({}, int(refresh.get("consecutive_failures") or 0))])
 
 
-def _family(lines: list[str], name: str, kind: str, help_text: str, samples: list[tuple[dict, object]],
+def _family(lines: list[str], name: str, kind: str, help_text: str, samples: list[tuple[dict[str, Any], object]],
             suffix: str = "", unit: str | None = None) -> None:
     lines.append(f"# TYPE {name} {kind}")
     if unit:

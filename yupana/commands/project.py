@@ -18,6 +18,8 @@ refresh is running and did not finish within the wait.
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import hashlib
 import json
@@ -72,14 +74,14 @@ def run(args: argparse.Namespace) -> int:
 # ── refresh ─────────────────────────────────────────────────────────────────────────
 
 
-def _progress_mode(args) -> str:
+def _progress_mode(args: Any) -> str:
     """"quiet" (--quiet: none), "verbose" (--verbose: every stage at once), else "auto"."""
     if getattr(args, "quiet", False):
         return "quiet"
     return "verbose" if getattr(args, "verbose", False) else "auto"
 
 
-def _refresh(root: str, override: str | None, wait: float | None, quiet: str = "auto", accept_empty: bool = False):
+def _refresh(root: str, override: str | None, wait: float | None, quiet: str = "auto", accept_empty: bool = False) -> Any:
     from yupana.workers import refresher
 
     # auto: progress only on a terminal and only once the work has taken a second; piped, nothing
@@ -104,7 +106,7 @@ def _deadline_secs(root: str, override: str | None) -> float:
         return 20.0
 
 
-def _report(outcome, *, print_table: bool) -> int:
+def _report(outcome: Any, *, print_table: bool) -> int:
     from yupana.workers import refresher
 
     if outcome.ok:
@@ -131,7 +133,7 @@ def _report(outcome, *, print_table: bool) -> int:
     return EXIT_BUSY if outcome.status == refresher.BUSY else EXIT_FAILED
 
 
-def summary_lines(outcome) -> list[str]:
+def summary_lines(outcome: Any) -> list[str]:
     """One line per plane: count, digest, duration, endpoint (plus a heading and a footer)."""
     from yupana.state import cache
 
@@ -167,7 +169,7 @@ def summary_lines(outcome) -> list[str]:
     return lines
 
 
-def plane_digest(value) -> str:
+def plane_digest(value: Any) -> str:
     """A short content digest of one plane's entries ("unknown" when the plane is UNKNOWN)."""
     if value is None:
         return "unknown"
@@ -175,7 +177,7 @@ def plane_digest(value) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
-def _outcome_json(outcome) -> dict:
+def _outcome_json(outcome: Any) -> dict[str, Any]:
     from yupana.state import cache
 
     body, _ = cache.read(outcome.cache_path, hot=False) if (outcome.ok and outcome.cache_path) else (None, None)
@@ -298,6 +300,7 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     if miss:
         print(f"yupana: nothing to dump — {miss.reason}", file=sys.stderr)
         return EXIT_FAILED
+    assert body is not None  # read() answers a body or the miss
     now = int(time.time())
     ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
     interval = int(quipu.get("refresh_interval_secs", 300))
@@ -312,17 +315,17 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     from yupana import block_tier
 
     served = None if refused else body
-    found = block_tier.assess(cfg, served, root, now, override=override, no_cache=refused and refused.reason)
+    found = block_tier.assess(cfg, served, root, now, override=override, no_cache=refused.reason if refused else None)
     sys.stdout.write(render(body, fmt, freshness, found))
     return 0
 
 
-def render(body: dict, fmt: str, freshness: dict, found: dict | None = None) -> str:
+def render(body: dict[str, Any], fmt: str, freshness: dict[str, Any], found: dict[str, Any] | None = None) -> str:
     """The dump text: :func:`yupana.projection.dump.render` when present, else the JSON."""
     try:
         from yupana.projection import dump
     except ImportError:
-        dump = None
+        dump = None  # type: ignore[assignment]
     if dump is not None:
         text = dump.render(body, fmt=fmt, freshness=freshness, block_tier=found)
     else:

@@ -20,6 +20,8 @@ docs/json.md); ``--format junit|sarif|github`` are the CI reports (commands/shap
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import os
 import sys
@@ -117,7 +119,7 @@ def _expand(paths: list[str]) -> list[str]:
     return out
 
 
-def _parse_into(graph, path: str) -> dict | None:
+def _parse_into(graph: Any, path: str) -> dict[str, Any] | None:
     """Parse ``path`` into ``graph``; on failure an error dict naming the file and line."""
     if not os.path.exists(path):
         return {"file": path, "line": None, "message": "no such file"}
@@ -135,7 +137,7 @@ def _parse_into(graph, path: str) -> dict | None:
     return None
 
 
-def _print_ci(fmt: str, report, files: list[str], graph, shapes_graph) -> None:
+def _print_ci(fmt: str, report: Any, files: list[str], graph: Any, shapes_graph: Any) -> None:
     from yupana import __version__
     from yupana.commands import shapes_formats as out
 
@@ -149,7 +151,7 @@ def _print_ci(fmt: str, report, files: list[str], graph, shapes_graph) -> None:
         sys.stdout.write(out.github(report.results, out.Locator(files)))
 
 
-def _fail(code: int, kind: str, errors: list[dict], fmt: str) -> int:
+def _fail(code: int, kind: str, errors: list[dict[str, Any]], fmt: str) -> int:
     if fmt == "github":
         from yupana.commands.shapes_formats import _gh_data, _gh_prop
 
@@ -168,13 +170,13 @@ def _fail(code: int, kind: str, errors: list[dict], fmt: str) -> int:
     return code
 
 
-def _print_json(doc: dict) -> None:
+def _print_json(doc: dict[str, Any]) -> None:
     from yupana.commands.json_output import emit
 
     emit("shapes.validate", doc, sort_keys=False)
 
 
-def _table(results) -> str:
+def _table(results: Any) -> str:
     """One row per result: severity, focus, path, constraint, then the message (not cut)."""
     from yupana.projection.gate import compact
 
@@ -189,7 +191,7 @@ def _table(results) -> str:
                      for row in rows)
 
 
-def _summary(report, code: int, files: int) -> str:
+def _summary(report: Any, code: int, files: int) -> str:
     from yupana.projection.gate import SEVERITIES
 
     counts = ", ".join(f"{report.count(s)} {s}{'s' if report.count(s) != 1 else ''}" for s in SEVERITIES)

@@ -16,6 +16,8 @@ the first data file.
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import re
 
@@ -62,7 +64,7 @@ class Locator:
         return self._default, None
 
 
-def shape_targets(shapes_graph, data_graph) -> dict[str, list[str]]:
+def shape_targets(shapes_graph: Any, data_graph: Any) -> dict[str, list[str]]:
     """Each node shape (IRI text) → the focus nodes its ``sh:targetClass`` selects in the data."""
     from rdflib import RDF, RDFS
     from rdflib.namespace import SH
@@ -80,13 +82,13 @@ def shape_targets(shapes_graph, data_graph) -> dict[str, list[str]]:
     return out
 
 
-def junit(results, targets: dict[str, list[str]], duration_s: float) -> str:
+def junit(results: Any, targets: dict[str, list[str]], duration_s: float) -> str:
     """JUnit XML: a suite per shape, a case per shape × focus node."""
     from xml.etree import ElementTree as ET
 
     from yupana.projection.gate import compact
 
-    by_case: dict[tuple[str, str], list] = {}
+    by_case: dict[tuple[str, str], list[Any]] = {}
     results = list(results)
     for shape, focus_nodes in targets.items():
         for focus in focus_nodes:
@@ -123,11 +125,11 @@ def junit(results, targets: dict[str, list[str]], duration_s: float) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def sarif(results, locator: Locator, shapes_dir: str, version: str) -> dict:
+def sarif(results: Any, locator: Locator, shapes_dir: str, version: str) -> dict[str, Any]:
     """A SARIF 2.1.0 log: one run, one rule per constraint component, one result per SHACL result."""
     from yupana.projection.gate import compact
 
-    rules: dict[str, dict] = {}
+    rules: dict[str, dict[str, Any]] = {}
     out = []
     for r in results:
         rule_id = r.constraint or "shacl"
@@ -135,7 +137,7 @@ def sarif(results, locator: Locator, shapes_dir: str, version: str) -> dict:
                                    "shortDescription": {"text": f"SHACL {rule_id} constraint"}})
         path, line = locator.find(r.focus)
         region = {"startLine": line} if line else None
-        physical: dict = {"artifactLocation": {"uri": _uri(path)}}
+        physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
         if region:
             physical["region"] = region
         text = f"{compact(r.focus)} {r.path or '(node)'}: {r.message}"
@@ -162,7 +164,7 @@ def sarif(results, locator: Locator, shapes_dir: str, version: str) -> dict:
     }
 
 
-def github(results, locator: Locator) -> str:
+def github(results: Any, locator: Locator) -> str:
     """GitHub Actions annotations: ``::error file=F,line=N,title=T::message``, one per result."""
     from yupana.projection.gate import compact
 

@@ -14,16 +14,26 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from yupana.state import paths
 from yupana.redact import redact_url
-from yupana.endpoint.base import (KINDS, AuthError, ConnectError, Deadline, DeadlineError, Endpoint, EndpointError,
-                                  HTTPError, ProtocolError, QueryError, SelectResult, StoreTimeout, Term,
-                                  TruncatedError, UnsupportedError)
+from yupana.endpoint.base import (ASK, CAPABILITIES, POLICY_CHECK, SELECT, UPDATE, WRITE, Deadline, Endpoint,
+                                  SelectResult, Term)
+if TYPE_CHECKING:
+    from yupana.endpoint.quipu import QuipuEndpoint
+    from yupana.endpoint.sparql11 import Sparql11Endpoint
+from yupana.endpoint.errors import (KINDS, AuthError, BadResponse, BrokenConnection, Busy, ConnectError, ConnectTimeout,
+                                    DeadlineError, EndpointError, HTTPError, HTTPStatus, NameNotResolved, NotAnEndpoint,
+                                    NotFound, ProtocolError, QueryError, Redirected, Refused, StoreTimeout, TLSFailure,
+                                    TooLarge, TruncatedError, Unreachable, UnsupportedError, WrongURL)
 
-__all__ = ["KINDS", "AuthError", "ConnectError", "Deadline", "DeadlineError", "Endpoint", "EndpointError", "HTTPError",
-           "ProtocolError", "QueryError", "SelectResult", "StoreTimeout", "Term", "TruncatedError",
-           "UnsupportedError", "bundled_location", "check_location", "detect_dialect", "open_endpoint"]
+__all__ = ["ASK", "CAPABILITIES", "KINDS", "POLICY_CHECK", "SELECT", "UPDATE", "WRITE", "AuthError", "BadResponse",
+           "BrokenConnection", "Busy", "ConnectError", "ConnectTimeout", "Deadline", "DeadlineError", "Endpoint",
+           "EndpointError", "HTTPError", "HTTPStatus", "NameNotResolved", "NotAnEndpoint", "NotFound", "ProtocolError",
+           "QueryError", "Redirected", "Refused", "SelectResult", "StoreTimeout", "TLSFailure", "Term", "TooLarge",
+           "TruncatedError", "Unreachable", "UnsupportedError", "WrongURL", "bundled_location", "check_location",
+           "detect_dialect", "open_endpoint"]
 
 
 def bundled_location() -> str:
@@ -31,7 +41,7 @@ def bundled_location() -> str:
     return os.path.join(paths.source_root(), "fixtures", "catalogue")
 
 
-def open_endpoint(quipu: dict, *, allow_bundled: bool = False, deadline: Deadline | None = None) -> Endpoint:
+def open_endpoint(quipu: dict[str, Any], *, allow_bundled: bool = False, deadline: Deadline | None = None) -> Endpoint:
     """The transport for ``[yupana.quipu]`` (the ``config["quipu"]`` table).
 
     ``deadline`` bounds dialect detection when ``dialect`` is unset (default: a budget
@@ -79,7 +89,7 @@ def check_location(endpoint: str, what: str = "[yupana.quipu] endpoint") -> None
     except ValueError:
         parts, host = None, None
     if parts is None or parts.scheme not in ("http", "https") or not host:
-        raise UnsupportedError(f"{what} {redact_url(endpoint)!r} is not an http(s):// URL "
+        raise NotAnEndpoint(f"{what} {redact_url(endpoint)!r} is not an http(s):// URL "
                                            "or a file: location")
     if parts.username is not None or parts.password is not None:
         raise AuthError(f"{what} {redact_url(endpoint)!r} carries credentials in the URL: "
@@ -90,7 +100,7 @@ def check_location(endpoint: str, what: str = "[yupana.quipu] endpoint") -> None
 UNREACHABLE = (ConnectError, StoreTimeout, DeadlineError, AuthError)
 
 
-def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
+def detect_dialect(endpoint: str, quipu: dict[str, Any], deadline: Deadline) -> Endpoint:
     """Ask the URL which dialect it speaks, and return the matching transport.
 
     1. quipu: ``POST {endpoint}/query`` with ``{"query": "ASK {}"}`` and no standard Accept;
@@ -124,17 +134,17 @@ def detect_dialect(endpoint: str, quipu: dict, deadline: Deadline) -> Endpoint:
         if isinstance(exc, UNREACHABLE):
             raise
         if _is_update_url(endpoint):
-            raise UnsupportedError(f"[yupana.quipu] endpoint = {redact_url(endpoint)} is the store's update URL, not "
+            raise NotAnEndpoint(f"[yupana.quipu] endpoint = {redact_url(endpoint)} is the store's update URL, not "
                                    "its query URL: yupana only reads — use the query URL (Oxigraph: "
                                    "http://host:7878/query; quipu: its base URL, http://host:3030) "
                                    f"(the store said: {exc.message})") from None
-        raise UnsupportedError(f"{endpoint}: not recognised as quipu ({quipu_reason}) nor as a SPARQL 1.1 "
+        raise NotAnEndpoint(f"{endpoint}: not recognised as quipu ({quipu_reason}) nor as a SPARQL 1.1 "
                                            f"query URL ({exc.message}) — set [yupana.quipu] dialect; for quipu the "
                                            "endpoint is its base URL (http://host:3030), for a SPARQL 1.1 store its "
                                            "query URL (Oxigraph: http://host:7878/query)") from None
 
 
-def _sparql11(endpoint: str, quipu: dict):
+def _sparql11(endpoint: str, quipu: dict[str, Any]) -> Sparql11Endpoint:
     from yupana.endpoint.auth import read_credentials
     from yupana.endpoint.sparql11 import Sparql11Endpoint
 
@@ -148,7 +158,7 @@ def _sparql11(endpoint: str, quipu: dict):
     )
 
 
-def _quipu(endpoint: str, quipu: dict):
+def _quipu(endpoint: str, quipu: dict[str, Any]) -> QuipuEndpoint:
     from yupana.endpoint.auth import read_credentials
     from yupana.endpoint.quipu import QuipuEndpoint
 
@@ -162,13 +172,13 @@ def _quipu(endpoint: str, quipu: dict):
     )
 
 
-def _setting(quipu: dict, key: str):
+def _setting(quipu: dict[str, Any], key: str) -> Any:
     """A key of ``[yupana.quipu]``; the model's default when the table omits it."""
     if quipu.get(key) is not None:
         return quipu[key]
     from yupana.config import Quipu
 
-    return Quipu.model_fields[key].default
+    return Quipu.model_fields[key].default  # type: ignore[attr-defined]  # config's lazy __getattr__ is typed object
 
 
 def _is_update_url(endpoint: str) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass, field
 
 from yupana.endpoint.base import AuthError, EndpointError
@@ -50,7 +51,7 @@ class Credentials:
         return f"Credentials(scheme={self.scheme!r}, user={self.user!r}, secret=***)"
 
 
-def read_credentials(quipu: Mapping, env: Mapping[str, str] | None = None) -> Credentials | None:
+def read_credentials(quipu: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Credentials | None:
     """The read credentials configured in ``[yupana.quipu]``, or None for ``auth = "none"``.
 
     Raises AuthError when credentials are configured but unusable; the

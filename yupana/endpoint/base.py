@@ -1,6 +1,6 @@
 """What every transport returns, and the errors and deadline they share. Cold path.
 
-A transport answers SPARQL SELECT queries with :class:`SelectResult`: the projected
+The failures are :mod:`yupana.endpoint.errors` (re-exported here). A transport answers SPARQL SELECT queries with :class:`SelectResult`: the projected
 variables and one dict per row mapping each *bound* variable to a :class:`Term` (unbound
 variables are absent, as in the W3C results format). It never returns a partial answer:
 a truncated, timed-out or malformed reply raises :class:`EndpointError`.
@@ -12,7 +12,17 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from yupana.endpoint.errors import (KINDS, AuthError, BadResponse, ConnectError, DeadlineError, EndpointError, HTTPError,
+                                    HTTPStatus, ProtocolError, QueryError, StoreTimeout, TruncatedError, Unreachable,
+                                    UnsupportedError, WrongURL)
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
+
+# The errors are re-exported: transports and callers import them from here or from errors.
+__all__ = ["ASK", "CAPABILITIES", "KINDS", "POLICY_CHECK", "SELECT", "UPDATE", "WRITE", "XSD", "AuthError",
+           "BadResponse", "ConnectError", "Deadline", "DeadlineError", "Endpoint", "EndpointError", "HTTPError",
+           "HTTPStatus", "ProtocolError", "QueryError", "SelectResult", "StoreTimeout", "Term", "TruncatedError",
+           "Unreachable", "UnsupportedError", "WrongURL"]
 
 
 class Term(NamedTuple):
@@ -43,84 +53,6 @@ class SelectResult:
     row_cap: int | None = None
 
 
-class EndpointError(Exception):
-    """A read or write that failed. Each failure is its own subclass; ``kind`` is the stable
-    label records and ``--json`` carry (connect, timeout, deadline, http, protocol,
-    truncated, query, auth, unsupported). Every transport raises only these: the exceptions
-    of the HTTP client and the embedded store are translated where they are caught."""
-
-    kind = "error"
-
-    def __init__(self, message: str) -> None:
-        from yupana.redact import redact_text
-
-        message = redact_text(message)  # every URL an error quotes, without its credentials
-        super().__init__(message)
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.message}"
-
-
-class ConnectError(EndpointError):
-    """The store could not be reached (refused, no route, DNS, TLS handshake)."""
-
-    kind = "connect"
-
-
-class StoreTimeout(EndpointError):
-    """The store did not answer within the request timeout."""
-
-    kind = "timeout"
-
-
-class DeadlineError(EndpointError):
-    """The refresh's own wall-clock budget ran out."""
-
-    kind = "deadline"
-
-
-class HTTPError(EndpointError):
-    """The store answered with an HTTP error status."""
-
-    kind = "http"
-
-
-class ProtocolError(EndpointError):
-    """The answer was not what the protocol promises (bad JSON, wrong shape, cut short)."""
-
-    kind = "protocol"
-
-
-class TruncatedError(EndpointError):
-    """The store said, or the counted read proved, that the answer was cut at a row cap."""
-
-    kind = "truncated"
-
-
-class QueryError(EndpointError):
-    """The store refused the query itself (syntax, unsupported feature)."""
-
-    kind = "query"
-
-
-class AuthError(EndpointError):
-    """The store refused the credentials, or they could not be read."""
-
-    kind = "auth"
-
-
-class UnsupportedError(EndpointError):
-    """The configuration names something no transport can do."""
-
-    kind = "unsupported"
-
-
-KINDS: dict[str, type[EndpointError]] = {cls.kind: cls for cls in (
-    ConnectError, StoreTimeout, DeadlineError, HTTPError, ProtocolError, TruncatedError, QueryError, AuthError,
-    UnsupportedError)}
-
-
 class Deadline:
     """One wall-clock budget shared by every request of a refresh."""
 
@@ -148,12 +80,19 @@ class Deadline:
         return max(0.001, min(cap, left))
 
 
-# What a transport can do; callers ask ``cap in endpoint.capabilities``, never ``hasattr``.
-SELECT, ASK, WRITE, POLICY_CHECK = "select", "ask", "write", "policy-check"
+# What a transport can do; callers ask ``endpoint.can(cap)``, never ``hasattr``.
+SELECT, ASK, UPDATE, WRITE, POLICY_CHECK = "select", "ask", "update", "write", "policy-check"
+CAPABILITIES = frozenset({SELECT, ASK, UPDATE, WRITE, POLICY_CHECK})
 
 
 class Endpoint:
-    """Interface of every transport: a SELECT, and what else its ``capabilities`` declare."""
+    """Interface of every transport: a SELECT, and what else its ``capabilities`` declare.
+
+    The primitives (``select``, ``ask``, ``update``, ``write_triples``, ``policy_check``)
+    are the transports'; the store operations yupana's own workers need
+    (:meth:`write_disk_observations`, :meth:`repository_exposure`) are built on them here,
+    once, so a worker only calls them.
+    """
 
     #: Identity recorded in the cache; a cache written for another identity is refused.
     identity: str = ""
@@ -164,14 +103,24 @@ class Endpoint:
     #: true for SPARQL 1.1 stores, which may cap rows without saying so; quipu proves
     #: completeness with its ``truncated`` flag, the embedded store has no cap.
     counted_reads: bool = False
-    #: What this transport does besides SELECT (:data:`ASK`, :data:`WRITE`, :data:`POLICY_CHECK`).
+    #: What this transport does (:data:`SELECT`, :data:`ASK`, :data:`UPDATE`, :data:`WRITE`,
+    #: :data:`POLICY_CHECK`); a method outside the set raises :class:`UnsupportedError`.
     capabilities: frozenset[str] = frozenset({SELECT})
+
+    def can(self, capability: str) -> bool:
+        """Whether this transport declares ``capability`` (one of :data:`CAPABILITIES`)."""
+        if capability not in CAPABILITIES:
+            raise ValueError(f"unknown endpoint capability {capability!r}")
+        return capability in self.capabilities
 
     def select(self, query: str, deadline: Deadline) -> SelectResult:  # pragma: no cover - interface
         raise NotImplementedError
 
     def ask(self, query: str, deadline: Deadline) -> bool:
         raise UnsupportedError(f"the {self.dialect or 'configured'} store does not answer ASK queries here")
+
+    def update(self, sparql_update: str, deadline: Deadline) -> None:
+        raise UnsupportedError(f"the {self.dialect or 'configured'} store does not take SPARQL Update here")
 
     def write_triples(self, prefixes: dict[str, str], triples: str, graph: str | None, deadline: Deadline) -> None:
         """Insert ``triples`` — in the syntax Turtle and SPARQL's ``INSERT DATA`` share
@@ -180,8 +129,26 @@ class Endpoint:
         raise UnsupportedError(f"the {self.dialect or 'configured'} store has no write path "
                                "(a SPARQL 1.1 store needs [yupana.quipu] update_endpoint)")
 
-    def policy_check(self, policy_iri: str, target_iri: str, deadline: Deadline) -> dict:
+    def policy_check(self, policy_iri: str, target_iri: str, deadline: Deadline) -> dict[str, object]:
         raise UnsupportedError(f"the {self.dialect or 'configured'} store has no governed policy check")
+
+    # -- the store operations of yupana's workers ------------------------------------------
+
+    def write_disk_observations(self, samples: list[dict[str, object]], graph: str | None, deadline: Deadline) -> None:
+        """Write queued disk-impact samples as ``aegis:CommandDiskImpactObservation``s
+        (:func:`yupana.endpoint.records.disk_observation_triples`) through :meth:`write_triples`."""
+        from yupana.endpoint.records import disk_observation_triples
+        from yupana.planes import AEGIS
+
+        self.write_triples({"aegis": AEGIS}, disk_observation_triples(samples), graph, deadline)
+
+    def repository_exposure(self, repo: str, deadline: Deadline) -> tuple[str, str | None]:
+        """(exposure, reason) of repository ``repo`` from the store's governed policy check
+        (public, internal, or unknown with the reason); EndpointError when the check fails."""
+        from yupana import exposure
+
+        reply = self.policy_check(exposure.POLICY_IRI, exposure.repo_iri(repo), deadline)
+        return exposure.outcome_to_exposure(reply)
 
     def close(self) -> None:
         pass

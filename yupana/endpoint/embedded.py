@@ -7,6 +7,7 @@ same query engine as the Oxigraph server, so a catalogue behaves the same in bot
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from yupana.endpoint.base import ConnectError, Deadline, Endpoint, ProtocolError, QueryError, SelectResult, Term
 
@@ -60,7 +61,7 @@ class EmbeddedStore(Endpoint):
         return cls(files, "file:" + ",".join(os.path.abspath(f) for f in files))
 
     @property
-    def store(self):
+    def store(self) -> Any:  # pyoxigraph.Store
         return self._store
 
     def select(self, query: str, deadline: Deadline) -> SelectResult:
@@ -86,7 +87,7 @@ class EmbeddedStore(Endpoint):
         return SelectResult(variables, rows)
 
 
-def _term(term, _classes: list = []) -> Term:  # noqa: B006 - a per-process memo of the term classes
+def _term(term: Any, _classes: list[Any] = []) -> Term:  # noqa: B006 - a per-process memo of the term classes
     if not _classes:
         import pyoxigraph
 

@@ -26,14 +26,17 @@ import math
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from dataclasses import dataclass
 
 import httpcore
 import httpx
 
-from yupana.endpoint.base import (ConnectError, Deadline, DeadlineError, EndpointError, HTTPError, ProtocolError,
-                                  StoreTimeout, UnsupportedError)
+from yupana.endpoint.base import Deadline
+from yupana.endpoint.errors import (BadResponse, BrokenConnection, ConnectTimeout, DeadlineError, EndpointError,
+                                    HTTPStatus, NameNotResolved, NotAnEndpoint, Redirected, Refused, StoreTimeout,
+                                    TLSFailure, TooLarge, Unreachable)
 
 USER_AGENT = "yupana/0.1 (+governance-plane client)"
 MAX_BODY_BYTES = 256 << 20  # a catalogue batch is kilobytes; this only stops a runaway server
@@ -77,7 +80,7 @@ class _LimitedStream(httpcore.NetworkStream):
         inner = self._inner.start_tls(ssl_context, server_hostname, self._clock.clamp(timeout, httpcore.ConnectTimeout))
         return _LimitedStream(inner, self._clock)
 
-    def get_extra_info(self, info: str):
+    def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
 
 
@@ -87,7 +90,7 @@ class _LimitedBackend(httpcore.NetworkBackend):
         self._clock = clock
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options=None) -> httpcore.NetworkStream:
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
         # Connecting has its own limit (httpx passes connect_timeout_secs) but never
         # outlives the refresh deadline.
         left = self._clock.deadline_end - time.monotonic()
@@ -98,7 +101,8 @@ class _LimitedBackend(httpcore.NetworkBackend):
         self._clock.connected()
         return _LimitedStream(stream, self._clock)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options=None) -> httpcore.NetworkStream:
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
         raise httpcore.UnsupportedProtocol("unix sockets are not supported")
 
     def sleep(self, seconds: float) -> None:
@@ -106,15 +110,16 @@ class _LimitedBackend(httpcore.NetworkBackend):
 
 
 class _CoreStream(httpx.SyncByteStream):
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: Iterable[bytes]) -> None:
         self._stream = stream
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self._stream
 
     def close(self) -> None:
-        if hasattr(self._stream, "close"):
-            self._stream.close()
+        close = getattr(self._stream, "close", None)  # httpcore's stream may or may not have one
+        if close is not None:
+            close()
 
 
 class _Transport(httpx.BaseTransport):
@@ -148,7 +153,7 @@ class _Transport(httpx.BaseTransport):
             extensions=request.extensions,
         )
         resp = self._pool_for(request.url.raw_scheme).handle_request(core)
-        return httpx.Response(status_code=resp.status, headers=resp.headers, stream=_CoreStream(resp.stream),
+        return httpx.Response(status_code=resp.status, headers=resp.headers, stream=_CoreStream(resp.stream),  # type: ignore[arg-type]  # sync pool: a sync stream
                               extensions=resp.extensions)
 
     def close(self) -> None:
@@ -169,20 +174,20 @@ class Reply:
 
     @property
     def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+        return str(self.headers.get("content-type", "")).split(";")[0].strip().lower()
 
     def excerpt(self) -> str:
         """The start of the body, for error messages."""
         text = self.body[:_EXCERPT].decode("utf-8", "replace").strip().replace("\n", " ")
         text += "…" if len(self.body) > _EXCERPT else ""
-        return self.scrub(text) if callable(self.scrub) else text
+        return str(self.scrub(text)) if callable(self.scrub) else text
 
 
 class Http:
     """One connection pool with fixed connect / answer limits, and a request counter."""
 
     def __init__(self, *, connect_timeout: float, request_timeout: float, authorization: str | None = None,
-                 scrub=None) -> None:
+                 scrub: Callable[[str], str] | None = None) -> None:
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.requests = 0
@@ -207,6 +212,17 @@ class Http:
         carry their own token). Non-2xx statuses are returned, not raised: the dialect
         modules know what they mean.
         """
+        return self.request("POST", url, what=what, deadline=deadline, data=data, json=json, headers=headers,
+                            authorization=authorization)
+
+    def get(self, url: str, *, what: str, deadline: Deadline, headers: dict[str, str] | None = None) -> Reply:
+        """GET within the same limits (a conditional GET's 304 is returned, not a redirect)."""
+        return self.request("GET", url, what=what, deadline=deadline, headers=headers)
+
+    def request(self, method: str, url: str, *, what: str, deadline: Deadline, data: dict[str, str] | None = None,
+                json: object | None = None, headers: dict[str, str] | None = None,
+                authorization: str | None = None) -> Reply:
+        """The one place httpx is called and its failures become :mod:`yupana.endpoint.errors`."""
         deadline.check(what)
         now = time.monotonic()
         clock = self._clock
@@ -222,17 +238,17 @@ class Http:
         self.requests += 1
         received = 0
         try:
-            with self._client.stream("POST", url, data=data, json=json, headers=send_headers) as resp:
-                if 300 <= resp.status_code < 400:
+            with self._client.stream(method, url, data=data, json=json, headers=send_headers) as resp:
+                if 300 <= resp.status_code < 400 and not (method == "GET" and resp.status_code == 304):
                     where = resp.headers.get("location", "?")
-                    raise HTTPError(f"{url} redirects ({resp.status_code}) to {where}: "
+                    raise Redirected(f"{url} redirects ({resp.status_code}) to {where}: "
                                                 "set [yupana.quipu] endpoint to the final URL (redirects are not followed)")
                 chunks: list[bytes] = []
                 for chunk in resp.iter_bytes():
                     chunks.append(chunk)
                     received += len(chunk)
                     if received > MAX_BODY_BYTES:
-                        raise ProtocolError(f"{url}: the answer to {what} exceeds "
+                        raise TooLarge(f"{url}: the answer to {what} exceeds "
                                                         f"{MAX_BODY_BYTES >> 20} MiB; nothing was read — lower "
                                                         "[yupana.quipu] batch_size")
                     if time.monotonic() >= clock.until:
@@ -254,43 +270,44 @@ class Http:
                                                  f"{url} ({what}); nothing was read — the store is slow or stuck: retry "
                                                  "later, or raise [yupana.quipu] refresh_deadline_secs")
             if isinstance(exc, (httpcore.ConnectTimeout, httpx.ConnectTimeout)):
-                return ConnectError(f"{url}: no connection within {self.connect_timeout:g}s "
+                return ConnectTimeout(f"{url}: no connection within {self.connect_timeout:g}s "
                                                 "(connect_timeout_secs) — is the store up and reachable from here?")
             return StoreTimeout(f"{url}: no complete answer to {what} within {self.request_timeout:g}s "
                                             f"(request_timeout_secs; {received} bytes received) — the store is slow or "
                                             "stuck: retry later, or raise [yupana.quipu] request_timeout_secs")
         if isinstance(exc, (httpcore.ConnectError, httpx.ConnectError)):
-            return ConnectError(f"{url}: {_connect_failure(exc, reason)}")
+            cls, said = _connect_failure(exc, reason)
+            return cls(f"{url}: {said}")
         if isinstance(exc, (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol, httpx.InvalidURL)):
-            return UnsupportedError(f"{url}: {reason} — use an http:// or https:// endpoint")
+            return NotAnEndpoint(f"{url}: {reason} — use an http:// or https:// endpoint")
         if isinstance(exc, (httpcore.RemoteProtocolError, httpx.RemoteProtocolError, httpcore.ReadError,
                             httpx.ReadError, httpcore.NetworkError, httpx.NetworkError)):
-            return ProtocolError(f"{url}: the connection broke before the answer to {what} was complete "
+            return BrokenConnection(f"{url}: the connection broke before the answer to {what} was complete "
                                              f"({received} bytes received: {reason}); nothing was read — retry, and "
                                              "check the store's logs if it keeps happening")
-        return HTTPError(f"{url}: {what} failed ({reason})")
+        return HTTPStatus(f"{url}: {what} failed ({reason})")
 
     def close(self) -> None:
         self._client.close()
 
 
-def _connect_failure(exc: BaseException, reason: str) -> str:
+def _connect_failure(exc: BaseException, reason: str) -> tuple[type[Unreachable], str]:
     """What kind of connection failure ``exc`` is (refused, DNS, TLS), and what to try."""
     import socket
 
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ConnectionRefusedError):
-            return (f"cannot connect: connection refused at once ({reason}) — nothing listens on that host and "
+            return Refused, (f"cannot connect: connection refused at once ({reason}) — nothing listens on that host and "
                     "port (is the store running?): start the store, or correct the port in [yupana.quipu] endpoint")
         if isinstance(cause, socket.gaierror):
-            return (f"cannot connect: the host name does not resolve ({reason}) — check the spelling of the host in "
+            return NameNotResolved, (f"cannot connect: the host name does not resolve ({reason}) — check the spelling of the host in "
                     "[yupana.quipu] endpoint, or this machine's DNS")
         if isinstance(cause, ssl.SSLError):
-            return (f"cannot connect: the TLS handshake failed ({reason}) — is the endpoint https:// for a store that speaks "
+            return TLSFailure, (f"cannot connect: the TLS handshake failed ({reason}) — is the endpoint https:// for a store that speaks "
                     "plain http (or the other way round), or is its certificate trusted here?")
         cause = cause.__cause__ or cause.__context__
-    return f"cannot connect ({reason}) — is the store running, and is [yupana.quipu] endpoint right?"
+    return Unreachable, f"cannot connect ({reason}) — is the store running, and is [yupana.quipu] endpoint right?"
 
 
 def parse_json(reply: Reply, what: str) -> object:
@@ -298,10 +315,10 @@ def parse_json(reply: Reply, what: str) -> object:
     import json
 
     if any(kind in reply.content_type for kind in ("html", "xml")):
-        raise ProtocolError(f"{reply.url}: expected JSON for {what}, got {reply.content_type} "
+        raise BadResponse(f"{reply.url}: expected JSON for {what}, got {reply.content_type} "
                                         f"({reply.excerpt()!r}) — is the endpoint the store's SPARQL/query URL?")
     try:
         return json.loads(reply.body)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"{reply.url}: the answer to {what} is not valid JSON ({exc}); it starts "
+        raise BadResponse(f"{reply.url}: the answer to {what} is not valid JSON ({exc}); it starts "
                                         f"{reply.excerpt()!r} — is the endpoint a SPARQL service?") from None

@@ -23,8 +23,9 @@ happened. Extras: :meth:`QuipuEndpoint.policy_check` (``/policy/check``) and
 from __future__ import annotations
 
 from yupana.endpoint.auth import Credentials
-from yupana.endpoint.base import (ASK, POLICY_CHECK, SELECT, WRITE, AuthError, Deadline, Endpoint, EndpointError,
-                                  HTTPError, ProtocolError, QueryError, SelectResult, StoreTimeout, TruncatedError)
+from yupana.endpoint.base import ASK, POLICY_CHECK, SELECT, WRITE, Deadline, Endpoint, SelectResult
+from yupana.endpoint.errors import (AuthError, BadResponse, Busy, EndpointError, HTTPStatus, NotFound, QueryError,
+                                    StoreTimeout, TruncatedError)
 from yupana.endpoint.http import Http, Reply, parse_json
 from yupana.endpoint.results import parse_boolean, parse_select
 
@@ -58,7 +59,7 @@ class QuipuEndpoint(Endpoint):
     def select(self, query: str, deadline: Deadline) -> SelectResult:
         reply = self._post_query(query, deadline, ACCEPT_RESULTS, "a SPARQL query")
         if "sparql-results+json" not in reply.content_type:
-            raise ProtocolError(f"{reply.url}: quipu answered a SELECT in {reply.content_type or 'an unnamed type'} "
+            raise BadResponse(f"{reply.url}: quipu answered a SELECT in {reply.content_type or 'an unnamed type'} "
                                             "instead of application/sparql-results+json — is this quipu, and does it "
                                             "support W3C negotiation? (for a SPARQL 1.1 store set dialect = \"sparql11\")")
         result = parse_select(parse_json(reply, "a SPARQL query"), reply.url)
@@ -115,7 +116,7 @@ class QuipuEndpoint(Endpoint):
 
     # -- extras --------------------------------------------------------------------------
 
-    def policy_check(self, policy_iri: str, target_iri: str, deadline: Deadline) -> dict:
+    def policy_check(self, policy_iri: str, target_iri: str, deadline: Deadline) -> dict[str, object]:
         """quipu's governed check (``POST /policy/check``): the reply object, with
         ``outcome`` in satisfied | unsatisfied | unknown."""
         reply = self._http.post(self.url + "/policy/check", what="the policy check", deadline=deadline,
@@ -125,7 +126,7 @@ class QuipuEndpoint(Endpoint):
             raise quipu_error(reply, "the policy check")
         doc = parse_json(reply, "the policy check")
         if not isinstance(doc, dict):
-            raise ProtocolError(f"{reply.url}: the policy check answered {type(doc).__name__}, not an object")
+            raise BadResponse(f"{reply.url}: the policy check answered {type(doc).__name__}, not an object")
         return doc
 
     def write_triples(self, prefixes: dict[str, str], triples: str, graph: str | None, deadline: Deadline) -> None:
@@ -136,7 +137,7 @@ class QuipuEndpoint(Endpoint):
         head = "".join(f"@prefix {name}: <{iri}> .\n" for name, iri in prefixes.items())
         self.write_turtle(head + "\n" + triples, token_for_writes(), deadline)
 
-    def write_turtle(self, turtle: str, token: str | None, deadline: Deadline) -> dict:
+    def write_turtle(self, turtle: str, token: str | None, deadline: Deadline) -> dict[str, object]:
         """Insert Turtle through ``POST /knot`` with ``Authorization: Bearer <token>``
         (no header when the token is empty: a server without auth_token accepts that)."""
         reply = self._http.post(self.url + "/knot", what="the write", deadline=deadline, json={"turtle": turtle},
@@ -202,10 +203,10 @@ def quipu_error(reply: Reply, what: str) -> EndpointError:
                                       f"[quipu.search] max_join_rows){said} — lower [yupana.quipu] batch_size, or "
                                       "raise max_join_rows on the server")
     if status == 404:
-        return HTTPError(f"{url}: not found (404) — for quipu, [yupana.quipu] endpoint is the base URL "
+        return NotFound(f"{url}: not found (404) — for quipu, [yupana.quipu] endpoint is the base URL "
                                      "(http://host:3030, without /query); for another store set dialect = \"sparql11\"")
     if status == 415:
-        return ProtocolError(f"{url} refused the request body (415){said}")
+        return BadResponse(f"{url} refused the request body (415){said}")
     if status in (429, 503):
-        return HTTPError(f"{url} is busy or unavailable ({status}){said} — retry later")
-    return HTTPError(f"{url} failed {what} (HTTP {status}){said} — check quipu's logs")
+        return Busy(f"{url} is busy or unavailable ({status}){said} — retry later")
+    return HTTPStatus(f"{url} failed {what} (HTTP {status}){said} — check quipu's logs")

@@ -16,8 +16,9 @@ says what to do.
 from __future__ import annotations
 
 from yupana.endpoint.auth import Credentials
-from yupana.endpoint.base import (ASK, SELECT, WRITE, AuthError, Deadline, Endpoint, EndpointError, HTTPError,
-                                  QueryError, SelectResult, StoreTimeout, TruncatedError, UnsupportedError)
+from yupana.endpoint.base import ASK, SELECT, UPDATE, WRITE, Deadline, Endpoint, SelectResult
+from yupana.endpoint.errors import (AuthError, Busy, EndpointError, HTTPStatus, NotAnEndpoint, NotFound, QueryError,
+                                    StoreTimeout, TruncatedError)
 from yupana.endpoint.http import Http, Reply, parse_json
 from yupana.endpoint.results import parse_boolean, parse_select
 
@@ -30,7 +31,7 @@ MAX_ROWS_HEADER = "x-sparql-maxrows"
 class Sparql11Endpoint(Endpoint):
     dialect = "sparql11"
     counted_reads = True
-    capabilities = frozenset({SELECT, ASK, WRITE})
+    capabilities = frozenset({SELECT, ASK, UPDATE, WRITE})
 
     def __init__(self, url: str, *, default_graph: str | None = None, update_url: str | None = None,
                  connect_timeout: float = 2.0, request_timeout: float = 2.0,
@@ -123,14 +124,14 @@ def status_error(reply: Reply, what: str, endpoint_key: str = "endpoint") -> End
         return AuthError(f"{url} refused {what} ({status}){said} — check [yupana.quipu] auth, auth_user "
                                      "and the secret (credentials_env / credentials_file)")
     if status == 404:
-        return HTTPError(f"{url}: not found (404) — [yupana.quipu] {endpoint_key} must be the store's "
+        return NotFound(f"{url}: not found (404) — [yupana.quipu] {endpoint_key} must be the store's "
                                      "SPARQL URL (Oxigraph: http://host:7878/query, Fuseki: …/<dataset>/sparql)")
     if status in (405, 406, 415):
-        return UnsupportedError(f"{url} does not accept {what} as a form-encoded POST ({status}){said} — "
+        return NotAnEndpoint(f"{url} does not accept {what} as a form-encoded POST ({status}){said} — "
                                             "is this a SPARQL 1.1 endpoint? (for quipu set dialect = \"quipu\")")
     if status in (408, 504):
         return StoreTimeout(f"{url} (or a gateway in front of it) gave up on {what} ({status}){said} — "
                                         "retry later, or raise the store's query timeout")
     if status in (429, 503):
-        return HTTPError(f"{url} is busy or unavailable ({status}){said} — retry later")
-    return HTTPError(f"{url} failed {what} (HTTP {status}){said} — check the store's logs")
+        return Busy(f"{url} is busy or unavailable ({status}){said} — retry later")
+    return HTTPStatus(f"{url} failed {what} (HTTP {status}){said} — check the store's logs")

@@ -128,57 +128,16 @@ def start_refresh(cache_path: str, root: str, override: str | None = None) -> bo
 
     Returns True when a worker was spawned. Never raises and never waits.
     """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not a POSIX system
-        return False
-    lock = refresh_state.lock_path(cache_path)
-    try:
-        os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError:
-        return False
-    try:
-        if fd < 3:  # never let the lock collide with the child's stdio
-            high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-            os.close(fd)
-            fd = high
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a refresh is running: it holds the lock
-        args = ["refresh-worker", "--root", root, "--lock-fd", str(fd)]
-        if override:
-            args += ["--config", override]
-        os.set_inheritable(fd, True)
-        return detached.spawn(args)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)  # the child's inherited copy keeps the lock; ours goes
+    args = ["refresh-worker", "--root", root]
+    if override:
+        args += ["--config", override]
+    return detached.spawn_locked(refresh_state.lock_path(cache_path), args)
 
 
 def refresh_lock_free(cache_path: str) -> bool:
     """Whether :func:`start_refresh` would spawn a worker now: nobody holds the single-flight
     lock (looked at without creating it; a rehearsal's answer)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not a POSIX system
-        return False
-    lock = refresh_state.lock_path(cache_path)
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True  # closing the descriptor releases it at once
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return detached.lock_free(refresh_state.lock_path(cache_path))
 
 
 def _int(value: object, default: int) -> int:

@@ -17,6 +17,8 @@ host needs no separate id table: it lists the public keys it trusts (several, fo
 
 from __future__ import annotations
 
+from typing import Any
+
 import base64
 import hashlib
 import json
@@ -56,7 +58,7 @@ def generate_private_pem() -> tuple[bytes, bytes]:
     return pem, _raw_public(key.public_key())
 
 
-def load_private(path: str):
+def load_private(path: str) -> Any:
     """The ed25519 private key in the PEM (PKCS#8) file ``path``; BundleError(key) otherwise."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -103,7 +105,7 @@ def trusted_public_keys(entries: list[str], base_dir: str) -> dict[str, bytes]:
     return out
 
 
-def build(cache: dict, private_key) -> bytes:
+def build(cache: dict[str, Any], private_key: Any) -> bytes:
     """The signed bundle of ``cache`` (a servable cache object, ``written_at`` included)."""
     payload = json.dumps(cache, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     raw = _raw_public(private_key.public_key())
@@ -113,7 +115,7 @@ def build(cache: dict, private_key) -> bytes:
     return MAGIC + json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n" + payload
 
 
-def header_of(data: bytes) -> dict:
+def header_of(data: bytes) -> dict[str, Any]:
     """The header of a bundle (unverified); BundleError(format) when it is not one."""
     if not data.startswith(MAGIC):
         raise BundleError("format", "not a yupana bundle (it does not start with yupana-bundle/1)")
@@ -127,7 +129,7 @@ def header_of(data: bytes) -> dict:
     return header
 
 
-def verify(data: bytes, trusted: dict[str, bytes]) -> tuple[dict, dict]:
+def verify(data: bytes, trusted: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(header, cache) of a bundle whose signature one of ``trusted`` verifies; BundleError otherwise.
 
     Checks, in order: the format, the key id is trusted, the signature over the payload, the
@@ -166,7 +168,7 @@ def verify(data: bytes, trusted: dict[str, bytes]) -> tuple[dict, dict]:
     return header, cache
 
 
-def check_servable(cache: dict, endpoint: str, ttl: int, now: int) -> None:
+def check_servable(cache: dict[str, Any], endpoint: str, ttl: int, now: int) -> None:
     """The cache rules (docs/cache-format.md) applied to a bundle: its endpoint must be the one this
     host is configured for, it must not be future-dated, and its age (from the time the store
     confirmed it) must not exceed the TTL (``age == ttl`` is servable)."""
@@ -183,7 +185,7 @@ def check_servable(cache: dict, endpoint: str, ttl: int, now: int) -> None:
                                      f"projection_cache_ttl_secs = {ttl}")
 
 
-def _raw_public(public_key) -> bytes:
+def _raw_public(public_key: Any) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
-    return public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return bytes(public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))

@@ -11,6 +11,8 @@ when every map is.
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.projection.subject import Subject, glob
 from yupana.projection.vocab import CI_COVERAGE, RDFS_LABEL, A
 
@@ -27,7 +29,7 @@ def command_links(jobs: dict[str, Subject]) -> list[str]:
     return sorted({iri for j in jobs.values() for iri in j.links(COMMAND, min_count=1)})
 
 
-def decode(maps: dict[str, Subject], jobs: dict[str, Subject], commands: dict[str, Subject]) -> dict | None:
+def decode(maps: dict[str, Subject], jobs: dict[str, Subject], commands: dict[str, Subject]) -> dict[str, Any] | None:
     """The cache's ``ci_map``: ``{"complete": bool, "jobs": [...]}``, or None with no map."""
     if not maps:
         return None
@@ -42,7 +44,7 @@ def decode(maps: dict[str, Subject], jobs: dict[str, Subject], commands: dict[st
     return {"complete": complete, "jobs": [decode_job(jobs[j], commands) for j in sorted(job_iris)]}
 
 
-def decode_job(job: Subject, commands: dict[str, Subject]) -> dict:
+def decode_job(job: Subject, commands: dict[str, Subject]) -> dict[str, Any]:
     out = []
     for iri in job.links(COMMAND, min_count=1):
         command = _target(job, COMMAND, commands.get(iri), iri, A("LocalCommand"))

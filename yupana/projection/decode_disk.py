@@ -17,6 +17,8 @@ planes are unaffected. ``{}`` means the store holds no observations.
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.endpoint.base import Term
 from yupana.projection.errors import ProjectionError
 from yupana.projection.read import Reader
@@ -24,12 +26,12 @@ from yupana.projection.read import Reader
 SAMPLES = 100
 
 
-def fetch_disk_history(reader: Reader) -> dict[str, dict]:
+def fetch_disk_history(reader: Reader) -> dict[str, dict[str, Any]]:
     """``{"<signature>|<fs>": {"n", "p90", "latest"}}`` for every key with samples."""
     keys = {(r["sig"].value, r["fs"].value) for r in reader.rows("disk_keys", "disk_history") if "sig" in r and "fs" in r}
     if not keys:
         return {}
-    seen: dict[str, tuple] = {}
+    seen: dict[str, tuple[Any, ...]] = {}
     samples: dict[tuple[str, str], list[tuple[int, int]]] = {k: [] for k in keys}
     full: set[tuple[str, str]] = set()
 
@@ -55,7 +57,7 @@ def fetch_disk_history(reader: Reader) -> dict[str, dict]:
         return len(full) >= len(samples)
 
     reader.rows("disk_history", "disk_history", stop=take)
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for (sig, fs), bucket in sorted(samples.items()):
         if bucket:
             out[f"{sig}|{fs}"] = {"n": len(bucket), "p90": p90([d for _, d in bucket]),

@@ -12,6 +12,8 @@ property: a typo must never turn a public repository's block-tier rules into war
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.projection.subject import Subject, merged
 from yupana.projection.vocab import AEGIS, EXPOSURES, RDFS_COMMENT, A
 
@@ -31,7 +33,7 @@ def repo_name(subject: Subject) -> str:
     return name
 
 
-def decode(subjects: dict[str, Subject]) -> list[dict]:
+def decode(subjects: dict[str, Subject]) -> list[dict[str, Any]]:
     """The cache's ``repo_exposure``: ``[{"iri", "repo", "exposure", "comment"}]`` sorted by IRI."""
     out = []
     for iri in sorted(subjects):

@@ -10,16 +10,18 @@ as the Rust original did), ``aegis:enforcementTier`` ``block | warn`` (absent = 
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.projection.subject import Subject, merged, name_from_iri
 from yupana.projection.vocab import GROUNDED_MATCH_TYPES, RDFS_COMMENT, RDFS_LABEL, TEXT_TIERS, A
 
 
-def decode(predicates: list[Subject]) -> list[dict]:
+def decode(predicates: list[Subject]) -> list[dict[str, Any]]:
     """The cache's ``grounded_rules`` entries, sorted by IRI."""
     return [decode_predicate(p) for p in sorted(predicates, key=lambda s: s.iri)]
 
 
-def decode_predicate(pred: Subject) -> dict:
+def decode_predicate(pred: Subject) -> dict[str, Any]:
     pred.enum(A("candidateSource"), ("token",), required=True)
     pred.string(A("groundingQuery"))
     return {

@@ -12,6 +12,8 @@ landing certification never certifies.
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.projection.subject import Subject
 from yupana.projection.vocab import RDFS_LABEL, A
 
@@ -40,13 +42,14 @@ def type_link(repo: Subject | None) -> str | None:
     return found[0] if found else None
 
 
-def decode(repo: Subject | None, repo_type: Subject | None, policies: dict[str, Subject]) -> dict | None:
+def decode(repo: Subject | None, repo_type: Subject | None, policies: dict[str, Subject]) -> dict[str, Any] | None:
     """The landing policy of one repository: ``{"iri", "label", "requires", "source"}``, or None."""
     found = policy_link(repo, repo_type)
     if found is None:
         return None
     iri, source = found
     holder = repo if source == "repository" else repo_type
+    assert holder is not None  # policy_link found the link on it
     policy = policies.get(iri)
     if policy is None or not policy.predicates():
         raise holder.error(LANDING_POLICY, f"names <{iri}>, about which the store holds nothing")

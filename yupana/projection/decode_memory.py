@@ -11,6 +11,8 @@ regex with ``aegis:matchType "must-not-match"``, and whose ``aegis:OperatingPoin
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 from yupana.projection.decode_structural import check_boundary, linked_atom, placement
@@ -18,12 +20,12 @@ from yupana.projection.subject import Subject, merged, regex
 from yupana.projection.vocab import MEMORY_BASIS, MEMORY_EFFECTS, RDFS_COMMENT, RDFS_LABEL, A
 
 
-def decode(policies: list[Subject], atoms: dict[str, Subject]) -> list[dict]:
+def decode(policies: list[Subject], atoms: dict[str, Subject]) -> list[dict[str, Any]]:
     """The cache's ``memory_policies`` entries, sorted by IRI."""
     return [decode_policy(p, atoms) for p in sorted(policies, key=lambda s: s.iri)]
 
 
-def decode_policy(policy: Subject, atoms: dict[str, Subject]) -> dict:
+def decode_policy(policy: Subject, atoms: dict[str, Subject]) -> dict[str, Any]:
     check_boundary(policy)
     name = policy.string(RDFS_LABEL)
     selector = linked_atom(policy, A("selector"), atoms, A("Selector"))

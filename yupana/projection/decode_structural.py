@@ -17,6 +17,8 @@ audit (a declared ``aegis:hostedAtLayer`` stronger than ``orchestration``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.projection.subject import Subject, glob, regex
 from yupana.projection.vocab import (
     CONSTRAINT_CLASSES,
@@ -32,12 +34,12 @@ _LAYER_RANK = {"orchestration": 0, "tool": 1, "policy": 2}
 _U64_MAX = 2**64 - 1
 
 
-def decode(policies: list[Subject], atoms: dict[str, Subject]) -> list[dict]:
+def decode(policies: list[Subject], atoms: dict[str, Subject]) -> list[dict[str, Any]]:
     """The cache's ``policies`` entries, sorted by IRI."""
     return [decode_policy(p, atoms) for p in sorted(policies, key=lambda s: s.iri)]
 
 
-def decode_policy(policy: Subject, atoms: dict[str, Subject]) -> dict:
+def decode_policy(policy: Subject, atoms: dict[str, Subject]) -> dict[str, Any]:
     """One structural policy as the Rust original's ``ProjectedPolicy`` plus ``iri``."""
     check_boundary(policy)
     name = policy.string(RDFS_LABEL)
@@ -91,7 +93,7 @@ def linked_atom(policy: Subject, link: str, atoms: dict[str, Subject], cls: str)
     return atom
 
 
-def placement(policy: Subject) -> dict:
+def placement(policy: Subject) -> dict[str, Any]:
     """``class``, ``verification_point`` and ``hosted_at_layer`` (each None when absent)."""
     return {
         "class": policy.enum(A("constraintClass"), CONSTRAINT_CLASSES),
@@ -111,7 +113,7 @@ def latency_budget_ms(policy: Subject) -> int | None:
     return int(text)
 
 
-def overclaims(entries: list[dict], plane: str) -> list[str]:
+def overclaims(entries: list[dict[str, Any]], plane: str) -> list[str]:
     """A notice for each entry whose declared hosting layer is stronger than orchestration.
 
     yupana runs in agent-harness hooks, i.e. at the orchestration layer; a policy claiming

@@ -21,6 +21,8 @@ regex fails the projection — it never becomes an exemption for every file.
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.projection.errors import ProjectionError
 from yupana.projection.subject import Subject, merged, name_from_iri, regex
 from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, TEXT_TIERS, A
@@ -37,7 +39,7 @@ def selector_links(rules: dict[str, Subject]) -> list[str]:
     return sorted(found)
 
 
-def decode(rules: dict[str, Subject], selectors: dict[str, Subject]) -> tuple[list[dict], list[dict]]:
+def decode(rules: dict[str, Subject], selectors: dict[str, Subject]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(text_rules, exemption_selectors)`` for the cache, each sorted by IRI."""
     linked_from: dict[str, list[str]] = {}
     for iri in sorted(rules):
@@ -55,7 +57,7 @@ def decode(rules: dict[str, Subject], selectors: dict[str, Subject]) -> tuple[li
     return text_rules, [decoded_selectors[iri] for iri in sorted(decoded_selectors)]
 
 
-def decode_selector(selector: Subject, rules: dict[str, Subject], linked_from: list[str]) -> dict:
+def decode_selector(selector: Subject, rules: dict[str, Subject], linked_from: list[str]) -> dict[str, Any]:
     """One linked exemption selector. Link errors name the (first) linking rule."""
     rule = rules[linked_from[0]]
     if not selector.predicates():
@@ -74,7 +76,7 @@ def decode_selector(selector: Subject, rules: dict[str, Subject], linked_from: l
     return {"iri": selector.iri, "name": name, "evidence_source": evidence, "exempt_path_regexes": regexes}
 
 
-def decode_rule(rule: Subject, selectors: dict[str, dict]) -> dict:
+def decode_rule(rule: Subject, selectors: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One text rule as the Rust original's fields plus ``iri`` and the exemption sources."""
     name = name_from_iri(rule)
     pattern = regex(rule, A("regex"), rule.string(A("regex")))

@@ -11,6 +11,8 @@ a whole number of seconds (``"300"``) or ``"exp(min(overage / D, C))"`` with num
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 import re
 
@@ -23,12 +25,12 @@ _FIXED = re.compile(r"\s*([0-9]+)\s*\Z")
 _EXP = re.compile(r"\s*exp\(\s*min\(\s*overage\s*/\s*" + _NUM + r"\s*,\s*" + _NUM + r"\s*\)\s*\)\s*\Z")
 
 
-def decode(wires: list[Subject]) -> list[dict]:
+def decode(wires: list[Subject]) -> list[dict[str, Any]]:
     """The cache's ``tripwires`` entries, sorted by IRI."""
     return [decode_wire(w) for w in sorted(wires, key=lambda s: s.iri)]
 
 
-def decode_wire(wire: Subject) -> dict:
+def decode_wire(wire: Subject) -> dict[str, Any]:
     check_boundary(wire)
     name = wire.string(RDFS_LABEL)
     paths = [glob(wire, A("appliesTo"), g) for g in wire.strings(A("appliesTo"), min_count=1)]
@@ -56,7 +58,7 @@ def decode_wire(wire: Subject) -> dict:
     }
 
 
-def parse_backoff(wire: Subject, formula: str) -> dict:
+def parse_backoff(wire: Subject, formula: str) -> dict[str, Any]:
     """``{"kind": "fixed", "secs": N}`` or ``{"kind": "exp", "d": D, "c": C}``; anything else fails."""
     fixed = _FIXED.match(formula)
     if fixed:

@@ -16,11 +16,13 @@ notice, never into an empty answer. An empty answer is only ever what the store 
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.projection.errors import ProjectionError
 from yupana.projection.read import Reader
 
 
-def fetch_grounding(reader: Reader) -> dict:
+def fetch_grounding(reader: Reader) -> dict[str, Any]:
     """``{"ids": [...], "prefixes": [...]}`` (both sorted)."""
     ids = sorted({row["id"].value for row in reader.rows("grounding_set", "grounding") if "id" in row})
     prefixes = sorted({i.rsplit("-", 1)[0] for i in ids if "-" in i})
@@ -63,6 +65,6 @@ def fetch_status(reader: Reader) -> dict[str, str]:
     return dict(sorted(status.items()))
 
 
-def tracker_wired(env: dict) -> bool:
+def tracker_wired(env: dict[str, Any]) -> bool:
     """Scopes and parents are fetched only when ``SHANTY_ROOT`` and ``SHANTY_AGENT`` are set."""
     return bool(env.get("SHANTY_ROOT")) and bool(env.get("SHANTY_AGENT"))

@@ -9,13 +9,15 @@ not affect it, nor do the planes the original does not have.
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 
 _US, _RS = "\x1f", "\x1e"
 _DEBUG_TIER = {"block": "Block", "warn": "Warn"}
 
 
-def rule_set_digest(cache: dict) -> str:
+def rule_set_digest(cache: dict[str, Any]) -> str:
     """``"sha256:<hex>"`` of the cache's text rules and structural policies."""
     entries = []
     for rule in cache.get("text_rules") or ():

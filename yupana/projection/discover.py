@@ -13,6 +13,8 @@ makes a Policy structural, a tripwire or a host-memory policy is a property of i
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from yupana.projection.read import Reader
@@ -63,7 +65,7 @@ class Membership:
     tripwires: list[Subject] = field(default_factory=list)
     memory: list[Subject] = field(default_factory=list)
     #: ``{"iri", "reason"}`` for policies no plane takes.
-    unprojected: list[dict] = field(default_factory=list)
+    unprojected: list[dict[str, Any]] = field(default_factory=list)
 
 
 def classify_policies(policies: dict[str, Subject], atoms: dict[str, Subject]) -> Membership:

@@ -19,6 +19,8 @@ A plane that is UNKNOWN (``null`` in the cache) is shown as UNKNOWN, never as em
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import time
 
@@ -27,7 +29,7 @@ from yupana import planes
 FORMATS = ("table", "json", "turtle")
 
 
-def render(cache: dict, *, fmt: str, freshness: dict, block_tier: dict | None = None) -> str:
+def render(cache: dict[str, Any], *, fmt: str, freshness: dict[str, Any], block_tier: dict[str, Any] | None = None) -> str:
     """The dump of ``cache`` in ``fmt`` (``table``, ``json`` or ``turtle``).
 
     ``freshness`` is ``{"state": "fresh"|"stale", "age_secs": int, "endpoint": str,
@@ -45,7 +47,7 @@ def render(cache: dict, *, fmt: str, freshness: dict, block_tier: dict | None = 
     raise ValueError(f"unknown dump format {fmt!r} (use one of {', '.join(FORMATS)})")
 
 
-def render_json(cache: dict, freshness: dict, block_tier: dict | None = None) -> str:
+def render_json(cache: dict[str, Any], freshness: dict[str, Any], block_tier: dict[str, Any] | None = None) -> str:
     out = dict(cache)
     out["freshness"] = freshness["state"]
     out["age_secs"] = freshness["age_secs"]
@@ -60,19 +62,19 @@ def render_json(cache: dict, freshness: dict, block_tier: dict | None = None) ->
 # ── table ────────────────────────────────────────────────────────────────────────────
 
 
-def render_table(cache: dict, freshness: dict, block_tier: dict | None = None) -> str:
+def render_table(cache: dict[str, Any], freshness: dict[str, Any], block_tier: dict[str, Any] | None = None) -> str:
     lines = _header(cache, freshness)
     if block_tier is not None:
         lines.append(f"  {_block_tier_line(block_tier)}")
     for section in (*planes.renderers("table"), _unprojected, _notices):
         lines.append("")
-        lines.extend(section(cache))
+        lines.extend(section(cache))  # type: ignore[arg-type]  # the plane registry's renderers are typed object
     from yupana import terminal
 
     return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"
 
 
-def _header(cache: dict, freshness: dict) -> list[str]:
+def _header(cache: dict[str, Any], freshness: dict[str, Any]) -> list[str]:
     state = freshness.get("state") or "stale"
     age = freshness.get("age_secs")
     written = cache.get("written_at")
@@ -85,11 +87,11 @@ def _header(cache: dict, freshness: dict) -> list[str]:
     ]
 
 
-def _section(title: str, entries, note: str = "") -> list[str]:
+def _section(title: str, entries: Any, note: str = "") -> list[str]:
     return [f"{title} ({len(entries)})" + (f" — {note}" if note else "")]
 
 
-def inert_policies(cache: dict) -> list[dict]:
+def inert_policies(cache: dict[str, Any]) -> list[dict[str, Any]]:
     """``{name, iri, language}`` of each structural policy no grammar of this build can parse:
     projected, but it never fires (shown as INERT, never silently)."""
     from yupana.codegraph.parse import has_grammar
@@ -102,7 +104,7 @@ def inert_policies(cache: dict) -> list[dict]:
     return out
 
 
-def _structural(cache: dict) -> list[str]:
+def _structural(cache: dict[str, Any]) -> list[str]:
     from yupana.codegraph.parse import GRAMMARS, has_grammar
 
     policies = cache.get("policies") or []
@@ -121,7 +123,7 @@ def _structural(cache: dict) -> list[str]:
         rows, [32, 16, 14, 16, 10, 12, 34, 34, 16, 40])
 
 
-def _text_rules(cache: dict) -> list[str]:
+def _text_rules(cache: dict[str, Any]) -> list[str]:
     rules = cache.get("text_rules") or []
     names = {s["iri"]: s.get("name") for s in cache.get("exemption_selectors") or []}
     rows = []
@@ -135,7 +137,7 @@ def _text_rules(cache: dict) -> list[str]:
         rows, [36, 5, 20, 30, 40, 60])
 
 
-def _selectors(cache: dict) -> list[str]:
+def _selectors(cache: dict[str, Any]) -> list[str]:
     selectors = cache.get("exemption_selectors") or []
     users: dict[str, int] = {}
     for r in cache.get("text_rules") or []:
@@ -147,7 +149,7 @@ def _selectors(cache: dict) -> list[str]:
         ["NAME", "RULES", "EXEMPT PATH REGEXES", "WHAT THE PATHS ARE"], rows, [24, 5, 60, 60])
 
 
-def _grounded(cache: dict) -> list[str]:
+def _grounded(cache: dict[str, Any]) -> list[str]:
     rules = cache.get("grounded_rules") or []
     rows = [[r.get("name"), r.get("match_type"), r.get("tier"), r.get("label")] for r in rules]
     out = _section("GROUNDED RULES", rules) + _table(["NAME", "MATCH", "TIER", "LABEL"], rows, [36, 16, 5, 60])
@@ -162,7 +164,7 @@ def _grounded(cache: dict) -> list[str]:
     return out
 
 
-def _tripwires(cache: dict) -> list[str]:
+def _tripwires(cache: dict[str, Any]) -> list[str]:
     wires = cache.get("tripwires") or []
     rows = [[w.get("name"), w.get("effect"), w.get("class"), w.get("verification_point"),
              _backoff(w.get("backoff")), _globs(w.get("paths")), w.get("message")] for w in wires]
@@ -170,7 +172,7 @@ def _tripwires(cache: dict) -> list[str]:
         ["NAME", "EFFECT", "CLASS", "POINT", "BACK-OFF", "PATHS", "MESSAGE"], rows, [32, 8, 10, 12, 22, 50, 50])
 
 
-def _memory(cache: dict) -> list[str]:
+def _memory(cache: dict[str, Any]) -> list[str]:
     policies = cache.get("memory_policies") or []
     rows = [[m.get("name"), f"{m.get('threshold_gib'):g} GiB" if isinstance(m.get("threshold_gib"), (int, float)) else "?",
              m.get("effect"), m.get("class"), m.get("verification_point"), m.get("command_regex")] for m in policies]
@@ -178,7 +180,7 @@ def _memory(cache: dict) -> list[str]:
         ["NAME", "FLOOR", "EFFECT", "CLASS", "POINT", "COMMAND REGEX"], rows, [32, 10, 6, 10, 12, 60])
 
 
-def _ci_map(cache: dict) -> list[str]:
+def _ci_map(cache: dict[str, Any]) -> list[str]:
     ci = cache.get("ci_map")
     if ci is None:
         return ["CI MAP: none — UNKNOWN (a push is never certified unaffected without a map)"]
@@ -190,20 +192,20 @@ def _ci_map(cache: dict) -> list[str]:
         ["JOB", "LABEL", "LOCAL COMMAND", "SCOPES"], rows, [20, 32, 48, 50])
 
 
-def _exposure(cache: dict) -> list[str]:
+def _exposure(cache: dict[str, Any]) -> list[str]:
     entries = cache.get("repo_exposure") or []
     rows = [[e.get("repo"), e.get("exposure"), e.get("comment")] for e in entries]
     return _section("REPOSITORY EXPOSURE", entries, "what the graph states; a block-tier text rule blocks only in a "
                     "public repository") + _table(["REPO", "EXPOSURE", "COMMENT"], rows, [36, 9, 80])
 
 
-def _block_tier_line(found: dict) -> str:
+def _block_tier_line(found: dict[str, Any]) -> str:
     from yupana.block_tier import line
 
     return "block tier: " + line(found)
 
 
-def _work_items(cache: dict) -> list[str]:
+def _work_items(cache: dict[str, Any]) -> list[str]:
     scopes, parents = cache.get("work_item_scopes"), cache.get("work_item_parents")
     out = ["WORK ITEMS"]
     if scopes is None:
@@ -223,7 +225,7 @@ def _work_items(cache: dict) -> list[str]:
     return out
 
 
-def _disk(cache: dict) -> list[str]:
+def _disk(cache: dict[str, Any]) -> list[str]:
     history = cache.get("disk_history")
     if history is None:
         return ["DISK-IMPACT HISTORY: UNKNOWN — the read failed; the advisory stays silent and records why"]
@@ -237,14 +239,14 @@ def _disk(cache: dict) -> list[str]:
         ["SIGNATURE", "FILESYSTEM", "N", "P90", "LATEST"], rows, [44, 20, 4, 10, 17])
 
 
-def _unprojected(cache: dict) -> list[str]:
+def _unprojected(cache: dict[str, Any]) -> list[str]:
     entries = cache.get("unprojected") or []
     rows = [[_tail(u.get("iri", "")), u.get("reason")] for u in entries]
     return [f"NOT PROJECTED ({len(entries)}) — action-boundary policies no plane enforces"] + _table(
         ["POLICY", "WHY"], rows, [36, 110])
 
 
-def _notices(cache: dict) -> list[str]:
+def _notices(cache: dict[str, Any]) -> list[str]:
     notices = cache.get("notices") or []
     return [f"NOTICES ({len(notices)})"] + [f"  - {n}" for n in notices]
 
@@ -252,7 +254,7 @@ def _notices(cache: dict) -> list[str]:
 # ── formatting helpers ───────────────────────────────────────────────────────────────
 
 
-def _table(headers: list[str], rows: list[list], caps: list[int]) -> list[str]:
+def _table(headers: list[str], rows: list[list[Any]], caps: list[int]) -> list[str]:
     """Aligned columns, each cut to its cap; the last column is cut but not padded."""
     if not rows:
         return ["  (none)"]
@@ -272,7 +274,7 @@ def _table(headers: list[str], rows: list[list], caps: list[int]) -> list[str]:
     return lines
 
 
-def _text(value) -> str:
+def _text(value: Any) -> str:
     if value is None:
         return "-"
     return str(value).replace("\n", "\\n").replace("\t", " ")
@@ -282,7 +284,7 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
-def _globs(globs) -> str:
+def _globs(globs: Any) -> str:
     return ", ".join(globs) if globs else "(all paths)"
 
 
@@ -290,7 +292,7 @@ def _tail(iri: str) -> str:
     return iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
 
 
-def _backoff(backoff) -> str:
+def _backoff(backoff: Any) -> str:
     if not backoff:
         return "-"
     if backoff.get("kind") == "fixed":
@@ -300,7 +302,7 @@ def _backoff(backoff) -> str:
     return str(backoff)
 
 
-def _bytes(n) -> str:
+def _bytes(n: Any) -> str:
     if not isinstance(n, int):
         return "?"
     sign = "-" if n < 0 else "+"

@@ -16,6 +16,8 @@ and the disk-history figures). The cache does not keep everything the store held
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 from decimal import Decimal
 from urllib.parse import quote
@@ -29,7 +31,7 @@ GROUNDING_QUERY = "SELECT ?id WHERE { ?w a aegis:WorkItem ; aegis:identifier ?id
 _PN_LOCAL_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
-def render_turtle(cache: dict, freshness: dict) -> str:
+def render_turtle(cache: dict[str, Any], freshness: dict[str, Any]) -> str:
     out = _Writer()
     out.comment(f"yupana projection of {cache.get('endpoint', '')} ({cache.get('dialect', '?')})")
     out.comment(f"rule set digest {cache.get('digest', '')}; written_at {cache.get('written_at')}")
@@ -47,7 +49,7 @@ def render_turtle(cache: dict, freshness: dict) -> str:
 # ── planes ───────────────────────────────────────────────────────────────────────────
 
 
-def _structural(cache: dict, out: "_Writer") -> None:
+def _structural(cache: dict[str, Any], out: "_Writer") -> None:
     out.heading("structural policies", cache.get("policies"))
     for p in cache.get("policies") or []:
         r = p["rule"]
@@ -66,7 +68,7 @@ def _structural(cache: dict, out: "_Writer") -> None:
                                               ("aegis:matchType", r["match_type"]), ("aegis:gate", r.get("gate"))])
 
 
-def _text_rules(cache: dict, out: "_Writer") -> None:
+def _text_rules(cache: dict[str, Any], out: "_Writer") -> None:
     out.heading("text rules (each typed aegis:TextRule: the cache does not keep the subclass)", cache.get("text_rules"))
     for r in cache.get("text_rules") or []:
         out.subject(r["iri"], "aegis:TextRule", [
@@ -79,7 +81,7 @@ def _text_rules(cache: dict, out: "_Writer") -> None:
         ])
 
 
-def _selectors(cache: dict, out: "_Writer") -> None:
+def _selectors(cache: dict[str, Any], out: "_Writer") -> None:
     out.heading("shared exemption selectors", cache.get("exemption_selectors"))
     for s in cache.get("exemption_selectors") or []:
         out.subject(s["iri"], "aegis:Selector", [
@@ -88,7 +90,7 @@ def _selectors(cache: dict, out: "_Writer") -> None:
         ])
 
 
-def _grounded(cache: dict, out: "_Writer") -> None:
+def _grounded(cache: dict[str, Any], out: "_Writer") -> None:
     out.heading("grounded predicates", cache.get("grounded_rules"))
     for g in cache.get("grounded_rules") or []:
         out.subject(g["iri"], "aegis:Predicate", [
@@ -124,7 +126,7 @@ def _grounded(cache: dict, out: "_Writer") -> None:
         out.subject(_item(item), None, [("aegis:identifier", item), ("aegis:status", value)])
 
 
-def _tripwires(cache: dict, out: "_Writer") -> None:
+def _tripwires(cache: dict[str, Any], out: "_Writer") -> None:
     out.heading("governed tripwires", cache.get("tripwires"))
     for w in cache.get("tripwires") or []:
         out.subject(w["iri"], "aegis:Policy", [
@@ -135,7 +137,7 @@ def _tripwires(cache: dict, out: "_Writer") -> None:
         ])
 
 
-def _memory(cache: dict, out: "_Writer") -> None:
+def _memory(cache: dict[str, Any], out: "_Writer") -> None:
     out.heading("host-memory policies", cache.get("memory_policies"))
     for m in cache.get("memory_policies") or []:
         sel, pred, point = m["iri"] + "/selector", m["iri"] + "/predicate", m["iri"] + "/operating-point"
@@ -155,7 +157,7 @@ def _memory(cache: dict, out: "_Writer") -> None:
         ])
 
 
-def _ci_map(cache: dict, out: "_Writer") -> None:
+def _ci_map(cache: dict[str, Any], out: "_Writer") -> None:
     ci = cache.get("ci_map")
     out.heading("CI map", None if ci is None else ci.get("jobs"))
     if ci is None:
@@ -164,7 +166,7 @@ def _ci_map(cache: dict, out: "_Writer") -> None:
     jobs = ci.get("jobs") or []
     out.subject(DUMP_NS + "cimap", "aegis:CiMap", [("aegis:coverage", "complete" if ci.get("complete") else "partial"),
                                                    *[("aegis:ciJob", _Iri(j["iri"])) for j in jobs]])
-    commands: dict[str, dict] = {}
+    commands: dict[str, dict[str, Any]] = {}
     for job in jobs:
         out.subject(job["iri"], "aegis:CiJob", [("aegis:name", job["job"]), ("rdfs:label", job["label"]),
                                                 *[("aegis:localCommand", _Iri(c["iri"])) for c in job["commands"]]])
@@ -175,14 +177,14 @@ def _ci_map(cache: dict, out: "_Writer") -> None:
                                                 *[("aegis:appliesTo", g) for g in command["scopes"]]])
 
 
-def _exposure(cache: dict, out: "_Writer") -> None:
+def _exposure(cache: dict[str, Any], out: "_Writer") -> None:
     entries = cache.get("repo_exposure") or []
     out.heading("repository exposure", entries)
     for e in entries:
         out.subject(e["iri"], None, [("aegis:exposure", e["exposure"]), ("rdfs:comment", e.get("comment"))])
 
 
-def _disk(cache: dict, out: "_Writer") -> None:
+def _disk(cache: dict[str, Any], out: "_Writer") -> None:
     history = cache.get("disk_history")
     out.heading("disk-impact history", history)
     if history is None:
@@ -202,7 +204,7 @@ def _disk(cache: dict, out: "_Writer") -> None:
             ])
 
 
-def _unprojected(cache: dict, out: "_Writer") -> None:
+def _unprojected(cache: dict[str, Any], out: "_Writer") -> None:
     entries = cache.get("unprojected") or []
     notices = cache.get("notices") or []
     if entries:
@@ -225,7 +227,7 @@ class _Iri(str):
 class _Typed:
     """A typed literal (``value`` None means: write nothing)."""
 
-    def __init__(self, value, datatype: str) -> None:
+    def __init__(self, value: Any, datatype: str) -> None:
         self.value = value
         self.datatype = datatype
 
@@ -241,7 +243,7 @@ class _Writer:
         for line in str(text).splitlines() or [""]:
             self.lines.append(f"# {line}".rstrip())
 
-    def heading(self, title: str, entries) -> None:
+    def heading(self, title: str, entries: Any) -> None:
         count = "UNKNOWN" if entries is None else str(len(entries))
         self.lines += ["", f"# ── {title} ({count}) " + "─" * max(3, 70 - len(title) - len(count))]
 
@@ -256,11 +258,11 @@ class _Writer:
         return "\n".join(self.lines) + "\n"
 
 
-def _present(value) -> bool:
+def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, _Typed) and value.value is None)
 
 
-def _term(value) -> str:
+def _term(value: Any) -> str:
     if isinstance(value, _Iri):
         return _iri(value)
     if isinstance(value, _Typed):
@@ -283,7 +285,7 @@ def _string(text: str) -> str:
     return f'"{escaped}"'
 
 
-def _decimal(value) -> str:
+def _decimal(value: Any) -> str:
     text = format(Decimal(repr(float(value))), "f")
     return text if "." in text else text + ".0"
 

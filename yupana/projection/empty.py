@@ -16,6 +16,8 @@ empty projection is stored, and the refresh says so loudly (a warning on stderr 
 
 from __future__ import annotations
 
+from typing import Any
+
 from yupana.planes import GOVERNED_PLANES
 
 #: The planes whose entries govern edits and commands (docs/cache-format.md "counts").
@@ -24,14 +26,14 @@ GOVERNED = GOVERNED_PLANES
 ACCEPT_FLAG = "--accept-empty"
 
 
-def governed_rules(counts: dict | None) -> int:
+def governed_rules(counts: dict[str, Any] | None) -> int:
     """How many governed rules a cache's ``counts`` holds (0 for a missing or odd table)."""
     if not isinstance(counts, dict):
         return 0
     return sum(v for v in (counts.get(plane) for plane in GOVERNED) if isinstance(v, int) and not isinstance(v, bool))
 
 
-def _prior_counts(path: str, key: str) -> dict | None:
+def _prior_counts(path: str, key: str) -> dict[str, Any] | None:
     """The counts of the cache this refresh would replace (None: none for this endpoint)."""
     from yupana.state import cache
 
@@ -41,7 +43,7 @@ def _prior_counts(path: str, key: str) -> dict | None:
     return found.get("counts") if isinstance(found.get("counts"), dict) else None
 
 
-def check(projected: dict, path: str, key: str, *, accept_empty: bool) -> tuple[str | None, str | None]:
+def check(projected: dict[str, Any], path: str, key: str, *, accept_empty: bool) -> tuple[str | None, str | None]:
     """``(refusal, warning)`` for storing ``projected`` (a cache dict) at ``path``.
 
     ``refusal`` (the message of an ``empty`` failure) when the projection governs nothing
@@ -66,7 +68,7 @@ def check(projected: dict, path: str, key: str, *, accept_empty: bool) -> tuple[
                   "endpoint and default_graph, and that the store is loaded")
 
 
-def _shown(counts: dict | None) -> str:
+def _shown(counts: dict[str, Any] | None) -> str:
     counts = counts or {}
     return ", ".join(f"{plane.replace('_', ' ')} {counts[plane]}" for plane in GOVERNED
                      if isinstance(counts.get(plane), int) and counts[plane])

@@ -25,6 +25,8 @@ Every import of rdflib / pyshacl is inside a function: importing this module cos
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import time
 from dataclasses import dataclass, field
@@ -84,7 +86,7 @@ class ShapeResult:
             return '"' + (text if len(text) <= 60 else text[:59] + "…") + '"'
         return compact(self.value) if self.value_kind == "iri" else self.value
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "severity": self.severity,
             "focus": self.focus,
@@ -142,10 +144,10 @@ def shape_files(shapes_dir: str) -> list[str]:
     return files
 
 
-_SHAPES_CACHE: dict[tuple, object] = {}
+_SHAPES_CACHE: dict[tuple[Any, ...], object] = {}
 
 
-def load_shapes(shapes_dir: str | None = None):
+def load_shapes(shapes_dir: str | None = None) -> Any:
     """Parse every shapes file of ``shapes_dir`` into one rdflib Graph (cached per process,
     keyed by the files' paths, sizes and mtimes). GateError names a broken file."""
     import rdflib
@@ -167,7 +169,7 @@ def load_shapes(shapes_dir: str | None = None):
     return graph
 
 
-def to_rdflib(term):
+def to_rdflib(term: Any) -> Any:
     """An rdflib term for a subject/predicate string or a :class:`~yupana.endpoint.base.Term`.
 
     Literals typed ``xsd:string`` become plain literals (RDF 1.1 says they are the same
@@ -187,7 +189,7 @@ def to_rdflib(term):
     return rdflib.Literal(term.value, datatype=datatype)
 
 
-def graph_from_triples(triples) -> object:
+def graph_from_triples(triples: Any) -> object:
     """An rdflib Graph holding ``triples`` ((subject, predicate, Term) tuples)."""
     import rdflib
 
@@ -198,12 +200,12 @@ def graph_from_triples(triples) -> object:
     return graph
 
 
-def validate(triples, shapes_dir: str | None = None) -> GateReport:
+def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
     """Validate governed triples (``(subject, predicate, Term)``) against the shapes."""
     return validate_graph(graph_from_triples(triples), shapes_dir)
 
 
-def validate_graph(data_graph, shapes_dir: str | None = None) -> GateReport:
+def validate_graph(data_graph: Any, shapes_dir: str | None = None) -> GateReport:
     """Validate an rdflib Graph in place (it is not modified: the shapes hold no rules)."""
     import pyshacl
 
@@ -227,7 +229,7 @@ def validate_graph(data_graph, shapes_dir: str | None = None) -> GateReport:
     )
 
 
-def parse_report(report_graph, shapes_graph) -> list[ShapeResult]:
+def parse_report(report_graph: Any, shapes_graph: Any) -> list[ShapeResult]:
     """Flatten every ``sh:ValidationResult`` of a report graph, in a stable order."""
     import rdflib
 
@@ -263,7 +265,7 @@ def parse_report(report_graph, shapes_graph) -> list[ShapeResult]:
     return results
 
 
-def render_path(graph, path) -> str:
+def render_path(graph: Any, path: Any) -> str:
     """A SHACL property path as SPARQL path text (sequences, inverse, alternatives, */+/?)."""
     import rdflib
     from rdflib.collection import Collection
@@ -294,7 +296,7 @@ def compact(iri: str) -> str:
     return f"<{iri}>"
 
 
-def _node_text(node) -> str:
+def _node_text(node: Any) -> str:
     import rdflib
 
     if node is None:
@@ -304,7 +306,7 @@ def _node_text(node) -> str:
     return str(node)
 
 
-def _kind(node) -> str | None:
+def _kind(node: Any) -> str | None:
     import rdflib
 
     if node is None:
@@ -314,7 +316,7 @@ def _kind(node) -> str | None:
     return "bnode" if isinstance(node, rdflib.BNode) else "iri"
 
 
-def _constraint_name(component) -> str:
+def _constraint_name(component: Any) -> str:
     """``sh:MinCountConstraintComponent`` → ``minCount``."""
     if component is None:
         return "unknown"
@@ -324,7 +326,7 @@ def _constraint_name(component) -> str:
     return name[:1].lower() + name[1:] if name else "unknown"
 
 
-def _severity(node) -> str:
+def _severity(node: Any) -> str:
     name = str(node or "").rsplit("#", 1)[-1].lower()
     return name if name in SEVERITIES else "violation"
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from yupana.state import paths
 from yupana.endpoint.base import Term
@@ -140,7 +141,7 @@ def render(name: str, *, values: dict[str, Sequence[Term | str]] | None = None,
     values = values or {}
     used: set[str] = set()
 
-    def fill(match: re.Match) -> str:
+    def fill(match: re.Match[str]) -> str:
         if match.group(2):
             var = match.group(2)
             if var not in values:
@@ -180,7 +181,7 @@ def counted(query: str) -> str:
             f"  UNION\n  {{\n{select}\n  }}\n}}\n")
 
 
-def batched(items: Sequence, size: int) -> Iterator[Sequence]:
+def batched(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     """``items`` in consecutive slices of at most ``size`` (size >= 1)."""
     size = max(1, int(size))
     for start in range(0, len(items), size):

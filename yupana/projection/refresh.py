@@ -20,6 +20,8 @@ docs/cache-format.md ("How a refresh reads the store") for the whole count.
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -69,16 +71,16 @@ class Projection:
     for the ``hosting_overclaim`` spool record.
     """
 
-    cache: dict
+    cache: dict[str, Any]
     triples: list[tuple[str, str, Term]]
     planes: dict[str, PlaneStats]
     notices: list[str]
     hosting_overclaims: list[str] = field(default_factory=list)
 
 
-def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | None = None) -> Projection:
+def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, env: dict[str, Any] | None = None) -> Projection:
     """Project the governed catalogue behind ``endpoint`` (``quipu`` = ``config["quipu"]``)."""
-    env = os.environ if env is None else env
+    env = dict(os.environ) if env is None else env
     reader = Reader(endpoint, deadline, batch_size=quipu.get("batch_size") or 200,
                     max_rows=quipu.get("max_rows") or 10000)
     planes: dict[str, PlaneStats] = {}
@@ -147,7 +149,7 @@ def project(endpoint: Endpoint, quipu: dict, deadline: Deadline, *, env: dict | 
     # 2. non-fatal planes.
     failures: list[str] = []
 
-    def optional(name: str, what: str, fetch: Callable[[Reader], dict]) -> dict | None:
+    def optional(name: str, what: str, fetch: Callable[[Reader], dict[str, Any]]) -> dict[str, Any] | None:
         with plane(name) as stats:
             try:
                 value = fetch(reader)
@@ -215,9 +217,9 @@ def _class_chain(reader: Reader, subjects: list[Subject]) -> int:
         todo = subject.types()
         seen = set(todo)
         while todo:
-            for sup in supers.get(todo.pop(), ()):
-                if sup not in seen:
-                    seen.add(sup)
-                    todo.append(sup)
+            for found in supers.get(todo.pop(), ()):
+                if found not in seen:
+                    seen.add(found)
+                    todo.append(found)
         subject.classes = seen
     return edges

@@ -10,6 +10,8 @@ not compile raise :class:`ProjectionError` naming the subject and the property.
 
 from __future__ import annotations
 
+from typing import Any, Literal, overload
+
 from collections.abc import Iterable
 
 from yupana.endpoint.base import Term
@@ -17,7 +19,7 @@ from yupana.projection.errors import ProjectionError
 from yupana.projection.vocab import RDF_TYPE, curie
 
 
-def _order(term: Term) -> tuple:
+def _order(term: Term) -> tuple[Any, ...]:
     return (term.kind, term.value, term.datatype or "", term.lang or "")
 
 
@@ -69,6 +71,11 @@ class Subject:
 
     # ── strict accessors ──────────────────────────────────────────────────────────────
 
+    @overload
+    def one(self, predicate: str, *, required: Literal[True] = ...) -> Term: ...
+    @overload
+    def one(self, predicate: str, *, required: bool) -> Term | None: ...
+
     def one(self, predicate: str, *, required: bool = True) -> Term | None:
         """The single value of a single-valued property (None when optional and absent)."""
         terms = self.terms(predicate)
@@ -80,6 +87,11 @@ class Subject:
                 raise self.error(predicate, "is missing; it is required")
             return None
         return terms[0]
+
+    @overload
+    def string(self, predicate: str, *, required: Literal[True] = ...) -> str: ...
+    @overload
+    def string(self, predicate: str, *, required: bool) -> str | None: ...
 
     def string(self, predicate: str, *, required: bool = True) -> str | None:
         """The single literal value, non-blank."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yupana.planes import AEGIS
+from yupana.planes import AEGIS as AEGIS  # re-exported
 
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"

@@ -21,12 +21,16 @@ import os
 
 from yupana.state import atomic, paths, statefile, stores
 # normalize_endpoint is part of this module's API (it is where caches compare endpoints).
-from yupana.state.stores import normalize_endpoint  # noqa: F401
+from yupana.state.stores import normalize_endpoint as normalize_endpoint  # re-exported
 
 from yupana import fastjson, globs, redact
 from yupana.regex import prefilter as regex_prefilter
 
 from yupana.planes import CACHE_VERSION, LIST_PLANES, OPTIONAL_PLANES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 HOT_FORMAT = 3
 
@@ -71,7 +75,7 @@ def hot_path_for(path: str) -> str:
     return base + ".hot"
 
 
-def _hot_key(st: os.stat_result) -> tuple:
+def _hot_key(st: os.stat_result) -> tuple[Any, ...]:
     """What ties a hot twin to one exact projection.json (and to this derivation code)."""
     return (HOT_FORMAT, regex_prefilter.ALGORITHM, st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -79,7 +83,7 @@ def _hot_key(st: os.stat_result) -> tuple:
 # ── writing (cold path) ─────────────────────────────────────────────────────────────
 
 
-def save(cache: dict, path: str | None = None) -> str | None:
+def save(cache: dict[str, Any], path: str | None = None) -> str | None:
     """Write ``cache`` atomically, then its hot twin. Return None, or why it failed.
 
     A failed write leaves the previous files exactly as they were.
@@ -87,7 +91,7 @@ def save(cache: dict, path: str | None = None) -> str | None:
     return save_detailed(cache, path)[0]
 
 
-def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str | None]:
+def save_detailed(cache: dict[str, Any], path: str | None = None) -> tuple[str | None, str | None]:
     """Like :func:`save`; returns ``(error, hot_error)``.
 
     ``error`` means projection.json was not replaced (the prior cache is untouched).
@@ -124,7 +128,7 @@ def save_detailed(cache: dict, path: str | None = None) -> tuple[str | None, str
     return None, None
 
 
-def _write_twin(target: str, st: os.stat_result, derived: dict, json_sha1: str) -> None:
+def _write_twin(target: str, st: os.stat_result, derived: dict[str, Any], json_sha1: str) -> None:
     twin = {"key": _hot_key(st), "json_sha1": json_sha1, "cache": derived}
     atomic.write(hot_path_for(target), marshal.dumps(twin))
 
@@ -134,7 +138,7 @@ def _sha1(data: bytes) -> str:
         from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
     except ImportError:  # pragma: no cover - interpreters built without it
         from hashlib import sha1
-    return sha1(data).hexdigest()
+    return str(sha1(data).hexdigest())
 
 
 def _unlink(path: str) -> None:
@@ -144,7 +148,7 @@ def _unlink(path: str) -> None:
         pass
 
 
-def derive_hot(cache: dict) -> dict:
+def derive_hot(cache: dict[str, Any]) -> dict[str, Any]:
     """Add what hooks would otherwise compute per call: regex prefilters and glob tokens.
 
     Derived keys start with an underscore and never appear in projection.json. A glob that
@@ -178,13 +182,13 @@ def derive_hot(cache: dict) -> dict:
     return out
 
 
-def _with_globs(entry: dict, key: str) -> dict:
+def _with_globs(entry: dict[str, Any], key: str) -> dict[str, Any]:
     entry = dict(entry)
     entry["_" + key] = _compile_all(entry.get(key) or ())
     return entry
 
 
-def _compile_all(patterns) -> list | None:
+def _compile_all(patterns: list[Any] | tuple[Any, ...]) -> list[Any] | None:
     try:
         return [globs.compile_glob(p) for p in patterns]
     except globs.GlobError:
@@ -194,7 +198,7 @@ def _compile_all(patterns) -> list | None:
 # ── reading (hot path) ──────────────────────────────────────────────────────────────
 
 
-def load_servable(path: str | None, endpoint: str, ttl: int, now: int, hot: bool = True) -> tuple[dict | None, Miss | None]:
+def load_servable(path: str | None, endpoint: str, ttl: int, now: int, hot: bool = True) -> tuple[dict[str, Any] | None, Miss | None]:
     """The cache to serve for ``endpoint`` at ``now``, or the named reason there is none.
 
     With ``hot`` the result carries the derived keys of :func:`derive_hot`.
@@ -219,7 +223,7 @@ def load_servable(path: str | None, endpoint: str, ttl: int, now: int, hot: bool
     return cache, None
 
 
-def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
+def read(path: str, hot: bool = True) -> tuple[dict[str, Any] | None, Miss | None]:
     """Read and shape-check the cache file, preferring the hot twin when it matches.
 
     With ``hot``, a JSON read (no twin, or one for another file) is followed by rewriting
@@ -259,7 +263,7 @@ def read(path: str, hot: bool = True) -> tuple[dict | None, Miss | None]:
     return derived, None
 
 
-def _check_shape(cache: object, path: str, entries: bool = True) -> tuple[dict | None, Miss | None]:
+def _check_shape(cache: object, path: str, entries: bool = True) -> tuple[dict[str, Any] | None, Miss | None]:
     if not isinstance(cache, dict):
         return None, Miss("unreadable", f"{path} does not hold a JSON object")
     version = cache.get("version")

@@ -12,6 +12,10 @@ entries" lists the fields).
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 _STR = (str,)
 _OPT_STR = (str, type(None))
 _NUM = (int, float)
@@ -28,13 +32,13 @@ class Malformed(ValueError):
     """``plane[index] (name) field: what is wrong``."""
 
 
-def _where(plane: str, index: int, entry: dict) -> str:
+def _where(plane: str, index: int, entry: dict[str, Any]) -> str:
     name = entry.get("name") if isinstance(entry.get("name"), str) else entry.get("iri")
     return f"{plane}[{index}]" + (f" ({name})" if isinstance(name, str) else "")
 
 
-def _field(entry: dict, key: str, types: tuple, where: str, *, required: bool = True,
-           nonempty: bool = False, choices: tuple | None = None) -> None:
+def _field(entry: dict[str, Any], key: str, types: tuple[Any, ...], where: str, *, required: bool = True,
+           nonempty: bool = False, choices: tuple[Any, ...] | None = None) -> None:
     if key not in entry or entry[key] is None:
         if required and type(None) not in types:
             raise Malformed(f"{where}: `{key}` is missing")
@@ -48,7 +52,7 @@ def _field(entry: dict, key: str, types: tuple, where: str, *, required: bool = 
         raise Malformed(f"{where}: `{key}` is {value!r}; expected one of {', '.join(choices)}")
 
 
-def _strings(entry: dict, key: str, where: str, *, required: bool = False) -> None:
+def _strings(entry: dict[str, Any], key: str, where: str, *, required: bool = False) -> None:
     value = entry.get(key)
     if value is None:
         if required:
@@ -63,13 +67,13 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _names(types: tuple) -> str:
+def _names(types: tuple[Any, ...]) -> str:
     return " or ".join("null" if t is type(None) else {"str": "a string", "int": "a number", "float": "a number",
                                                          "dict": "an object", "list": "a list"}.get(t.__name__, t.__name__)
                        for t in types)
 
 
-def _text_rule(e: dict, w: str) -> None:
+def _text_rule(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _field(e, "pattern", _STR, w, nonempty=True)
     _field(e, "tier", _STR, w, required=False, choices=TEXT_TIERS)  # absent: warn
@@ -79,14 +83,14 @@ def _text_rule(e: dict, w: str) -> None:
         _strings(e, key, w)
 
 
-def _grounded(e: dict, w: str) -> None:
+def _grounded(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _field(e, "match_type", _STR, w, choices=GROUNDED_MATCH_TYPES)
     _field(e, "tier", _STR, w, required=False, choices=TEXT_TIERS)
     _field(e, "label", _OPT_STR, w, required=False)
 
 
-def _policy(e: dict, w: str) -> None:
+def _policy(e: dict[str, Any], w: str) -> None:
     rule = e.get("rule")
     if not isinstance(rule, dict):
         raise Malformed(f"{w}: `rule` is {_short(rule)}, not an object")
@@ -100,7 +104,7 @@ def _policy(e: dict, w: str) -> None:
     _field(e, "effect", _STR, w, choices=EFFECTS)
 
 
-def _tripwire(e: dict, w: str) -> None:
+def _tripwire(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _strings(e, "paths", w, required=True)
     _field(e, "effect", _STR, w, choices=WIRE_EFFECTS)
@@ -109,14 +113,14 @@ def _tripwire(e: dict, w: str) -> None:
     _field(e, "backoff", (dict, type(None)), w, required=False)
 
 
-def _memory(e: dict, w: str) -> None:
+def _memory(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _field(e, "command_regex", _STR, w, nonempty=True)
     _field(e, "threshold_gib", _NUM, w)
     _field(e, "effect", _STR, w, required=False, choices=MEMORY_EFFECTS)
 
 
-def _selector(e: dict, w: str) -> None:
+def _selector(e: dict[str, Any], w: str) -> None:
     _strings(e, "exempt_path_regexes", w)
 
 
@@ -124,7 +128,7 @@ CHECKS = {"text_rules": _text_rule, "grounded_rules": _grounded, "policies": _po
           "memory_policies": _memory, "exemption_selectors": _selector}
 
 
-def check(cache: dict) -> str | None:
+def check(cache: dict[str, Any]) -> str | None:
     """None when every entry of every plane has its documented shape, else what is wrong."""
     for plane, checker in CHECKS.items():
         for index, entry in enumerate(cache.get(plane) or ()):

@@ -18,6 +18,10 @@ import os
 from yupana import fastjson
 from yupana.state import atomic, statefile
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 NAME = "denials.jsonl"
 MAX_ENTRIES = 300
 MAX_AGE_SECS = 30 * 86400
@@ -26,9 +30,9 @@ COMPACT_BYTES = 2 * MAX_BYTES
 MAX_REASON = 500
 
 
-def load(path: str | None, now: int) -> tuple[list[dict], dict]:
+def load(path: str | None, now: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The live entries (newest last) and the corpus watermark ``{entries, newest_at, bytes}``."""
-    entries: list[dict] = []
+    entries: list[dict[str, Any]] = []
     size = 0
     if path:
         try:
@@ -52,7 +56,7 @@ def load(path: str | None, now: int) -> tuple[list[dict], dict]:
     return entries, mark
 
 
-def append(path: str, entry: dict) -> bool:
+def append(path: str, entry: dict[str, Any]) -> bool:
     """Append one denial (one line, ``O_APPEND``); compact when the file has grown past the bound."""
     entry = dict(entry)
     entry["reason"] = str(entry.get("reason", ""))[:MAX_REASON]

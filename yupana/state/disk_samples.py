@@ -33,6 +33,10 @@ from yupana.workers import detached
 
 from yupana import fastjson, redact
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 MAX_OPEN_SECS = 24 * 3600  # an open sample older than this measures too much else: dropped
 PENDING_SECS = 60
 MOUNTINFO = "/proc/self/mountinfo"
@@ -119,7 +123,7 @@ def _digest(text: str) -> str:
     except ImportError:  # pragma: no cover
         from hashlib import sha256
 
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return str(sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16])
 
 
 def free_bytes(path: str) -> int | None:
@@ -166,7 +170,7 @@ def _safe(text: str, limit: int = 64) -> str:
     return "".join(c for c in text if c.isascii() and (c.isalnum() or c in "_-"))[:limit]
 
 
-def rotate(session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[dict], str | None]:
+def rotate(session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[dict[str, Any]], str | None]:
     """Close the session's open sample and open one for this command.
 
     Returns (closed samples, a note when a sample was dropped or state could not be kept).
@@ -177,7 +181,7 @@ def rotate(session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[
     if not base or not sid:
         return [], "no session id or state directory: samples cannot be paired"
     state = os.path.join(base, f"session-{sid}.json")
-    closed: list[dict] = []
+    closed: list[dict[str, Any]] = []
     note = None
     claim = f"{state}.{os.getpid()}.{time.monotonic_ns()}"
     try:
@@ -205,7 +209,7 @@ def rotate(session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[
     return closed, note
 
 
-def preview(session: str, fss: list[Fs], now: int) -> tuple[list[dict], str | None]:
+def preview(session: str, fss: list[Fs], now: int) -> tuple[list[dict[str, Any]], str | None]:
     """What :func:`rotate` would close now, read without claiming or writing anything
     (``yupana explain``'s dry run)."""
     base = disk_dir()
@@ -221,7 +225,7 @@ def preview(session: str, fss: list[Fs], now: int) -> tuple[list[dict], str | No
     return _close(prior, fss, now) if isinstance(prior, dict) else ([], None)
 
 
-def _close(prior: dict, fss: list[Fs], now: int) -> tuple[list[dict], str | None]:
+def _close(prior: dict[str, Any], fss: list[Fs], now: int) -> tuple[list[dict[str, Any]], str | None]:
     at = prior.get("at")
     signature = prior.get("signature")
     if not isinstance(at, int) or not isinstance(signature, str) or not isinstance(prior.get("fs"), list):
@@ -231,7 +235,7 @@ def _close(prior: dict, fss: list[Fs], now: int) -> tuple[list[dict], str | None
     if now < at:
         return [], "the open sample is dated in the future (clock moved backwards) and is dropped"
     current = {f.identity: f.free for f in fss}
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for entry in prior["fs"]:
         if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], int)):
             continue
@@ -276,7 +280,7 @@ def disable_writes(session: str, reason: str) -> None:
         pass
 
 
-def enqueue(endpoint: str, session: str, samples: list[dict]) -> str | None:
+def enqueue(endpoint: str, session: str, samples: list[dict[str, Any]]) -> str | None:
     """Append samples to the endpoint's queue in one write. None, or why it failed."""
     target = queue_path(endpoint)
     if not target:
@@ -309,20 +313,10 @@ def start_flush(endpoint: str, root: str, now: int, config: str | None = None) -
     target = queue_path(endpoint)
     if not target:
         return False
-    state = flush_state_path(endpoint)
-    try:
-        retry_after = fastjson.loads(statefile.read(state)).get("retry_after", 0)  # type: ignore[arg-type]
-        if isinstance(retry_after, int) and now < retry_after:
-            return False
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
-        pass
-    marker = target[: -len(".jsonl")] + ".pending"
-    if not detached.claim(marker, now, PENDING_SECS):
+    if not detached.retry_due(flush_state_path(endpoint), now):
         return False
+    marker = target[: -len(".jsonl")] + ".pending"
     args = ["disk-flush", "--endpoint", redact.redact_url(endpoint), "--root", root, "--marker", marker]  # argv is public
     if config:
         args += ["--config", config]
-    if detached.spawn(args):
-        return True
-    detached.release(marker)
-    return False
+    return detached.spawn_claimed(marker, args, now, PENDING_SECS)

@@ -65,7 +65,7 @@ def store_digest(endpoint_key: str) -> str:
         from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
     except ImportError:  # pragma: no cover - interpreters built without it
         from hashlib import sha1
-    return sha1(endpoint_key.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return str(sha1(endpoint_key.encode("utf-8", "surrogateescape")).hexdigest()[:20])
 
 
 def store_dir(endpoint_key: str, base: str | None = None) -> str | None:

@@ -24,6 +24,10 @@ from yupana import fastjson
 
 from yupana.state import statefile
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 STATE_VERSION = 1
 BACKOFF_CAP_SECS = 3600
 STATE_NAME = "refresh-state.json"
@@ -47,7 +51,7 @@ def log_path(cache_path: str) -> str:
     return beside(cache_path, LOG_NAME)
 
 
-def read(cache_path: str | None, endpoint: str | None = None) -> dict:
+def read(cache_path: str | None, endpoint: str | None = None) -> dict[str, Any]:
     """The state beside ``cache_path`` ({} when absent, unreadable, or for another endpoint)."""
     if not cache_path:
         return {}
@@ -70,22 +74,22 @@ def backoff_secs(base: int, consecutive_failures: int) -> int:
     return min(BACKOFF_CAP_SECS, base * (1 << min(consecutive_failures - 1, 30)))
 
 
-def in_backoff(state: dict, now: int) -> bool:
+def in_backoff(state: dict[str, Any], now: int) -> bool:
     until = state.get("backoff_until")
     return isinstance(until, int) and now < until
 
 
-def failed_since(state: dict, written_at: int) -> bool:
+def failed_since(state: dict[str, Any], written_at: int) -> bool:
     """True when the latest attempt failed, at or after the cache was written."""
     last = state.get("last_failure_at")
     return bool(state.get("consecutive_failures")) and isinstance(last, int) and last >= written_at
 
 
-def write(cache_path: str, state: dict) -> str | None:
+def write(cache_path: str, state: dict[str, Any]) -> str | None:
     """Replace the state file atomically; return None or why it could not be written."""
     from yupana import redact
 
-    state = redact.redact_fields(dict(state))  # an error quoting a URL keeps no credentials
+    state = redact.redact_fields(dict(state))  # type: ignore[assignment]  # an error quoting a URL keeps no credentials
     state["version"] = STATE_VERSION
     target = state_path(cache_path)
     from yupana.state import atomic

@@ -23,6 +23,10 @@ from yupana import fastjson, redact
 
 from yupana.state import paths, statefile
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 ROTATE_BYTES = 64 * 1024 * 1024
 
 _last_error: str | None = None
@@ -94,7 +98,7 @@ def _append(target: str, line: bytes) -> bool:
         return False
 
 
-def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list[dict]:
+def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list[dict[str, Any]]:
     """The last records of the spool (whole lines within the final ``max_bytes``), oldest first.
 
     Unparseable lines (a torn tail after a crash, a foreign writer) are skipped.
@@ -111,7 +115,7 @@ def read_tail(path: str | None = None, max_bytes: int = 4 * 1024 * 1024) -> list
     if start:
         cut = data.find(b"\n")
         data = data[cut + 1 :] if cut >= 0 else b""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for raw in data.splitlines():
         try:
             rec = fastjson.loads(raw)

@@ -21,6 +21,10 @@ from yupana import fastjson
 
 from yupana.state import paths, statefile
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 COMPACT_BYTES = 256 * 1024
 MAX_BACKOFF_SECS = 6 * 3600
 
@@ -30,7 +34,7 @@ def throttle_path() -> str | None:
     return paths.state_file("throttles.jsonl")
 
 
-def load(now: int, path: str | None = None) -> dict[tuple[str, str], dict]:
+def load(now: int, path: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
     """Active back-offs keyed by (constraint_id, scope): ``{"until", "n"}``, latest wins."""
     target = path or throttle_path()
     if not target:
@@ -39,7 +43,7 @@ def load(now: int, path: str | None = None) -> dict[tuple[str, str], dict]:
         data = statefile.read(target, statefile.LOG_LIMIT)
     except OSError:  # absent, unreadable, or refused (a FIFO, a device: noted by statefile)
         return {}
-    latest: dict[tuple[str, str], dict] = {}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
     for raw in data.splitlines():
         try:
             rec = fastjson.loads(raw)
@@ -58,7 +62,7 @@ def load(now: int, path: str | None = None) -> dict[tuple[str, str], dict]:
     return {k: v for k, v in latest.items() if v["until"] > now}
 
 
-def active_for(scope: str, now: int, table: dict[tuple[str, str], dict] | None = None) -> list[tuple[str, int]]:
+def active_for(scope: str, now: int, table: dict[tuple[str, str], dict[str, Any]] | None = None) -> list[tuple[str, int]]:
     """(constraint_id, until) of every back-off active in ``scope``, soonest-ending first."""
     table = load(now) if table is None else table
     found = [(cid, entry["until"]) for (cid, sc), entry in table.items() if sc == scope]
@@ -66,7 +70,7 @@ def active_for(scope: str, now: int, table: dict[tuple[str, str], dict] | None =
     return found
 
 
-def backoff_secs(backoff: dict | None, crossings: int) -> int | None:
+def backoff_secs(backoff: dict[str, Any] | None, crossings: int) -> int | None:
     """Seconds of back-off for the ``crossings``-th crossing in the window, or None.
 
     ``backoff`` is ``{"kind": "fixed", "secs": N}`` or ``{"kind": "exp", "d": D, "c": C}``

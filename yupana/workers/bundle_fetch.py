@@ -14,6 +14,9 @@ it and the prior cache keeps serving.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from dataclasses import dataclass
 
 from yupana.projection.bundle import BundleError
@@ -25,14 +28,14 @@ MAX_BUNDLE_BYTES = 256 << 20
 class Fetched:
     """What one fetch found: ``cache`` None means 304 (the installed bundle is current)."""
 
-    cache: dict | None
-    header: dict | None
+    cache: dict[str, Any] | None
+    header: dict[str, Any] | None
     etag: str | None
     last_modified: str | None
     size: int
 
 
-def fetch(url: str, quipu: dict, prior: dict, *, deadline_secs: float) -> Fetched:
+def fetch(url: str, quipu: dict[str, Any], prior: dict[str, Any], *, deadline_secs: float) -> Fetched:
     """GET the bundle at ``url`` (``prior``: refresh-state's ``bundle`` record of the installed one)."""
     if url.startswith("file:"):
         path = url[len("file:"):]
@@ -42,7 +45,10 @@ def fetch(url: str, quipu: dict, prior: dict, *, deadline_secs: float) -> Fetche
         except OSError as exc:
             raise BundleError("fetch", f"cannot read the bundle {path}: {exc.strerror or exc}") from None
         return _fetched(data, None, None)
-    import httpx
+    # The store's own HTTP transport: the same time limits, no proxies, no redirects, and the one
+    # place httpx failures are translated (yupana.endpoint.errors), here into the bundle's kinds.
+    from yupana.endpoint import Deadline, DeadlineError, EndpointError, HTTPStatus, StoreTimeout, TooLarge
+    from yupana.endpoint.http import Http
 
     headers = {"Accept": "application/octet-stream"}
     if prior.get("etag"):
@@ -50,28 +56,33 @@ def fetch(url: str, quipu: dict, prior: dict, *, deadline_secs: float) -> Fetche
     if prior.get("last_modified"):
         headers["If-Modified-Since"] = prior["last_modified"]
     timeout = min(float(quipu.get("request_timeout_secs") or 2.0) * 5, max(0.1, deadline_secs))
+    http = Http(connect_timeout=float(quipu.get("connect_timeout_secs") or 2.0), request_timeout=timeout)
     try:
-        with httpx.Client(trust_env=False, timeout=httpx.Timeout(timeout, connect=float(
-                quipu.get("connect_timeout_secs") or 2.0)), follow_redirects=False) as client:
-            response = client.get(url, headers=headers)
-    except httpx.TimeoutException as exc:
-        raise BundleError("timeout", f"fetching the bundle timed out: {exc}") from None
-    except httpx.HTTPError as exc:
-        raise BundleError("connect", f"cannot fetch the bundle: {type(exc).__name__}: {exc}") from None
-    if response.status_code == 304:
+        response = http.get(url, what="the bundle", deadline=Deadline(max(0.1, deadline_secs)), headers=headers)
+    except (StoreTimeout, DeadlineError) as exc:
+        raise BundleError("timeout", f"fetching the bundle timed out: {exc.message}") from None
+    except TooLarge:
+        raise BundleError("format", f"the bundle is larger than {MAX_BUNDLE_BYTES} bytes") from None
+    except HTTPStatus as exc:
+        raise BundleError("http", f"the bundle server answered: {exc.message}") from None
+    except EndpointError as exc:
+        raise BundleError("connect", f"cannot fetch the bundle: {exc.message}") from None
+    finally:
+        http.close()
+    if response.status == 304:
         return Fetched(None, None, prior.get("etag"), prior.get("last_modified"), 0)
-    if response.status_code != 200:
-        raise BundleError("http", f"the bundle server answered HTTP {response.status_code}")
-    if len(response.content) > MAX_BUNDLE_BYTES:
+    if response.status != 200:
+        raise BundleError("http", f"the bundle server answered HTTP {response.status}")
+    if len(response.body) > MAX_BUNDLE_BYTES:
         raise BundleError("format", f"the bundle is larger than {MAX_BUNDLE_BYTES} bytes")
-    return _fetched(response.content, response.headers.get("etag"), response.headers.get("last-modified"))
+    return _fetched(response.body, response.headers.get("etag"), response.headers.get("last-modified"))
 
 
 def _fetched(data: bytes, etag: str | None, last_modified: str | None) -> Fetched:
     return Fetched({"_raw": data}, None, etag, last_modified, len(data))
 
 
-def verified(fetched: Fetched, bundle_cfg: dict, root: str, endpoint: str, ttl: int, now: int) -> Fetched:
+def verified(fetched: Fetched, bundle_cfg: dict[str, Any], root: str, endpoint: str, ttl: int, now: int) -> Fetched:
     """``fetched`` with its signed cache verified and checked (BundleError otherwise)."""
     from yupana.projection import bundle
 
@@ -85,8 +96,8 @@ def verified(fetched: Fetched, bundle_cfg: dict, root: str, endpoint: str, ttl: 
     return Fetched(cache, header, fetched.etag, fetched.last_modified, fetched.size)
 
 
-def body(url: str, bundle_cfg: dict, root: str, quipu: dict, key: str, path: str, state: dict, now: int,
-         say, outcome) -> dict | None:
+def body(url: str, bundle_cfg: dict[str, Any], root: str, quipu: dict[str, Any], key: str, path: str, state: dict[str, Any], now: int,
+         say: Callable[[str], None], outcome: Any) -> dict[str, Any] | None:
     """The verified cache a bundle host installs, or None on a 304 for a bundle still within its TTL
     (``outcome`` then says ``not-modified``). Raises BundleError; fills ``outcome.bundle``."""
     from yupana.redact import redact_url
@@ -104,6 +115,7 @@ def body(url: str, bundle_cfg: dict, root: str, quipu: dict, key: str, path: str
     say(f"fetching the rule-set bundle {shown}")
     fetched = fetch(url, quipu, validators, deadline_secs=float(quipu.get("refresh_deadline_secs") or 20.0))
     if fetched.cache is None:
+        assert installed is not None  # validators were sent only for an installed bundle: a 304 means it is there
         bundle.check_servable(installed, key, ttl, now)  # a 304 extends nothing: past its TTL it is refused
         outcome.status = "not-modified"
         outcome.written_at, outcome.digest = installed["written_at"], installed.get("digest")

@@ -11,10 +11,10 @@ flock it drains ``queue-<endpoint hash>.jsonl`` batch by batch:
   set). The transport is reused rather than SPARQLWrapper so that writes get the same
   deadlines, credentials handling (secrets scrubbed from errors) and error kinds as reads.
 
-Each observation is ``aegis:diskobs_<id>`` (the random id given when it was queued, so a
-retried batch rewrites the same triples instead of duplicating them) with exactly the four
-properties of ``aegis:CommandDiskImpactObservationShape``; a queued line that would not
-conform (a path, a blank) is dropped and recorded, never written.
+The write itself is the endpoint's (:meth:`yupana.endpoint.Endpoint.write_disk_observations`):
+each observation is ``aegis:diskobs_<id>`` with exactly the four properties of
+``aegis:CommandDiskImpactObservationShape``; a queued line that would not conform (a path, a
+blank) is dropped and recorded here, never written.
 
 Failures keep their reasons in the spool: a transport failure is ``disk_write_failed``
 (the unwritten samples stay queued; further flushes back off for ``refresh_backoff_secs``);
@@ -24,14 +24,16 @@ are disabled (marker files; the hook stops queueing for them) and their samples 
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import os
 import re
 import time
+from collections.abc import Callable
 
 from yupana.state import atomic
 
-from yupana.planes import AEGIS
 from yupana.workers import detached
 
 DEADLINE_SECS = 10.0
@@ -70,8 +72,6 @@ class Flushed:
 
 def flush(endpoint: str, root: str, override: str | None = None) -> Flushed:
     """Drain the endpoint's queue into the store; never raises."""
-    import fcntl
-
     from yupana.state import disk_samples, spool
 
     done = Flushed()
@@ -79,11 +79,10 @@ def flush(endpoint: str, root: str, override: str | None = None) -> Flushed:
     if not queue:
         return done
     os.makedirs(os.path.dirname(queue), exist_ok=True)
-    with open(queue[: -len(".jsonl")] + ".lock", "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return done  # another flush is draining this queue
+    lock = detached.try_lock(queue[: -len(".jsonl")] + ".lock")
+    if lock is None:
+        return done  # another flush is draining this queue
+    with lock:
         try:
             _drain(endpoint, root, override, queue, done)
         except Exception as exc:  # noqa: BLE001 - a worker must not die silently
@@ -110,9 +109,11 @@ def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flu
             while pending:
                 batch = pending[:BATCH]
                 try:
-                    writer(batch)
+                    writer.write(batch)
                 except Exception as exc:  # noqa: BLE001 - EndpointError or a transport bug
-                    if getattr(exc, "kind", None) == "auth":
+                    from yupana.endpoint import AuthError
+
+                    if isinstance(exc, AuthError):
                         _refused(exc, pending, done)
                         _unlink(draining)
                         return
@@ -129,12 +130,10 @@ def _drain(endpoint: str, root: str, override: str | None, queue: str, done: Flu
             spool.record("disk_written", {"samples": done.written})
         _clear_backoff(endpoint)
     finally:
-        close = getattr(writer, "close", None)
-        if close:
-            close()
+        writer.close()
 
 
-def _gather(queue: str, draining: str, done: Flushed) -> list[dict]:
+def _gather(queue: str, draining: str, done: Flushed) -> list[dict[str, Any]]:
     """Move newly queued samples into the draining file (capped at MAX_QUEUED, newest kept)
     and return everything waiting, oldest first. A store that stays down cannot make the
     queue grow without bound: every flush attempt gathers and caps it."""
@@ -170,8 +169,16 @@ def _unlink(path: str) -> None:
         pass
 
 
-def _open_writer(endpoint: str, root: str, override: str | None):
-    """(write(batch) callable, back-off seconds, why not)."""
+class Writer:
+    """The store's write of one batch, and its close."""
+
+    def __init__(self, write: Callable[[list[dict[str, object]]], None], close: Callable[[], None]) -> None:
+        self.write = write
+        self.close = close
+
+
+def _open_writer(endpoint: str, root: str, override: str | None) -> tuple[Writer | None, int, str | None]:
+    """(the writer, back-off seconds, why not)."""
     try:
         from yupana import config
 
@@ -184,30 +191,28 @@ def _open_writer(endpoint: str, root: str, override: str | None):
     if normalize_endpoint(str(quipu.get("endpoint") or "")) != normalize_endpoint(endpoint):  # as the hook saw it
         return None, backoff, "the configured endpoint is no longer the one these samples were queued for"
     try:
-        from yupana.endpoint import open_endpoint
-        from yupana.endpoint.base import WRITE, Deadline
+        from yupana.endpoint import WRITE, Deadline, open_endpoint
 
         ep = open_endpoint(quipu, deadline=Deadline(DEADLINE_SECS))
     except Exception as exc:  # noqa: BLE001
         return None, backoff, f"cannot open the store: {_reason(exc)}"
-    if WRITE not in ep.capabilities:
+    if not ep.can(WRITE):
         ep.close()
         return None, backoff, f"the store ({ep.dialect}) has no write path"
     graph = quipu.get("default_graph")
 
-    def write(batch: list[dict]) -> None:
-        ep.write_triples({"aegis": AEGIS}, triples(batch), graph, Deadline(DEADLINE_SECS))
-    write.close = ep.close  # type: ignore[attr-defined]
-    return write, backoff, None
+    def write(batch: list[dict[str, object]]) -> None:
+        ep.write_disk_observations(batch, graph, Deadline(DEADLINE_SECS))
+    return Writer(write, ep.close), backoff, None
 
 
-def _read(path: str, done: Flushed) -> list[dict]:
+def _read(path: str, done: Flushed) -> list[dict[str, Any]]:
     """Valid queued samples of ``path`` ([] when absent); malformed ones are dropped and recorded."""
     import json
 
     from yupana.state import spool
 
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     bad = 0
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -238,21 +243,7 @@ def _conforms(s: object) -> bool:
             and isinstance(s.get("id"), str) and bool(_ID.match(s["id"])) and isinstance(s.get("session"), str))
 
 
-def triples(batch: list[dict]) -> str:
-    """A batch of observations as triples (exactly the shape's four properties), in the
-    syntax Turtle and ``INSERT DATA`` share, with the ``aegis:`` prefix."""
-    return "\n".join(f"aegis:diskobs_{s['id']} a aegis:CommandDiskImpactObservation ;\n"
-                     f"    aegis:commandSignature {_literal(s['signature'])} ;\n"
-                     f"    aegis:filesystemIdentity {_literal(s['fs'])} ;\n"
-                     f"    aegis:deltaBytes {int(s['delta'])} ;\n"
-                     f"    aegis:observedAt {int(s['at'])} ." for s in batch) + "\n"
-
-
-def _literal(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
-
-
-def _refused(exc: Exception, pending: list[dict], done: Flushed) -> None:
+def _refused(exc: Exception, pending: list[dict[str, Any]], done: Flushed) -> None:
     from yupana.state import disk_samples, spool
 
     reason = _reason(exc)
@@ -291,13 +282,15 @@ def _clear_backoff(endpoint: str) -> None:
             pass
 
 
-def _rewrite(path: str, samples: list[dict]) -> None:
+def _rewrite(path: str, samples: list[dict[str, Any]]) -> None:
     import json
 
     atomic.write(path, "".join(json.dumps(s) + "\n" for s in samples).encode("utf-8"))
 
 
 def _reason(exc: Exception) -> str:
-    kind = getattr(exc, "kind", None)
-    message = getattr(exc, "message", None) or str(exc)
-    return f"{kind}: {message}" if kind else f"{type(exc).__name__}: {message}"
+    from yupana.endpoint import EndpointError
+
+    if isinstance(exc, EndpointError):
+        return f"{exc.kind}: {exc.message or exc}"
+    return f"{type(exc).__name__}: {exc}"

@@ -42,9 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def ask(repo: str, endpoint: str, root: str, override: str | None) -> tuple[str, str | None]:
-    """(exposure, reason) from the store; never raises."""
-    from yupana import exposure
-
+    """(exposure, reason) from the store (:meth:`yupana.endpoint.Endpoint.repository_exposure`); never raises."""
     try:
         from yupana import config
 
@@ -55,21 +53,19 @@ def ask(repo: str, endpoint: str, root: str, override: str | None) -> tuple[str,
 
     if normalize_endpoint(str(quipu.get("endpoint") or "")) != normalize_endpoint(endpoint):  # as the hook saw it
         return "unknown", "the configured endpoint changed while the lookup was pending"
-    try:
-        from yupana.endpoint import open_endpoint
-        from yupana.endpoint.base import POLICY_CHECK, Deadline
+    from yupana.endpoint import POLICY_CHECK, Deadline, EndpointError, open_endpoint
 
+    try:
         ep = open_endpoint(quipu)
     except Exception as exc:  # noqa: BLE001
         return "unknown", f"cannot open the store: {exc}"
     try:
-        if POLICY_CHECK not in ep.capabilities:
+        if not ep.can(POLICY_CHECK):
             return "unknown", f"the store ({ep.dialect}) has no /policy/check"
-        reply = ep.policy_check(exposure.POLICY_IRI, exposure.repo_iri(repo), Deadline(DEADLINE_SECS))
-        return exposure.outcome_to_exposure(reply)
+        return ep.repository_exposure(repo, Deadline(DEADLINE_SECS))
     except Exception as exc:  # noqa: BLE001 - EndpointError or anything else: unknown, with why
-        kind = getattr(exc, "kind", None)
-        return "unknown", f"/policy/check failed ({kind + ': ' if kind else ''}{exc})"
+        kind = exc.kind + ": " if isinstance(exc, EndpointError) else ""
+        return "unknown", f"/policy/check failed ({kind}{exc})"
     finally:
         try:
             ep.close()

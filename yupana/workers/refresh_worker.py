@@ -70,17 +70,6 @@ def log(message: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     from yupana.redact import redact_text
 
-    line = f"{stamp} pid {os.getpid()}: {redact_text(message)}\n".encode("utf-8", "replace")
-    try:
-        try:
-            if os.stat(target).st_size > LOG_MAX_BYTES:
-                os.replace(target, target + ".old")
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    from yupana.workers import detached
+
+    detached.append_log(target, f"{stamp} pid {os.getpid()}: {redact_text(message)}\n", LOG_MAX_BYTES)

@@ -19,6 +19,8 @@ would not exclude anything); it holds the pid and start time of the holder, for 
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import time
 from collections.abc import Callable
@@ -54,8 +56,8 @@ class RefreshOutcome:
     written_at: int | None = None
     digest: str | None = None
     dialect: str | None = None
-    planes: dict = field(default_factory=dict)
-    counts: dict = field(default_factory=dict)
+    planes: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
     gate: object | None = None  # the GateReport, when the gate ran
     notices: list[str] = field(default_factory=list)
@@ -65,7 +67,7 @@ class RefreshOutcome:
     backoff_until: int | None = None
     warnings: list[str] = field(default_factory=list)
 
-    bundle: dict | None = None  # a bundle host: refresh-state's record of the bundle installed (docs/bundles.md)
+    bundle: dict[str, Any] | None = None  # a bundle host: refresh-state's record of the bundle installed (docs/bundles.md)
 
     @property
     def ok(self) -> bool:
@@ -99,7 +101,7 @@ def refresh_now(
     lock_wait_secs: float = 0.0,
     lock_fd: int | None = None,
     only_if_due: bool = False,
-    env: dict | None = None,
+    env: dict[str, Any] | None = None,
     shapes_dir: str | None = None,
     accept_empty: bool = False,
 ) -> RefreshOutcome:
@@ -181,9 +183,9 @@ def cache_path_of(root: str, override: str | None = None) -> str | None:
     return cache_path_for(configured, cache.endpoint_key(configured, root))
 
 
-def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: bool,
-            env: dict | None, shapes_dir: str | None, accept_empty: bool = False,
-            bundle: tuple[dict, str] = ({}, ".")) -> RefreshOutcome:
+def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Callable[[str], None], only_if_due: bool,
+            env: dict[str, Any] | None, shapes_dir: str | None, accept_empty: bool = False,
+            bundle: tuple[dict[str, Any], str] = ({}, ".")) -> RefreshOutcome:
     now = int(time.time())
     state = refresh_state.read(path, key)
     outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path)
@@ -257,7 +259,8 @@ def _locked(quipu: dict, key: str, path: str, started: float, say, only_if_due: 
     return outcome
 
 
-def _project_and_gate(quipu: dict, say, env: dict | None, shapes_dir: str | None):
+def _project_and_gate(quipu: dict[str, Any], say: Callable[[str], None], env: dict[str, Any] | None,
+                      shapes_dir: str | None) -> tuple[Any, Any]:
     from yupana.endpoint import open_endpoint
     from yupana.endpoint.base import Deadline
     from yupana.projection import gate
@@ -294,7 +297,7 @@ def _classify(exc: Exception) -> tuple[str, str]:
     return "internal", f"{type(exc).__name__}: {exc}"
 
 
-def _record(outcome: RefreshOutcome, prior: dict, now: int, base: int) -> None:
+def _record(outcome: RefreshOutcome, prior: dict[str, Any], now: int, base: int) -> None:
     """Write refresh-state.json for this attempt (prior = the state for this endpoint)."""
     state = {
         "endpoint": outcome.endpoint,
@@ -318,13 +321,13 @@ def _record(outcome: RefreshOutcome, prior: dict, now: int, base: int) -> None:
                      last_error_kind=outcome.error_kind, consecutive_failures=failures,
                      backoff_until=int(time.time()) + refresh_state.backoff_secs(base, failures))
         outcome.consecutive_failures = failures
-        outcome.backoff_until = state["backoff_until"]
+        outcome.backoff_until = int(state["backoff_until"] or 0)
     error = refresh_state.write(outcome.cache_path or "", state)
     if error:
         outcome.warnings.append(error)
 
 
-def _not_due(path: str, key: str, quipu: dict, state: dict, now: int) -> str | None:
+def _not_due(path: str, key: str, quipu: dict[str, Any], state: dict[str, Any], now: int) -> str | None:
     """Why the detached worker should not refresh now (None: it should)."""
     if refresh_state.in_backoff(state, now):
         return f"back-off active until {state['backoff_until']} (after {state.get('consecutive_failures')} failures)"
@@ -352,9 +355,9 @@ def _prior(outcome: RefreshOutcome, path: str, key: str) -> None:
 # ── the lock ────────────────────────────────────────────────────────────────────────
 
 
-def _take_lock(path: str, wait_secs: float, handed: int | None, say) -> int | None:
+def _take_lock(path: str, wait_secs: float, handed: int | None, say: Callable[[str], None]) -> int | None:
     """A descriptor holding the exclusive lock on refresh.lock, or None when it is taken."""
-    import fcntl
+    from yupana.workers import detached
 
     lock = refresh_state.lock_path(path)
     if handed is not None:
@@ -362,20 +365,9 @@ def _take_lock(path: str, wait_secs: float, handed: int | None, say) -> int | No
     else:
         os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    give_up = time.monotonic() + max(0.0, wait_secs)
-    told = False
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except OSError:
-            if time.monotonic() >= give_up:
-                os.close(fd)
-                return None
-            if not told:
-                say(f"waiting for a running refresh ({holder(path)})")
-                told = True
-            time.sleep(0.1)
+    if not detached.wait_lock(fd, wait_secs, lambda: say(f"waiting for a running refresh ({holder(path)})")):
+        os.close(fd)
+        return None
     os.set_inheritable(fd, False)
     try:
         os.ftruncate(fd, 0)

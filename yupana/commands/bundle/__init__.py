@@ -105,6 +105,7 @@ def _build(args: argparse.Namespace) -> int:
     found, refused = cache.load_servable(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now, hot=False)
     if refused:
         return _fail(refused.label, f"the cache would not be served ({refused.reason}); no bundle written", as_json)
+    assert found is not None  # load_servable answers a cache or the reason it refused one
     body = {k: v for k, v in found.items() if not k.startswith("_")}
     data = bundle.build(body, private)
     try:

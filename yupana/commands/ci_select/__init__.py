@@ -28,6 +28,8 @@ or ``ci_shift_unknown`` for UNKNOWN (docs/records.md). Operator page: docs/ci-ma
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import os
 import sys
@@ -67,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
             changed = ci_changes.relative_paths(root, args.paths)
             base_commit = None
         else:
+            assert base is not None  # base_ref is a str setting with a default
             changed = rebase(ci_changes.outgoing(top, base), top, root)
             base_commit = ci_changes.commit_of(top, base)
     except ci_changes.GitError as exc:
@@ -90,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"yupana: ci-select UNKNOWN: {report['reason']}", file=sys.stderr)
     else:
         _write(render.render_outcome(report) if args.run else render.render(report))
-    return report["exit_code"]
+    return int(report["exit_code"])
 
 
 def rebase(changed: list[str], top: str, root: str) -> list[str]:
@@ -105,7 +108,7 @@ def rebase(changed: list[str], top: str, root: str) -> list[str]:
     return out
 
 
-def gather(cfg: dict, top: str, changed: list[str], now: int) -> dict:
+def gather(cfg: dict[str, Any], top: str, changed: list[str], now: int) -> dict[str, Any]:
     """The selection for ``changed`` against the servable cache: the ``--json`` object, less the run."""
     from yupana.evaluate import ci_map
 
@@ -128,7 +131,7 @@ def gather(cfg: dict, top: str, changed: list[str], now: int) -> dict:
     return report
 
 
-def served_policy(cfg: dict, top: str, now: int) -> dict:
+def served_policy(cfg: dict[str, Any], top: str, now: int) -> dict[str, Any]:
     """The cache ``ci-select`` may serve, and its freshness; never refreshes, never writes.
 
     Returns the ``policy`` object of ``--json`` plus ``_cache`` (the cache, or None).
@@ -138,7 +141,7 @@ def served_policy(cfg: dict, top: str, now: int) -> dict:
     quipu = cfg["quipu"]
     endpoint = (quipu.get("endpoint") or "").strip()
     ttl, interval = int(quipu["projection_cache_ttl_secs"]), int(quipu["refresh_interval_secs"])
-    out: dict = {"endpoint": None, "cache_path": None, "freshness": None, "cache_age_secs": None, "written_at": None,
+    out: dict[str, Any] = {"endpoint": None, "cache_path": None, "freshness": None, "cache_age_secs": None, "written_at": None,
                  "ttl_secs": ttl, "refresh_interval_secs": interval, "stale_reason": None, "miss": None,
                  "not_configured": None, "_cache": None}
     if not quipu["enabled"] or not endpoint:
@@ -164,7 +167,7 @@ def served_policy(cfg: dict, top: str, now: int) -> dict:
     return out
 
 
-def exit_code(report: dict) -> int:
+def exit_code(report: dict[str, Any]) -> int:
     """0 quiet / selected (and passed); 1 a command failed; 3 UNKNOWN or a partial selection."""
     run_info = report.get("run")
     if run_info and run_info.get("failed") is not None:
@@ -174,9 +177,9 @@ def exit_code(report: dict) -> int:
     return EXIT_OK
 
 
-def run_commands(report: dict, top: str, as_json: bool) -> dict:
+def run_commands(report: dict[str, Any], top: str, as_json: bool) -> dict[str, Any]:
     """Run a complete map's selection in order (see the module docstring); the ``run`` object."""
-    out: dict = {"refused": None, "results": [], "failed": None, "not_run": []}
+    out: dict[str, Any] = {"refused": None, "results": [], "failed": None, "not_run": []}
     commands = [c["command"] for c in report["commands"]]
     if report["state"] == "unknown":
         out["refused"] = "coverage is UNKNOWN: nothing is run (see reason)"
@@ -220,7 +223,7 @@ def _shell(command: str, top: str, as_json: bool) -> int:
     return done.returncode
 
 
-def _progress(as_json: bool):
+def _progress(as_json: bool) -> Any:
     stream = sys.stderr if as_json else sys.stdout
 
     def say(line: str) -> None:
@@ -229,7 +232,7 @@ def _progress(as_json: bool):
     return say
 
 
-def _record(report: dict) -> None:
+def _record(report: dict[str, Any]) -> None:
     from yupana.state import spool
 
     policy = report["policy"]

@@ -95,10 +95,10 @@ def _git(cwd: str, args: list[str], problem: str) -> bytes:
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(problem + (f": {detail[-1]}" if detail else ""))
-    return done.stdout
+    return bytes(done.stdout)
 
 
-def _run(cwd: str, args: list[str]) -> subprocess.CompletedProcess:
+def _run(cwd: str, args: list[str]) -> subprocess.CompletedProcess[bytes]:
     try:
         return subprocess.run(["git", "-C", cwd, *args], capture_output=True, stdin=subprocess.DEVNULL,
                               timeout=GIT_TIMEOUT_SECS)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 MAX_PATHS_SHOWN = 5
 NOTE = "local checks supplement complete hosted CI and independent review; they replace neither"
 
 
-def render(report: dict, *, hint: bool = True) -> str:
+def render(report: dict[str, Any], *, hint: bool = True) -> str:
     """The selection: state and why, policy freshness, the change, and each selected command.
 
     ``hint`` adds what to do next with a selection (not wanted when ``--run`` is running it).
@@ -37,7 +39,7 @@ def render(report: dict, *, hint: bool = True) -> str:
     return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
 
 
-def render_outcome(report: dict) -> str:
+def render_outcome(report: dict[str, Any]) -> str:
     """After ``--run``: what ran, what failed, what was not run, and why."""
     run = report["run"] or {}
     results = run.get("results") or []
@@ -57,7 +59,7 @@ def render_outcome(report: dict) -> str:
     return _row("result", line) + "\n"
 
 
-def policy_line(policy: dict) -> str:
+def policy_line(policy: dict[str, Any]) -> str:
     """``fresh, cache age 12s (endpoint)``, the STALE form with its reason, or why there is none."""
     if policy.get("not_configured"):
         return f"off — {policy['not_configured']}"
@@ -68,7 +70,7 @@ def policy_line(policy: dict) -> str:
     return f"STALE: cache age {policy['cache_age_secs']}s; {policy['stale_reason']} ({policy['endpoint']})"
 
 
-def change_line(report: dict) -> str:
+def change_line(report: dict[str, Any]) -> str:
     """How many paths, and where they came from."""
     n = len(report["changed"])
     if report.get("source") == "paths":

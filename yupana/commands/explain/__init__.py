@@ -24,6 +24,8 @@ Schema and field meanings: docs/explain.md.
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import json
 import os
@@ -70,17 +72,17 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def read_payload(stream) -> bytes:
+def read_payload(stream: Any) -> bytes:
     """The whole of stdin; PayloadError when there is nothing to read."""
     if stream is None or stream.isatty():
         raise PayloadError("no payload on stdin: pipe the hook payload in, e.g. `yupana explain < payload.json`")
-    raw = stream.buffer.read()
+    raw: bytes = stream.buffer.read()
     if not raw.strip():
         raise PayloadError("the payload is empty: pipe the hook payload JSON in, e.g. `yupana explain < payload.json`")
     return raw
 
 
-def decode(raw: bytes) -> dict:
+def decode(raw: bytes) -> dict[str, Any]:
     """The payload as a JSON object, or PayloadError saying why it is not one."""
     try:
         text = raw.decode("utf-8")
@@ -103,7 +105,7 @@ def infer_hook(data: dict) -> tuple[str, str]:
     return registry.infer(data)
 
 
-def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict:
+def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict[str, Any]:
     """Dry-run ``hook`` on ``raw`` and build the report (see docs/explain.md)."""
     from yupana.cli import HookArgs
     from yupana.commands.explain import report as explain_report
@@ -123,7 +125,7 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
     return explain_report.build(hook, hook_from, owner, trace, stdout, inv, tenant=tenant, probe=probe)
 
 
-def _probe(trace, inv, config: str | None):
+def _probe(trace: Any, inv: Any, config: str | None) -> Any:
     """The policy cache as the hook would see it, when this invocation never looked at it
     (for the freshness line): loaded dry, with its records and stderr thrown away."""
     from yupana.commands.explain.trace import Trace, rehearsal

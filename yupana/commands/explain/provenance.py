@@ -13,6 +13,8 @@ annotates the findings it produced:
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 
 from yupana import globs
@@ -29,16 +31,16 @@ GUARD_CONSTRAINTS = {
 class Context:
     """What annotating a finding needs: the resolved snapshot, the served cache, the edits."""
 
-    def __init__(self, snapshot: dict | None, cache: dict | None, cache_path: str | None, edits: list) -> None:
+    def __init__(self, snapshot: dict[str, Any] | None, cache: dict[str, Any] | None, cache_path: str | None, edits: list[Any]) -> None:
         self.snapshot = snapshot or {}
         self.cfg = self.snapshot.get("config") or {}
         self.cache = cache or {}
         self.cache_path = cache_path
         self.real = {e.rel: e.real_rel for e in edits or ()}
-        self._tables: dict[str, dict | None] = {}
+        self._tables: dict[str, dict[str, Any] | None] = {}
 
     # ── config origins ─────────────────────────────────────────────────────────────
-    def origin(self, *keys: str) -> dict:
+    def origin(self, *keys: str) -> dict[str, Any]:
         """The layer that sets ``[yupana.<keys…>]``: env variable, config file, or the default."""
         if len(keys) >= 2:
             var = f"YUPANA_{keys[0].upper()}__{keys[1].upper()}"
@@ -46,14 +48,14 @@ class Context:
                 return {"layer": "env", "variable": var}
         for source in reversed(self.snapshot.get("sources") or ()):
             table = self._table(source.get("path"))
-            node = table
+            node: Any = table
             for key in keys:
                 node = node.get(key) if isinstance(node, dict) else None
             if node is not None:
                 return {"layer": source.get("layer"), "path": source.get("path")}
         return {"layer": "default"}
 
-    def _table(self, path: str | None) -> dict:
+    def _table(self, path: str | None) -> dict[str, Any]:
         if not path:
             return {}
         if path not in self._tables:  # already validated by the snapshot: plain TOML is enough here
@@ -67,7 +69,7 @@ class Context:
             self._tables[path] = table if isinstance(table, dict) else None
         return self._tables[path] or {}
 
-    def local_entry(self, table: str, name: str) -> dict:
+    def local_entry(self, table: str, name: str) -> dict[str, Any]:
         """``[[yupana.policy.<table>]]`` entry ``name``: its position and the file that defines the list."""
         entries = (self.cfg.get("policy") or {}).get(table) or []
         index = next((i for i, e in enumerate(entries) if str(e.get("name") or f"{table}[{i}]") == name), None)
@@ -76,14 +78,15 @@ class Context:
             out["index"] = index
         return out
 
-    def governed_entry(self, plane: str, iri: str | None) -> dict | None:
+    def governed_entry(self, plane: str, iri: str | None) -> dict[str, Any] | None:
         for entry in self.cache.get(plane) or ():
             if entry.get("iri") == iri:
-                return entry
+                found: dict[str, Any] = entry
+                return found
         return None
 
     # ── findings ───────────────────────────────────────────────────────────────────
-    def provenance(self, f) -> dict:
+    def provenance(self, f: Any) -> dict[str, Any]:
         source = f.source or ""
         if f.id in GUARD_CONSTRAINTS:
             return {"kind": "guard", "what": GUARD_CONSTRAINTS[f.id]}
@@ -105,7 +108,7 @@ class Context:
             return {"kind": "governed", "iri": source, "plane": f.plane, "cache": self.cache_path}
         return {"kind": "unknown", "source": source or None}
 
-    def matched(self, f) -> dict | None:
+    def matched(self, f: Any) -> dict[str, Any] | None:
         extra = f.extra or {}
         if f.plane == "text" and "match" in extra:
             entry = self.governed_entry("text_rules", f.source) or {}
@@ -134,7 +137,7 @@ class Context:
         real = self.real.get(rel or "")
         return [n for n in (rel, real) if n] if real != rel else [rel] if rel else []
 
-    def _first_match(self, patterns, rel: str | None) -> str | None:
+    def _first_match(self, patterns: Any, rel: str | None) -> str | None:
         """The first of ``patterns`` matching the path or its symlink-resolved form."""
         for name in self._names(rel):
             hit = _first(patterns, name)
@@ -142,7 +145,7 @@ class Context:
                 return hit
         return None
 
-    def _tripwire(self, f) -> dict:
+    def _tripwire(self, f: Any) -> dict[str, Any]:
         name = f.id.split(":", 1)[1]
         if f.source and f.source != "config":
             entry = self.governed_entry("tripwires", f.source) or {}
@@ -153,10 +156,10 @@ class Context:
             out["rule"] = entry["rule"]
         return out
 
-    def _scope(self, tenant: str) -> dict:
+    def _scope(self, tenant: str) -> dict[str, Any]:
         return ((self.cfg.get("policy") or {}).get("scopes") or {}).get(tenant) or {}
 
-    def _path_scope(self, f) -> dict:
+    def _path_scope(self, f: Any) -> dict[str, Any]:
         scope = self._scope(f.id.split(":", 1)[1])
         names = self._names(f.rel)
         deny = self._first_match(scope.get("deny_paths"), f.rel)
@@ -169,11 +172,11 @@ class Context:
         return {"path": names, "allow_paths": allow, "admitted_by": admitted}
 
 
-def _first(patterns, name: str) -> str | None:
+def _first(patterns: Any, name: str) -> str | None:
     for pattern in patterns or ():
         try:
             if globs.matches(globs.compile_glob(pattern), name):
-                return pattern
+                return str(pattern)
         except globs.GlobError:
             continue
     return None

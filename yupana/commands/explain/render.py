@@ -6,6 +6,8 @@ form), so the two can never disagree.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import textwrap
 
@@ -15,7 +17,7 @@ CLIP = 160
 MAX_WIRES = 10
 
 
-def render(report: dict) -> str:
+def render(report: dict[str, Any]) -> str:
     """The whole text, newline-terminated."""
     lines: list[str] = []
     _head(report, lines)
@@ -41,7 +43,7 @@ def _clip(text: str | None, limit: int = CLIP) -> str:
 # ── the answer ──────────────────────────────────────────────────────────────────────
 
 
-def _head(report: dict, lines: list[str]) -> None:
+def _head(report: dict[str, Any], lines: list[str]) -> None:
     lines.append(f"yupana explain: {report['hook']} (hook from {report['hook_from']}) — a dry run of the real hook; "
                  "nothing was written")
     lines.append("")
@@ -63,7 +65,7 @@ def _head(report: dict, lines: list[str]) -> None:
     _config(report, lines)
 
 
-def _policy(policy: dict, lines: list[str]) -> None:
+def _policy(policy: dict[str, Any], lines: list[str]) -> None:
     if policy["state"] in ("off", "not-loaded"):
         _add(lines, "policy", policy["why"])
         return
@@ -91,7 +93,7 @@ def _policy(policy: dict, lines: list[str]) -> None:
                         "it never fires")
 
 
-def _config(report: dict, lines: list[str]) -> None:
+def _config(report: dict[str, Any], lines: list[str]) -> None:
     config = report["config"]
     if config["state"] != "resolved":
         _add(lines, "config", config.get("error") or config["state"])
@@ -106,7 +108,7 @@ def _config(report: dict, lines: list[str]) -> None:
         _add(lines, "", f"warning: {warning}")
 
 
-def _invocation(report: dict, lines: list[str]) -> None:
+def _invocation(report: dict[str, Any], lines: list[str]) -> None:
     inv = report["invocation"]
     lines += ["", "Invocation"]
     if not inv["parsed"]:
@@ -135,7 +137,7 @@ def _invocation(report: dict, lines: list[str]) -> None:
         lines.append(f"  problem: {p}")
 
 
-def _project(project: dict) -> str:
+def _project(project: dict[str, Any]) -> str:
     how = {"file": "the nearest .bobbin/config.toml above the file",
            "cwd": "the nearest .bobbin/config.toml above the cwd (none above the file, or no file)",
            "none": "no .bobbin/config.toml found: user configuration only"}.get(project["found"], project["found"])
@@ -145,7 +147,7 @@ def _project(project: dict) -> str:
 # ── stages ──────────────────────────────────────────────────────────────────────────
 
 
-def _stages(report: dict, lines: list[str]) -> None:
+def _stages(report: dict[str, Any], lines: list[str]) -> None:
     lines += ["", "Stages (in the hook's order)"]
     for s in report["stages"]:
         where = f" [{s['file']}]" if s.get("file") else ""
@@ -163,7 +165,7 @@ def _stages(report: dict, lines: list[str]) -> None:
                            + ", ".join(f"{m['stage']} [{m['file']}]" for m in missed), "  "))
 
 
-def _finding(f: dict, lines: list[str]) -> None:
+def _finding(f: dict[str, Any], lines: list[str]) -> None:
     flags = [f["outcome"].upper() if f["outcome"] != "satisfied" else "satisfied", f["plane"]]
     if f.get("response"):
         flags.append(f["response"])
@@ -184,7 +186,7 @@ def _finding(f: dict, lines: list[str]) -> None:
         lines.extend(_wrap(f"says: {f['message']}", "          "))
 
 
-def _provenance(p: dict) -> str:
+def _provenance(p: dict[str, Any]) -> str:
     if p.get("iri"):
         return f"{p['iri']} (governed, plane {p.get('plane')}; cache {p.get('cache')})"
     if p["kind"] == "guard":
@@ -204,7 +206,7 @@ def _provenance(p: dict) -> str:
     return json.dumps(p, sort_keys=True)
 
 
-def _origin(o: dict) -> str:
+def _origin(o: dict[str, Any]) -> str:
     if o.get("layer") == "env":
         return f"${o['variable']}"
     if o.get("path"):
@@ -212,7 +214,7 @@ def _origin(o: dict) -> str:
     return "the built-in default"
 
 
-def _matched(m: dict) -> str:
+def _matched(m: dict[str, Any]) -> str:
     if "text" in m:
         text = f"`{_clip(m['text'], 80)}` by /{m.get('pattern')}/ (tier {m.get('tier')})"
         if m.get("exemption"):
@@ -236,7 +238,7 @@ def _matched(m: dict) -> str:
     return json.dumps(m, sort_keys=True, ensure_ascii=False)
 
 
-def _detail(s: dict, lines: list[str]) -> None:
+def _detail(s: dict[str, Any], lines: list[str]) -> None:
     d = s.get("detail") or {}
     pad = "      "
     if s["stage"] == "governed" and d:
@@ -297,7 +299,7 @@ def _wrap(text: str, pad: str) -> list[str]:
 # ── what it would have left behind ──────────────────────────────────────────────────
 
 
-def _notices(report: dict, lines: list[str]) -> None:
+def _notices(report: dict[str, Any], lines: list[str]) -> None:
     if not report["notices"]:
         return
     lines += ["", "Once-per-session notices"]
@@ -311,14 +313,14 @@ def _notices(report: dict, lines: list[str]) -> None:
         lines.append(f"  {n['kind']}: {state}")
 
 
-def _records(report: dict, lines: list[str]) -> None:
+def _records(report: dict[str, Any], lines: list[str]) -> None:
     lines += ["", f"Records it would write to the spool ({len(report['records'])})"]
     for rec in report["records"]:
         body = {k: v for k, v in rec.items() if k not in ("kind", "ts")}
         lines.append(f"  {rec['kind']}: {_clip(json.dumps(body, ensure_ascii=False), 300)}")
 
 
-def _withheld(report: dict, lines: list[str]) -> None:
+def _withheld(report: dict[str, Any], lines: list[str]) -> None:
     effects = [e for e in report["withheld"] if e["effect"] != "spool"]
     if not effects:
         return

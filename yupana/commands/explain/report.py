@@ -6,6 +6,8 @@ renders the same object as text, so the two can never disagree.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 
 from yupana.commands.explain.provenance import Context
@@ -20,8 +22,8 @@ SETTINGS = {"mode": ("policy", "mode"), "deadline_ms": ("policy", "deadline_ms")
             "quipu.endpoint": ("quipu", "endpoint")}
 
 
-def build(hook: str, hook_from: str, owner, trace: Trace, stdout: str, inv, *, tenant: str | None,
-          probe=None) -> dict:
+def build(hook: str, hook_from: str, owner: Any, trace: Trace, stdout: str, inv: Any, *, tenant: str | None,
+          probe: Any = None) -> dict[str, Any]:
     """The report for one dry run of ``hook`` (``owner``: the Guard / PreBash object, or None)."""
     config_note = trace.first("config")
     snapshot = config_note.detail.get("snapshot") if config_note is not None and config_note.state == "ran" else None
@@ -58,15 +60,15 @@ def build(hook: str, hook_from: str, owner, trace: Trace, stdout: str, inv, *, t
 # ── stages ──────────────────────────────────────────────────────────────────────────
 
 
-def _stages(trace: Trace, owner, ctx: Context) -> list[dict]:
+def _stages(trace: Trace, owner: Any, ctx: Context) -> list[dict[str, Any]]:
     findings = getattr(owner, "findings", None) or []
     outcome = getattr(owner, "outcome", None)
     crashed = any(r.get("fail_kind") == "internal" for r in trace.records_of("fail_open"))
-    out: list[dict] = []
-    at = {"findings": 0, "reasons": 0, "messages": 0, "advisories": 0, "context": 0, "t": trace.started,
+    out: list[dict[str, Any]] = []
+    at: dict[str, Any] = {"findings": 0, "reasons": 0, "messages": 0, "advisories": 0, "context": 0, "t": trace.started,
           "decision": "allow"}
     for n in trace.notes:
-        stage: dict = {"stage": n.stage, "state": n.state, "why": n.why or None, "file": n.file,
+        stage: dict[str, Any] = {"stage": n.stage, "state": n.state, "why": n.why or None, "file": n.file,
                        "ms": round((n.at - at["t"]) * 1000, 2)}
         found = n.detail.get("findings") if isinstance(n.detail.get("findings"), list) else None
         if found is None and not crashed:
@@ -91,7 +93,7 @@ def _stages(trace: Trace, owner, ctx: Context) -> list[dict]:
     return out
 
 
-def _not_reached(hook: str, inv, stages: list[dict]) -> list[dict]:
+def _not_reached(hook: str, inv: Any, stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """After a blown deadline, the per-file pre-edit checks that never ran (UNKNOWN). Every one
     of these stages reports itself on every path it takes, so a missing one was not reached."""
     if hook != "pre-edit" or inv is None or not any(s["stage"] == "deadline" for s in stages):
@@ -100,9 +102,9 @@ def _not_reached(hook: str, inv, stages: list[dict]) -> list[dict]:
     return [{"stage": name, "file": e.rel} for e in inv.edits for name in PER_FILE_STAGES if (name, e.rel) not in seen]
 
 
-def finding(f, ctx: Context, owner, trace: Trace) -> dict:
+def finding(f: Any, ctx: Context, owner: Any, trace: Trace) -> dict[str, Any]:
     """One constraint evaluation, with the response the guard recorded, provenance and what matched."""
-    out: dict = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "blocking": bool(f.blocking),
+    out: dict[str, Any] = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "blocking": bool(f.blocking),
                  "file": f.rel, "message": f.message or None}
     if hasattr(owner, "constraint"):  # pre-edit: exactly the guard record's constraint entry
         recorded = owner.constraint(f)
@@ -117,7 +119,7 @@ def finding(f, ctx: Context, owner, trace: Trace) -> dict:
             out["verification_point"] = f.verification_point
         rec = next((r for r in trace.records_of("memory_policy") if r.get("rule") == f.id), None)
         if rec is not None:
-            out["response"] = {"deny": "blocked", "advise": "warned", "notify": "warned"}.get(rec.get("result"), "logged")
+            out["response"] = {"deny": "blocked", "advise": "warned", "notify": "warned"}.get(str(rec.get("result")), "logged")
     if f.extra and f.extra.get("error"):
         out["error"] = f.extra["error"]
     out["provenance"] = ctx.provenance(f)
@@ -127,7 +129,7 @@ def finding(f, ctx: Context, owner, trace: Trace) -> dict:
     return out
 
 
-def _decided_by(stages: list[dict], decision: str) -> dict | None:
+def _decided_by(stages: list[dict[str, Any]], decision: str) -> dict[str, Any] | None:
     """The first stage after which the outcome stood at the final decision, and the constraints
     of that stage that made it (for a deny: the ones that blocked)."""
     if decision == "allow":
@@ -141,7 +143,7 @@ def _decided_by(stages: list[dict], decision: str) -> dict | None:
     return None
 
 
-def _detail(n, ctx: Context) -> dict:
+def _detail(n: Any, ctx: Context) -> dict[str, Any]:
     d = n.detail
     stage = n.stage
     if stage in ("config", "policy cache", "resolution"):
@@ -188,7 +190,7 @@ def _detail(n, ctx: Context) -> dict:
     return {k: _plain(v) for k, v in d.items() if k not in ("governed", "snapshot", "findings")}
 
 
-def _wire(w, ctx: Context) -> dict:
+def _wire(w: Any, ctx: Context) -> dict[str, Any]:
     out = {"name": w.name, "source": w.source, "effect": w.effect, "paths": list(w.patterns)}
     if w.rule:
         out["rule"] = w.rule
@@ -200,7 +202,7 @@ def _wire(w, ctx: Context) -> dict:
     return out
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """JSON-safe copy: containers recursively, anything else that is not a scalar as text."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items() if not str(k).startswith("_")}
@@ -214,10 +216,10 @@ def _plain(value):
 # ── the other sections ──────────────────────────────────────────────────────────────
 
 
-def _invocation(hook: str, inv, owner) -> dict:
+def _invocation(hook: str, inv: Any, owner: Any) -> dict[str, Any]:
     if inv is None:
         return {"parsed": False}
-    out: dict = {"parsed": True, "tool": inv.tool_name, "event": inv.event, "session": inv.session_id,
+    out: dict[str, Any] = {"parsed": True, "tool": inv.tool_name, "event": inv.event, "session": inv.session_id,
                  "tool_use_id": inv.tool_use_id, "cwd": inv.cwd, "problems": list(inv.problems)}
     if inv.project is not None:
         out["project"] = {"root": inv.project.root, "found": inv.project.found}
@@ -244,7 +246,7 @@ def _invocation(hook: str, inv, owner) -> dict:
     return out
 
 
-def _config(note, snapshot: dict | None, ctx: Context) -> dict:
+def _config(note: Any, snapshot: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
     if note is None:
         return {"state": "not reached"}
     if snapshot is None:
@@ -256,7 +258,7 @@ def _config(note, snapshot: dict | None, ctx: Context) -> dict:
             "settings": settings, "origins": origins, "warnings": snapshot.get("warnings") or []}
 
 
-def _policy(gov, *, consulted: bool, snapshot: dict | None) -> dict:
+def _policy(gov: Any, *, consulted: bool, snapshot: dict[str, Any] | None) -> dict[str, Any]:
     if gov is None and snapshot is None:  # the configuration was never read: configured or not is unknown
         return {"consulted": False, "state": "not-loaded",
                 "why": "the configuration did not resolve (see above), so whether a governed plane is configured is not known"}
@@ -266,7 +268,7 @@ def _policy(gov, *, consulted: bool, snapshot: dict | None) -> dict:
         return {"consulted": False, "state": "not-loaded" if configured else "off",
                 "why": "this invocation did not reach the governed plane" if configured
                 else "the governed plane is not configured ([yupana.quipu] enabled = true and an endpoint)"}
-    out: dict = {"consulted": consulted, "state": gov.freshness or "unavailable", "note": gov.note(),
+    out: dict[str, Any] = {"consulted": consulted, "state": gov.freshness or "unavailable", "note": gov.note(),
                  "age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "refresh_interval_secs": gov.interval_secs,
                  "endpoint": gov.endpoint, "cache_path": gov.path, "last_error": gov.last_error,
                  "refresh": {"due": gov.cache is None or gov.overdue, "would_start": gov.refresh_started,
@@ -285,9 +287,9 @@ def _policy(gov, *, consulted: bool, snapshot: dict | None) -> dict:
     return out
 
 
-def _withheld(trace: Trace, gov, stages: list[dict]) -> list[dict]:
+def _withheld(trace: Trace, gov: Any, stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Effects a real hook would have made, which the dry run predicted instead."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     if trace.records:
         out.append({"effect": "spool", "detail": f"{len(trace.records)} record(s) appended to metrics.jsonl "
                                                  "(listed under records)"})

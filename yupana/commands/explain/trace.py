@@ -18,6 +18,8 @@ into ``trace.stderr``, and the environment a hook would see (``$BOBBIN_ROLE``) i
 
 from __future__ import annotations
 
+from typing import Any
+
 import contextlib
 import os
 import sys
@@ -34,7 +36,7 @@ class Note:
     __slots__ = ("stage", "state", "why", "file", "detail", "findings_at", "decision", "reasons_at",
                  "messages_at", "advisories_at", "context_at", "at")
 
-    def __init__(self, stage: str, state: str, why: str, file: str | None, detail: dict, owner) -> None:
+    def __init__(self, stage: str, state: str, why: str, file: str | None, detail: dict[str, Any], owner: Any) -> None:
         self.stage = stage
         self.state = state
         self.why = why
@@ -71,7 +73,7 @@ class Trace:
     def first(self, stage: str) -> Note | None:
         return next((n for n in self.notes if n.stage == stage), None)
 
-    def records_of(self, kind: str) -> list[dict]:
+    def records_of(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("kind") == kind]
 
 

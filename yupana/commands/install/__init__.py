@@ -13,6 +13,8 @@ hooks file is an error that writes nothing. Exit status: 0 done (or nothing to d
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import difflib
 import os
@@ -106,9 +108,9 @@ def nothing_to_do(path: str, install: bool) -> str:
     return f"no yupana hooks in {path}; nothing to remove"
 
 
-def summary(path: str, before: dict, after: dict, install: bool) -> str:
+def summary(path: str, before: dict[str, Any], after: dict[str, Any], install: bool) -> str:
     """One line: which of our hooks the write added, updated or removed."""
-    def ours(data: dict) -> dict:  # what a user would call a change: not a slot shifted by another's removal
+    def ours(data: dict[str, Any]) -> dict[tuple[Any, Any], Any]:  # what a user would call a change: not a slot shifted by another's removal
         return {(h["event"], h["file_event"]): {k: v for k, v in h.items() if k not in ("slot", "handler")}
                 for h in hooks_file.inspect(data)}
 

@@ -16,6 +16,8 @@ removing ours moves another hook, its trust entry is carried to its new key
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import os
 import selectors
@@ -34,7 +36,7 @@ class AppServerError(Exception):
     """The app-server could not be asked (missing, crashed, silent past the deadline)."""
 
 
-def hook_hash(file_event: str, matcher: object, handler: dict) -> str | None:
+def hook_hash(file_event: str, matcher: object, handler: dict[str, Any]) -> str | None:
     """``currentHash`` of one hooks.json command handler, computed as Codex 0.171.0 does
     (codex-rs/hooks ``command_hook_hash``): SHA-256 of the compact, key-sorted JSON of the
     normalised identity ``{event_name, matcher, hooks: [{type, command, timeout, async,
@@ -51,10 +53,10 @@ def hook_hash(file_event: str, matcher: object, handler: dict) -> str | None:
         timeout = 600
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0:
         return None
-    normalised: dict = {"type": "command", "command": command, "timeout": max(1, timeout), "async": asynchronous}
+    normalised: dict[str, Any] = {"type": "command", "command": command, "timeout": max(1, timeout), "async": asynchronous}
     if isinstance(handler.get("statusMessage"), str):
         normalised["statusMessage"] = handler["statusMessage"]
-    identity: dict = {"event_name": _SNAKE.get(file_event, file_event), "hooks": [normalised]}
+    identity: dict[str, Any] = {"event_name": _SNAKE.get(file_event, file_event), "hooks": [normalised]}
     if isinstance(matcher, str):
         identity["matcher"] = matcher
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -66,7 +68,7 @@ def codex_home() -> str:
 
 
 def hooks_list(codex: list[str], cwd: str, timeout: float = APP_SERVER_TIMEOUT_SECS,
-               env: dict | None = None) -> list[dict]:
+               env: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every hook ``codex app-server`` reports for ``cwd``; AppServerError past ``timeout``."""
     deadline = time.monotonic() + timeout
     try:
@@ -84,7 +86,7 @@ def hooks_list(codex: list[str], cwd: str, timeout: float = APP_SERVER_TIMEOUT_S
         result = _reply(proc, 2, deadline, buf)
     finally:
         _stop(proc)
-    hooks = []
+    hooks: list[dict[str, Any]] = []
     for entry in (result or {}).get("data") or []:
         hooks.extend(h for h in entry.get("hooks") or [] if isinstance(h, dict))
     return hooks
@@ -96,7 +98,8 @@ def _version() -> str:
     return __version__
 
 
-def _send(proc: subprocess.Popen, message: dict) -> None:
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None  # started with stdin=PIPE
     try:
         proc.stdin.write((json.dumps(message) + "\n").encode())
         proc.stdin.flush()
@@ -104,8 +107,9 @@ def _send(proc: subprocess.Popen, message: dict) -> None:
         raise AppServerError(f"app-server closed its input ({exc})") from None
 
 
-def _reply(proc: subprocess.Popen, want_id: int, deadline: float, buf: bytearray) -> dict:
+def _reply(proc: subprocess.Popen[bytes], want_id: int, deadline: float, buf: bytearray) -> dict[str, Any]:
     """Read JSON lines until the response to ``want_id``; notifications are skipped."""
+    assert proc.stdout is not None  # started with stdout=PIPE
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     fd = proc.stdout.fileno()
@@ -136,10 +140,11 @@ def _reply(proc: subprocess.Popen, want_id: int, deadline: float, buf: bytearray
         sel.close()
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen[bytes]) -> None:
     """Close its input, give it a moment, then end its whole process group by id."""
     try:
-        proc.stdin.close()
+        if proc.stdin is not None:
+            proc.stdin.close()
     except OSError:
         pass
     try:
@@ -158,7 +163,7 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.stdout.close()
 
 
-def ours_in(hooks: list[dict], hooks_path: str) -> list[dict]:
+def ours_in(hooks: list[dict[str, Any]], hooks_path: str) -> list[dict[str, Any]]:
     """The hooks the app-server reports from our hooks.json that run a yupana hook."""
     real = os.path.realpath(hooks_path)
     return [h for h in hooks
@@ -178,7 +183,7 @@ def key_prefix_matches(key: str, hooks_path: str) -> tuple[str, int, int] | None
     return event, int(group), int(rest)
 
 
-def moved_keys(before: dict, after: dict, state_keys: list[str], hooks_path: str) -> tuple[dict, set]:
+def moved_keys(before: dict[str, Any], after: dict[str, Any], state_keys: list[str], hooks_path: str) -> tuple[dict[str, Any], set[Any]]:
     """Trust-table edits for a hooks.json rewrite: (rename old key -> new key for other hooks that
     moved, keys of slots that held ours and no longer do). A slot that stays ours keeps its
     table (the caller re-trusts it from the app-server)."""
@@ -203,7 +208,7 @@ def moved_keys(before: dict, after: dict, state_keys: list[str], hooks_path: str
     return rename, drop
 
 
-def _our_slots(data: dict) -> set:
+def _our_slots(data: dict[str, Any]) -> set[Any]:
     return {(_SNAKE.get(e, e), gi, hi) for e, groups in (data.get("hooks") or {}).items()
             for gi, g in enumerate(groups) for hi, h in enumerate(g.get("hooks") or [])
             if install_hooks.our_event(h)}

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, installing: bool) -> int:
 
     if args.dry_run:
         if hooks_changed:
-            sys.stdout.write(install.diff(hooks_path, text, new_text))
+            sys.stdout.write(install.diff(hooks_path, text, new_text or ""))
         if new_config != config_text:
             sys.stdout.write(install.diff(config_path, config_text or None, new_config))
         if installing:
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, installing: bool) -> int:
         return 0
 
     if hooks_changed:
-        error = install.write(hooks_path, new_text)
+        error = install.write(hooks_path, new_text or "")
         if error:
             print(f"yupana: {error}", file=sys.stderr)
             return 1

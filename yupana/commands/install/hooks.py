@@ -18,6 +18,8 @@ with what command and timeout.
 
 from __future__ import annotations
 
+from typing import Any
+
 import copy
 import json
 import os
@@ -67,13 +69,13 @@ def our_event(handler: object) -> str | None:
     return m.group(1) if m else None
 
 
-def desired(client: str, command: str | None = None) -> list[tuple[str, str, dict]]:
+def desired(client: str, command: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
     """(file event, matcher, handler) for every hook ``client`` should have."""
     return [(file_event, matcher, {"type": "command", "command": wrapper(event, command), "timeout": TIMEOUT_SECS})
             for file_event, matcher, event in PLAN[client]]
 
 
-def read(path: str) -> tuple[str | None, dict]:
+def read(path: str) -> tuple[str | None, dict[str, Any]]:
     """The file's text (None when absent) and its JSON object; HooksFileError when unusable."""
     try:
         with open(path, encoding="utf-8") as fh:
@@ -102,11 +104,11 @@ def read(path: str) -> tuple[str | None, dict]:
     return text, data
 
 
-def render(data: dict) -> str:
+def render(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def positions(data: dict) -> dict[int, tuple[str, int, int]]:
+def positions(data: dict[str, Any]) -> dict[int, tuple[str, int, int]]:
     """id(handler) -> (file event, group index, handler index), for carrying trust across a move."""
     out = {}
     for file_event, groups in (data.get("hooks") or {}).items():
@@ -116,7 +118,7 @@ def positions(data: dict) -> dict[int, tuple[str, int, int]]:
     return out
 
 
-def merge(data: dict, wanted: list[tuple[str, str, dict]]) -> dict:
+def merge(data: dict[str, Any], wanted: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
     """A copy of ``data`` with exactly ``wanted`` as our hooks; others keep their place.
 
     One of ours already registered is updated in its slot (its group keeps its position);
@@ -147,7 +149,7 @@ def merge(data: dict, wanted: list[tuple[str, str, dict]]) -> dict:
     return new
 
 
-def remove(data: dict) -> dict:
+def remove(data: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``data`` without any of our handlers (groups left empty by that are dropped)."""
     new = dict(data)
     if "hooks" not in data:
@@ -160,7 +162,7 @@ def remove(data: dict) -> dict:
     return new
 
 
-def _drop_emptied(hooks: dict, before: dict) -> dict:
+def _drop_emptied(hooks: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     """Drop the groups (and then events) that our edit left empty; ones already empty stay."""
     old = before.get("hooks") or {}
     out = {}
@@ -173,7 +175,7 @@ def _drop_emptied(hooks: dict, before: dict) -> dict:
     return out
 
 
-def inspect(data: dict) -> list[dict]:
+def inspect(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Our handlers in a parsed hooks file: event, file event, matcher, command, timeout, wrapped,
     and where (``slot``: [group, handler] — Codex keys trust by it) and the ``handler`` itself."""
     found = []

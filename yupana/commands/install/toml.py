@@ -9,6 +9,8 @@ says what to add by hand, and nothing is written.
 
 from __future__ import annotations
 
+from typing import Any
+
 import copy
 import re
 import tomllib
@@ -38,13 +40,13 @@ def table_header(key: str) -> str:
     return f"[hooks.state.{quote(key)}]"
 
 
-def state_tables(doc: dict) -> dict:
+def state_tables(doc: dict[str, Any]) -> dict[str, Any]:
     hooks = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     return state if isinstance(state, dict) else {}
 
 
-def _header_path(line: str) -> tuple | None:
+def _header_path(line: str) -> tuple[Any, ...] | None:
     """The key path of a ``[table]`` header line, read by tomllib itself; None for other lines."""
     if not _HEADER.match(line):
         return None
@@ -59,9 +61,9 @@ def _header_path(line: str) -> tuple | None:
     return tuple(path)
 
 
-def _tables(lines: list[str]) -> list[tuple[tuple | None, int, int]]:
+def _tables(lines: list[str]) -> list[tuple[tuple[Any, ...] | None, int, int]]:
     """(header path, first line, end line exclusive) of every table; the root has path None."""
-    starts = [(None, 0)]
+    starts: list[tuple[tuple[Any, ...] | None, int]] = [(None, 0)]
     in_multiline = None
     for i, line in enumerate(lines):
         if in_multiline is None:
@@ -139,7 +141,7 @@ def _trim_end(lines: list[str], start: int, end: int) -> int:
     return last
 
 
-def _check(before: dict, result: str, set_hashes: dict, remove: set, rename: dict) -> None:
+def _check(before: dict[str, Any], result: str, set_hashes: dict[str, Any], remove: set[Any], rename: dict[str, Any]) -> None:
     manual = "\n".join(f"{table_header(k)}\ntrusted_hash = {quote(v)}" for k, v in set_hashes.items())
     try:
         after = tomllib.loads(result)
@@ -159,7 +161,7 @@ def _check(before: dict, result: str, set_hashes: dict, remove: set, rename: dic
                             f"Add by hand:\n{manual}")
 
 
-def _prune(doc: dict) -> dict:
+def _prune(doc: dict[str, Any]) -> dict[str, Any]:
     """Empty hooks / hooks.state tables are equivalent to absent ones."""
     doc = copy.deepcopy(doc)
     hooks = doc.get("hooks")

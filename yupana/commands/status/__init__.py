@@ -36,6 +36,8 @@ Schema and field meanings: docs/status.md.
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import os
 import sys
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         from yupana.commands.status import render as status_render
 
         sys.stdout.write(status_render.render(report))
-    return report["exit_code"]
+    return int(report["exit_code"])
 
 
 def tenant_of(args: argparse.Namespace) -> tuple[str | None, str | None]:
@@ -110,7 +112,7 @@ def _error(kind: str, message: str, as_json: bool) -> int:
 
 
 def gather(root: str, override: str | None, tenant: tuple[str | None, str | None], now: int, *,
-           live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict:
+           live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict[str, Any]:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
     from yupana import block_tier, config_controls
     from yupana.state import paths, spool
@@ -160,7 +162,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
     return report
 
 
-def signed_rule_set_section(cfg: dict, root: str, now: int) -> dict:
+def signed_rule_set_section(cfg: dict[str, Any], root: str, now: int) -> dict[str, Any]:
     """``signed_rule_set``: the bundle this host installed (docs/bundles.md), or never-loaded."""
     url = str((cfg.get("bundle") or {}).get("url") or "").strip()
     if not url:
@@ -186,7 +188,7 @@ def signed_rule_set_section(cfg: dict, root: str, now: int) -> dict:
     return out
 
 
-def exit_code(report: dict) -> int:
+def exit_code(report: dict[str, Any]) -> int:
     """3 degraded (the rule set, a broken local control, or a client's hooks), else 4 when the project
     lowered the user's mode, else 0."""
     if (report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded"
@@ -200,7 +202,7 @@ def exit_code(report: dict) -> int:
 # ── policy ──────────────────────────────────────────────────────────────────────────
 
 
-def policy_section(cfg: dict, tenant: str | None) -> dict:
+def policy_section(cfg: dict[str, Any], tenant: str | None) -> dict[str, Any]:
     """``policy`` in ``status --json``: mode, the tenant's scope (counts), the caveat, the rungs."""
     from yupana.evaluate.work_items import effective_rung
 
@@ -239,7 +241,7 @@ def policy_section(cfg: dict, tenant: str | None) -> dict:
 # ── rule set ────────────────────────────────────────────────────────────────────────
 
 
-def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
+def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dict[str, Any]:
     """``rule_set`` in ``status --json``: state, counts, digest, cache, refresher, live probe.
 
     Reads the cache and ``refresh-state.json`` without writing either (no hot twin is
@@ -250,7 +252,7 @@ def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
     quipu, policy = cfg["quipu"], cfg["policy"]
     endpoint = (quipu.get("endpoint") or "").strip()
     ttl, interval = int(quipu["projection_cache_ttl_secs"]), int(quipu["refresh_interval_secs"])
-    out: dict = {"local": len(policy.get("rules") or ()), "graph_enabled": bool(quipu["enabled"]), "projected": 0,
+    out: dict[str, Any] = {"local": len(policy.get("rules") or ()), "graph_enabled": bool(quipu["enabled"]), "projected": 0,
                  "structural": 0, "text": 0, "error": None, "state": "off", "digest": None, "attempts": 0,
                  "cache_age_secs": None, "verification": "unsigned", "counts": None, "endpoint": None,
                  "cache_path": None, "written_at": None, "ttl_secs": ttl, "refresh_interval_secs": interval,
@@ -311,7 +313,7 @@ def rule_set_section(cfg: dict, root: str, now: int, live: str) -> dict:
     return out
 
 
-def plane_counts(body: dict) -> dict:
+def plane_counts(body: dict[str, Any]) -> dict[str, Any]:
     """Entries per plane of a cache (``ci_jobs`` and ``work_item_scopes`` None when UNKNOWN)."""
     ci = body.get("ci_map")
     scopes = body.get("work_item_scopes")
@@ -328,7 +330,7 @@ def plane_counts(body: dict) -> dict:
     }
 
 
-def _refresh_info(state: dict, path: str | None, now: int) -> dict | None:
+def _refresh_info(state: dict[str, Any], path: str | None, now: int) -> dict[str, Any] | None:
     """The refresher's record for this endpoint (None when it never ran for it)."""
     running = _refresh_running(path)
     if not state:
@@ -379,7 +381,7 @@ def _refresh_running(path: str | None) -> str | None:
     return None
 
 
-def probe(quipu: dict, key: str) -> dict:
+def probe(quipu: dict[str, Any], key: str) -> dict[str, Any]:
     """One bounded query to the live store: ``{checked, ok, error_kind, error, duration_ms, budget_secs}``.
 
     Runs in a daemon thread joined for the budget (``request_timeout_secs``) plus a
@@ -388,7 +390,7 @@ def probe(quipu: dict, key: str) -> dict:
     import threading
 
     budget = float(quipu.get("request_timeout_secs") or 2.0)
-    result: dict = {"checked": True, "ok": False, "error_kind": "deadline",
+    result: dict[str, Any] = {"checked": True, "ok": False, "error_kind": "deadline",
                     "error": f"no answer from {key} within {budget:g}s (status waits at most "
                              "[yupana.quipu] request_timeout_secs)", "duration_ms": None, "budget_secs": budget}
     started = time.monotonic()

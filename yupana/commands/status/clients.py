@@ -25,6 +25,8 @@ it for this project in the spool read. Each problem carries its fix.
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import shutil
 
@@ -36,16 +38,16 @@ INSTALL_NAME = {"claude-code": "claude", "codex": "codex"}
 RECORD_HOOK = {"guard": "pre-edit", "pre_bash_invoked": "pre-bash"}
 
 
-def section(root: str, records: list[dict], now: int, *, deadline_ms: int, spool_complete: bool) -> dict:
+def section(root: str, records: list[dict[str, Any]], now: int, *, deadline_ms: int, spool_complete: bool) -> dict[str, Any]:
     """``clients`` in ``status --json``: ``{"state", "claude-code": {…}, "codex": {…}, "unattributed"}``."""
     from yupana import project_root
 
     key = project_root.project_key(root)
     seen, unattributed = last_seen(records, key)
-    out: dict = {"project_key": key, "unattributed_records": unattributed}
+    out: dict[str, Any] = {"project_key": key, "unattributed_records": unattributed}
     for client in CLIENTS:
         found = _found(client, root)
-        entry: dict = {"found": bool(found), "found_by": found}
+        entry: dict[str, Any] = {"found": bool(found), "found_by": found}
         registrations = _claude_registrations(root) if client == "claude-code" else [_codex_registration()]
         entry["registrations"] = [r for r in registrations if r["hooks"] or r["error"]]
         hooks = [h for r in registrations for h in r["hooks"]]
@@ -63,13 +65,13 @@ def section(root: str, records: list[dict], now: int, *, deadline_ms: int, spool
     return out
 
 
-def last_seen(records: list[dict], key: str) -> tuple[dict, int]:
+def last_seen(records: list[dict[str, Any]], key: str) -> tuple[dict[str, Any], int]:
     """client -> hook -> newest ts of its invocation records for project ``key``; and how many
     invocation records name no client or project (written by an older yupana)."""
-    seen: dict = {}
+    seen: dict[str, Any] = {}
     unattributed = 0
     for rec in records:
-        hook = RECORD_HOOK.get(rec.get("kind"))
+        hook = RECORD_HOOK.get(str(rec.get("kind")))
         if hook is None:
             continue
         client, project, ts = rec.get("client"), rec.get("project"), rec.get("ts")
@@ -83,7 +85,7 @@ def last_seen(records: list[dict], key: str) -> tuple[dict, int]:
     return seen, unattributed
 
 
-def _seen_summary(hooks: dict, now: int) -> dict:
+def _seen_summary(hooks: dict[str, Any], now: int) -> dict[str, Any]:
     last = max(hooks.values()) if hooks else None
     return {"at": last, "age_secs": max(0, now - last) if last is not None else None,
             "by_hook": {h: hooks.get(h) for h in ("pre-edit", "pre-bash")}}
@@ -107,7 +109,7 @@ def _found(client: str, root: str) -> list[str]:
 # ── registrations ───────────────────────────────────────────────────────────────────
 
 
-def _claude_registrations(root: str) -> list[dict]:
+def _claude_registrations(root: str) -> list[dict[str, Any]]:
     from yupana.commands import install
 
     top = install.project_root(root)
@@ -125,7 +127,7 @@ def _claude_registrations(root: str) -> list[dict]:
     return out
 
 
-def _codex_registration() -> dict:
+def _codex_registration() -> dict[str, Any]:
     home = install_codex.codex_home()
     reg = _read_registration("codex-home", os.path.join(home, "hooks.json"))
     if reg["hooks"]:
@@ -133,9 +135,9 @@ def _codex_registration() -> dict:
     return reg
 
 
-def _read_registration(scope: str, path: str) -> dict:
+def _read_registration(scope: str, path: str) -> dict[str, Any]:
     """Our hooks in one settings/hooks file: ``{scope, path, error, hooks: [...]}``."""
-    reg: dict = {"scope": scope, "path": path, "error": None, "hooks": []}
+    reg: dict[str, Any] = {"scope": scope, "path": path, "error": None, "hooks": []}
     try:
         text, data = install_hooks.read(path)
     except install_hooks.HooksFileError as exc:
@@ -146,7 +148,7 @@ def _read_registration(scope: str, path: str) -> dict:
     return reg
 
 
-def _codex_trust(reg: dict, config_path: str) -> None:
+def _codex_trust(reg: dict[str, Any], config_path: str) -> None:
     """Each hook's ``trust``: trusted | untrusted | modified | disabled | unknown (and the hashes)."""
     import tomllib
 
@@ -181,10 +183,10 @@ def _codex_trust(reg: dict, config_path: str) -> None:
 # ── verdict ─────────────────────────────────────────────────────────────────────────
 
 
-def _problems(client: str, entry: dict, hooks: list[dict], deadline_ms: int, spool_complete: bool) -> list[dict]:
+def _problems(client: str, entry: dict[str, Any], hooks: list[dict[str, Any]], deadline_ms: int, spool_complete: bool) -> list[dict[str, Any]]:
     """What is wrong, each with its fix; ``degraded`` marks the ones that make status exit 3."""
     install = f"yupana install {INSTALL_NAME[client]}"
-    problems: list[dict] = []
+    problems: list[dict[str, Any]] = []
     for reg in entry["registrations"]:
         if reg["error"]:
             problems.append({"degraded": False, "problem": reg["error"],
@@ -231,7 +233,7 @@ def _problems(client: str, entry: dict, hooks: list[dict], deadline_ms: int, spo
     return problems
 
 
-def _state(entry: dict) -> str:
+def _state(entry: dict[str, Any]) -> str:
     if any(p["degraded"] for p in entry["problems"]):
         return "degraded"
     if entry["registered"]:

@@ -21,6 +21,8 @@ counted as ``unattributed``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 
 # hook name -> the record kind written once per invocation
@@ -31,7 +33,7 @@ DEGRADATIONS = ("fail_open", "served_from_cache")
 TAIL_BYTES = 4 * 1024 * 1024
 
 
-def read_spool(path: str | None, max_bytes: int = TAIL_BYTES) -> tuple[list[dict], dict]:
+def read_spool(path: str | None, max_bytes: int = TAIL_BYTES) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The spool's last records (via :func:`yupana.state.spool.read_tail`) and what was read.
 
     The info dict: ``path``, ``exists``, ``bytes`` (file size), ``read_all`` (False when only
@@ -40,7 +42,7 @@ def read_spool(path: str | None, max_bytes: int = TAIL_BYTES) -> tuple[list[dict
     """
     from yupana.state import spool
 
-    info = {"path": path, "exists": False, "bytes": 0, "read_all": True, "rotated": False, "records": 0,
+    info: dict[str, Any] = {"path": path, "exists": False, "bytes": 0, "read_all": True, "rotated": False, "records": 0,
             "oldest_ts": None}
     if not path:
         return [], info
@@ -58,15 +60,15 @@ def read_spool(path: str | None, max_bytes: int = TAIL_BYTES) -> tuple[list[dict
     return records, info
 
 
-def summarise(records: list[dict], now: int, *, window_secs: int, last_n: int, window_complete: bool) -> dict:
+def summarise(records: list[dict[str, Any]], now: int, *, window_secs: int, last_n: int, window_complete: bool) -> dict[str, Any]:
     """Per-hook health (``hooks`` in ``status --json``); see the module docstring.
 
     ``window_complete`` says whether ``records`` reach back to the start of the window
     (when not, ``invocations_in_window`` is a lower bound).
     """
-    invocations: dict[str, list[dict]] = {hook: [] for hook in HOOK_RECORDS}
-    pending: dict[object, dict] = {}  # pre-edit session -> degradations awaiting its guard record
-    open_bash: dict[object, dict] = {}  # pre-bash session -> its latest invocation
+    invocations: dict[str, list[dict[str, Any]]] = {hook: [] for hook in HOOK_RECORDS}
+    pending: dict[object, dict[str, Any]] = {}  # pre-edit session -> degradations awaiting its guard record
+    open_bash: dict[object, dict[str, Any]] = {}  # pre-bash session -> its latest invocation
     unattributed = {kind: 0 for kind in DEGRADATIONS}
     for rec in records:
         kind = rec.get("kind")
@@ -91,14 +93,14 @@ def summarise(records: list[dict], now: int, *, window_secs: int, last_n: int, w
             target[kind] = True
             if kind == "fail_open":
                 target["fail_kinds"].append(str(rec.get("fail_kind") or "?"))
-    out: dict = {"window_secs": window_secs, "last_n": last_n, "window_complete": window_complete,
+    out: dict[str, Any] = {"window_secs": window_secs, "last_n": last_n, "window_complete": window_complete,
                  "unattributed": unattributed}
     for hook, invs in invocations.items():
         out[hook] = _hook_health(hook, invs, now, window_secs, last_n, window_complete)
     return out
 
 
-def _invocation(rec: dict, result: object) -> dict:
+def _invocation(rec: dict[str, Any], result: object) -> dict[str, Any]:
     duration = rec.get("duration_ms")
     return {"ts": rec.get("ts") if isinstance(rec.get("ts"), int) else None,
             "duration_ms": duration if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
@@ -106,7 +108,7 @@ def _invocation(rec: dict, result: object) -> dict:
             "fail_kinds": []}
 
 
-def _hook_health(hook: str, invs: list[dict], now: int, window_secs: int, last_n: int, complete: bool) -> dict:
+def _hook_health(hook: str, invs: list[dict[str, Any]], now: int, window_secs: int, last_n: int, complete: bool) -> dict[str, Any]:
     recent = invs[-last_n:] if last_n > 0 else []
     since = now - window_secs
     stamps = [i["ts"] for i in invs if i["ts"] is not None]

@@ -6,13 +6,15 @@ the two can never disagree. Loud states get a ⚠ line of their own, never a sil
 
 from __future__ import annotations
 
+from typing import Any
+
 import time
 
 WIDTH = 12
 WARN = "⚠"
 
 
-def render(report: dict) -> str:
+def render(report: dict[str, Any]) -> str:
     """The whole text, newline-terminated."""
     lines: list[str] = []
     add = _adder(lines)
@@ -32,7 +34,7 @@ def render(report: dict) -> str:
     return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
 
 
-def _adder(lines: list[str]):
+def _adder(lines: list[str]) -> Any:
     def add(label: str, text: str) -> None:
         lines.append(f"{label:<{WIDTH}}: {text}" if label else f"{'':<{WIDTH}}  {text}")
 
@@ -42,7 +44,7 @@ def _adder(lines: list[str]):
 # ── policy ──────────────────────────────────────────────────────────────────────────
 
 
-def _policy(report: dict, add) -> None:
+def _policy(report: dict[str, Any], add: Any) -> None:
     policy, prov = report["policy"], report["policy_mode_provenance"]
     tenant = report["tenant"]
     add("tenant", f"{tenant} (from {report['tenant_source']})" if tenant
@@ -82,7 +84,7 @@ def _policy(report: dict, add) -> None:
         add("fail-open", f"notify_on_fail_open = false — {read}")
 
 
-def _local_controls(report: dict, add) -> None:
+def _local_controls(report: dict[str, Any], add: Any) -> None:
     controls = report["config"]["controls"]
     if controls["state"] == "ok":
         add("controls", "ok — every local control compiles")
@@ -96,7 +98,7 @@ def _local_controls(report: dict, add) -> None:
         add("note", note)
 
 
-def _scope_text(policy: dict) -> str:
+def _scope_text(policy: dict[str, Any]) -> str:
     scope = policy["scope"]
     if scope is None:
         return "none"
@@ -106,7 +108,7 @@ def _scope_text(policy: dict) -> str:
     return f"{label} (allow={scope['allow_paths']} deny={scope['deny_paths']} sym≤{sym} files≤{files})"
 
 
-def _mode_source(report: dict) -> str:
+def _mode_source(report: dict[str, Any]) -> str:
     prov = report["policy_mode_provenance"]
     source = prov["source"]
     paths = {s["layer"]: s["path"] for s in report["config"]["sources"]}
@@ -117,16 +119,16 @@ def _mode_source(report: dict) -> str:
     return text
 
 
-def _rung(rung: dict) -> str:
+def _rung(rung: dict[str, Any]) -> str:
     if rung["setting"] == rung["effective"]:
-        return rung["setting"]
+        return str(rung["setting"])
     return f"{rung['setting']}→{rung['effective']}"
 
 
 # ── rule set ────────────────────────────────────────────────────────────────────────
 
 
-def _block_tier(report: dict, add) -> None:
+def _block_tier(report: dict[str, Any], add: Any) -> None:
     from yupana.block_tier import line
 
     found = report["rule_set"].get("block_tier")
@@ -135,7 +137,7 @@ def _block_tier(report: dict, add) -> None:
 
 
 
-def _rule_set(report: dict, add) -> None:
+def _rule_set(report: dict[str, Any], add: Any) -> None:
     rs = report["rule_set"]
     state = rs["state"]
     inert = " (mode=off: the hooks do not evaluate it)" if report["policy"]["mode"] == "off" else ""
@@ -172,14 +174,14 @@ def _rule_set(report: dict, add) -> None:
     _refresher(rs["refresh"], add)
 
 
-def _counts(counts: dict) -> str:
+def _counts(counts: dict[str, Any]) -> str:
     names = (("structural", "structural"), ("text", "text"), ("exemption_selectors", "exemption selectors"),
              ("grounded", "grounded"), ("tripwires", "tripwires"), ("memory_policies", "memory policies"),
              ("ci_jobs", "CI map jobs"))
     return ", ".join(f"{label} {'UNKNOWN' if counts[key] is None else counts[key]}" for key, label in names)
 
 
-def _live(live: dict) -> str:
+def _live(live: dict[str, Any]) -> str:
     if not live["checked"]:
         return f"not asked ({live['why']})"
     if live["ok"]:
@@ -190,7 +192,7 @@ def _live(live: dict) -> str:
     return f"{WARN} did NOT answer (asked because {live['why']}): {live['error_kind']}: {live['error']}"
 
 
-def _refresher(info: dict | None, add) -> None:
+def _refresher(info: dict[str, Any] | None, add: Any) -> None:
     if info is None:
         add("refresher", "no attempt on record for this endpoint (`yupana project` refreshes now)")
         return
@@ -216,7 +218,7 @@ def _refresher(info: dict | None, add) -> None:
 # ── hooks ───────────────────────────────────────────────────────────────────────────
 
 
-def _hooks(report: dict, add) -> None:
+def _hooks(report: dict[str, Any], add: Any) -> None:
     hooks = report["hooks"]
     window = _span(hooks["window_secs"])
     add("hooks", f"per hook: its last {hooks['last_n']} invocations; counts over the last {window}")
@@ -241,7 +243,7 @@ def _hooks(report: dict, add) -> None:
 CLIENT_LABEL = {"claude-code": "claude", "codex": "codex"}
 
 
-def _clients(report: dict, add) -> None:
+def _clients(report: dict[str, Any], add: Any) -> None:
     clients = report.get("clients")
     if not clients:
         return
@@ -274,7 +276,7 @@ def _clients(report: dict, add) -> None:
                 "(written before yupana recorded them)")
 
 
-def _last_seen(seen: dict, now: int) -> str:
+def _last_seen(seen: dict[str, Any], now: int) -> str:
     if seen["at"] is None:
         return "never seen in this project"
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen["at"]))
@@ -282,7 +284,7 @@ def _last_seen(seen: dict, now: int) -> str:
     return f"last seen {_ago(seen['age_secs'])} ago ({stamp}; {hooks})"
 
 
-def _hook_line(h: dict, window: str, now: int, mode: str) -> str:
+def _hook_line(h: dict[str, Any], window: str, now: int, mode: str) -> str:
     count = f"{'≥' if not h['window_complete'] else ''}{h['invocations_in_window']} in {window}"
     last = h["last_invocation_at"]
     if last is None:
