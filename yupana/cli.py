@@ -215,9 +215,12 @@ def _run_command(argv: list[str]) -> int:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's exit-time flush meets no closed pipe."""
+    stdout = sys.__stdout__
+    if stdout is None:  # no stdout at all: nothing to flush
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
+        os.dup2(devnull, stdout.fileno())
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass

@@ -27,7 +27,7 @@ import os
 from yupana import config_schema as schema
 from yupana.state import paths
 from yupana import redact
-from yupana.config_validate import validate  # noqa: F401 - part of this module's interface
+from yupana.config_validate import validate, validate_table  # noqa: F401 - validate: part of this module's interface
 from yupana.config_error import TOP_LEVEL_ENV, ConfigError
 
 MODE_ORDER = {mode: i for i, mode in enumerate(schema.MODES)}
@@ -60,7 +60,7 @@ def read_file(path: str) -> dict:
 def check(table: dict, source: str) -> dict:
     """``table`` validated on its own (defaults filled); ConfigError naming ``source`` and each bad key."""
     errors: list[tuple] = []
-    out = validate(table, schema.SETTINGS, (), errors)
+    out = validate_table(table, schema.SETTINGS, (), errors)
     if errors:
         raise ConfigError("\n".join(_explain(loc, msg, got, source) for loc, msg, got in errors))
     refuse_userinfo(table, lambda key: source)
@@ -123,7 +123,8 @@ def env_overrides() -> tuple[dict, list[str]]:
                 warnings.append(f"environment variable {var}: not a setting (ignored){near}")
             continue
         parts = var[len("YUPANA_"):].lower().split("__")
-        spec, path = schema.SETTINGS, []
+        spec = schema.SETTINGS
+        path: list[str] = []
         for part in parts:
             sub = None
             if spec["kind"] == "table":
@@ -184,7 +185,7 @@ def resolve_layers(root: str, override: str | None = None) -> tuple[dict, list[t
     env_tree, env_warnings = env_overrides()
     merged = deep_merge(merged, env_tree)
     errors: list[tuple] = []
-    config = validate(merged, schema.SETTINGS, (), errors)
+    config = validate_table(merged, schema.SETTINGS, (), errors)
     if errors:
         lines = []
         for loc, msg, got in errors:

@@ -39,6 +39,11 @@ def _table(value: object, spec: dict, loc: tuple, errors: list) -> dict | None:
     if not isinstance(value, dict):
         errors.append((loc, f"Input should be a valid dictionary or instance of {spec['name']}", value))
         return None
+    return validate_table(value, spec, loc, errors)
+
+
+def validate_table(value: dict, spec: dict, loc: tuple, errors: list) -> dict:
+    """A table's keys as ``spec`` (a ``table`` spec) types them: :func:`validate` on a dict."""
     out: dict = {}
     used = set()
     for name, sub in spec["fields"].items():
@@ -91,12 +96,11 @@ def _scalar(value: object, spec: dict, loc: tuple, errors: list) -> object:
             problem = f"Input should be {_either(spec['choices'])}"
     elif kind == "bool":
         out, problem = _bool(value)
-    elif kind == "int":
-        out, problem = _int(value)
-    elif kind == "float":
-        out, problem = _float(value)
-    if problem is None and kind in ("int", "float"):
-        problem = _bounds(out, spec)
+    elif kind in ("int", "float"):
+        number, problem = _int(value) if kind == "int" else _float(value)
+        out = number
+        if problem is None and number is not None:  # (no problem: a number)
+            problem = _bounds(number, spec)
     if problem is not None:
         errors.append((loc, problem, value))
         return None
@@ -108,7 +112,7 @@ def _either(choices: tuple) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
-def _bool(value: object) -> tuple:
+def _bool(value: object) -> tuple[bool | None, str | None]:
     if isinstance(value, bool):
         return value, None
     if isinstance(value, (int, float)) and value in (0, 1):
@@ -120,7 +124,7 @@ def _bool(value: object) -> tuple:
     return None, "Input should be a valid boolean"
 
 
-def _int(value: object) -> tuple:
+def _int(value: object) -> tuple[int | None, str | None]:
     if isinstance(value, int):
         return int(value), None
     if isinstance(value, float):
@@ -137,7 +141,7 @@ def _int(value: object) -> tuple:
     return None, "Input should be a valid integer"
 
 
-def _float(value: object) -> tuple:
+def _float(value: object) -> tuple[float | None, str | None]:
     if isinstance(value, (int, float)):
         return float(value), None
     if isinstance(value, str):

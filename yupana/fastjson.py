@@ -17,7 +17,8 @@ except ImportError:  # pragma: no cover - only on interpreters without the C acc
     from json.decoder import JSONDecoder as _Decoder
     from json.encoder import encode_basestring as _encode_str
 
-    _scan = _Decoder().scan_once
+    # scan_once is set by JSONDecoder.__init__ and not declared in typeshed
+    _scan = _Decoder().scan_once  # type: ignore[attr-defined]
 else:
 
     def _no_constant(name: str) -> object:
@@ -32,7 +33,8 @@ else:
         parse_constant = staticmethod(_no_constant)
         memo: dict = {}
 
-    _scan = _make_scanner(_Context())
+    # the scanner reads only these attributes; typeshed types its argument as a JSONDecoder
+    _scan = _make_scanner(_Context())  # type: ignore[arg-type]
 
 _WS = " \t\n\r"
 

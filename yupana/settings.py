@@ -43,6 +43,7 @@ def _stat_key(path: str | None) -> tuple:
 
 def fingerprint(root: str, override: str | None = None) -> tuple:
     """Everything a resolved configuration depends on, cheap to compute."""
+    files: tuple[tuple, ...]
     if override:
         files = (_stat_key(override),)
     else:

@@ -75,7 +75,7 @@ def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadli
                                workers=workers)
     except TimeoutError:  # a parse cancelled at the deadline (yupana.codegraph.parse.Cancelled)
         result = blast.Unmeasured("deadline", "the deadline ran out while tree-sitter was parsing")
-    if not hasattr(result, "symbols"):
+    if isinstance(result, blast.Unmeasured):
         return Finding(cid, "scope",
                        f"blast radius of the edit to {rel} was UNMEASURED ({result.kind}: {result.reason}); "
                        "the ceiling was not checked for this file",

@@ -26,7 +26,14 @@ from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
 from yupana.hooks.effects import Effects
-from yupana.hooks.runtime import RAN, SKIPPED, UNSET, HookRuntime
+from yupana.hooks.runtime import RAN, SKIPPED, HookRuntime
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from yupana.edit.model import FileEdit
+    from yupana.evaluate.tripwires import Wire
 
 MAX_RECORDED_CONSTRAINTS = 200
 
@@ -48,11 +55,11 @@ class GuardContext(HookRuntime):
         self.unavailable = False
         self.governed_fields: dict | None = None
         self.throttled = 0
-        self._plate = UNSET
+        self._plate: tuple[str | None, str] | None = None  # the tracker plate: (work item, why none)
         self._tops: dict[str, str | None] = {}
-        self._throttles = None
-        self._wires = None
-        self._throttle_done: set = set()
+        self._throttles: dict[tuple[str, str], dict] | None = None
+        self._wires: list[Wire] | None = None
+        self._throttle_done: set[tuple[str, str]] = set()
         self._scope_denied: set[str] = set()  # files the path scope already decided (blast radius skips them)
 
     # ── lazily loaded ──────────────────────────────────────────────────────────────
@@ -60,14 +67,14 @@ class GuardContext(HookRuntime):
         self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
         self.unavailable = True  # no policy served: the guard record must not call it fresh
 
-    def wire_set(self) -> list:
+    def wire_set(self) -> list[Wire]:
         if self._wires is None:
             from yupana.evaluate import tripwires
 
             policy = self.cfg["policy"]
             wires, broken = tripwires.load_local(policy.get("tripwires") or [], {r.get("name") for r in policy.get("rules") or ()})
             gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
-            if gov is not None:
+            if gov is not None and gov.cache is not None:  # (a served cache always has one)
                 more, bad = tripwires.load_governed(gov.cache.get("tripwires") or [])
                 wires += more
                 broken += bad
@@ -77,7 +84,8 @@ class GuardContext(HookRuntime):
             self._wires = wires
         return self._wires
 
-    def exposure_for(self, edit):
+    def exposure_for(self, edit: FileEdit) -> tuple[Callable[[], tuple[str, str | None, str]],
+                                                     list[tuple[str, str | None, str, str]]]:
         """A once-per-edit exposure lookup (only called when a block-tier rule fired).
 
         ``exposure_of()`` answers ``(exposure, why, repo)``; ``asked`` then holds
@@ -91,7 +99,7 @@ class GuardContext(HookRuntime):
                 top = self.top(edit)
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                gov = self._gov.cache if self._gov not in (UNSET, None) else {}
+                gov = (self._gov.cache if self._gov is not None else None) or {}
                 found, reason, source = exposure.resolve(
                     self.cfg["quipu"], gov.get("_repo_exposure", gov.get("repo_exposure")),
                     self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
@@ -110,18 +118,23 @@ class GuardContext(HookRuntime):
         top = self.top(edit)
         return (payload.repo_name(top) if top else None) or "unresolved"
 
-    def plate_item(self) -> str | None:
-        if self._plate is UNSET:
+    def plate(self) -> tuple[str | None, str]:
+        """The tracker plate, read once: ``(work item, why none)``."""
+        if self._plate is None:
             if not (os.environ.get("SHANTY_ROOT") and os.environ.get("SHANTY_AGENT")):
                 self._plate = (None, "no tracker plate (SHANTY_ROOT / SHANTY_AGENT unset)")
-                return None
+                return self._plate
             from yupana.evaluate import work_items
 
             self._plate = work_items.read_plate(int(time.time()))
             self.item = self._plate[0]
+        return self._plate
+
+    def plate_item(self) -> str | None:
+        self.plate()
         return self.item
 
-    def throttle_table(self) -> dict:
+    def throttle_table(self) -> dict[tuple[str, str], dict]:
         if self._throttles is None:
             from yupana.state import paths
 
@@ -184,7 +197,7 @@ class GuardContext(HookRuntime):
     def record_throttle(self, edit, found: Finding) -> None:
         from yupana.state import throttles
 
-        scope = self.top(edit) or self.inv.cwd
+        scope = self.top(edit) or self.parsed.cwd
         if (found.id, scope) in self._throttle_done:
             return
         self._throttle_done.add((found.id, scope))
@@ -204,7 +217,7 @@ class GuardContext(HookRuntime):
         table = self.throttle_table()
         if not table:
             return self.note("throttles", SKIPPED, "no back-off was ever recorded")
-        inv = self.inv
+        inv = self.parsed
         scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
         from yupana.state import throttles
 

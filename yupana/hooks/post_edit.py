@@ -73,9 +73,9 @@ class PostEdit(HookRuntime):
         if gov.cache is None:
             return self.note("work-item notice", SKIPPED, "no servable projection cache: silent")
         scopes = gov.cache.get("work_item_scopes")
-        ground = scopes.get(item) if isinstance(scopes, dict) else None
-        if not ground:
+        if not isinstance(scopes, dict) or not scopes.get(item):
             return self.note("work-item notice", SKIPPED, f"work item `{item}` has no observed scope: silent")
+        ground = scopes[item]
         status = gov.cache.get("work_item_status")
         record_paths = (cfg.get("metrics") or {}).get("record_paths", "off")
         for edit in inv.edits:

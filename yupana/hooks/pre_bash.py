@@ -73,7 +73,7 @@ class PreBash(HookRuntime):
         if not parsed:
             fields["payload_keys"] = ",".join(inv.raw_keys) if inv else None
         self.effects.record("pre_bash_invoked", fields)
-        if not parsed:
+        if inv is None or not parsed:
             return self.note("parse", UNKNOWN, "not a JSON object: allowed silently" if inv is None else
                              "no command in the payload (tool_input.command): allowed silently")
         self.note("parse", RAN)
@@ -151,14 +151,14 @@ class PreBash(HookRuntime):
         gov = self.gov()
         if gov is None:
             return self.note("memory", UNKNOWN, "no servable projection cache: governed command policy is NOT enforced")
-        policies = gov.cache.get("memory_policies") or []
+        policies = (gov.cache or {}).get("memory_policies") or []  # (a served cache is never None)
         if not policies:
             return self.note("memory", SKIPPED, "the projection holds no host-memory policy")
         from yupana.evaluate import memory
 
-        reading = self.reading
-        certain = reading is not None and reading.error is None
-        evidence = [c.text() for c in reading.commands if c.argv] if certain else [self.raw_command]
+        reading = self.reading if self.reading is not None and self.reading.error is None else None
+        certain = reading is not None
+        evidence = [c.text() for c in reading.commands if c.argv] if reading is not None else [self.raw_command]
         found = memory.evaluate(policies, evidence, certain=certain)
         for f in found:
             measured = {k: f.extra.get(k) for k in ("available_gib", "total_gib", "threshold_gib")}
@@ -190,7 +190,7 @@ class PreBash(HookRuntime):
             return self.note("disk", SKIPPED, "not a command known to create large artifacts")
         from yupana.state import disk_samples
 
-        inv = self.inv
+        inv = self.parsed
         repo_class, cwd_class = disk.classes(inv.cwd, payload.git_top(inv.cwd))
         sig = disk.signature(found[0], found[1], repo_class, cwd_class)
         fss = disk_samples.snapshot(inv.cwd)
@@ -208,7 +208,7 @@ class PreBash(HookRuntime):
             self.effects.record("disk_guard_unknown", {"signature": sig, "session": self.sid,
                                                 "reason": "no servable projection cache: the history is UNKNOWN"})
             return self.note("disk", UNKNOWN, "no servable projection cache: the history is UNKNOWN", signature=sig)
-        findings, missing = disk.advise(gov.cache.get("disk_history"), sig, fss)
+        findings, missing = disk.advise((gov.cache or {}).get("disk_history"), sig, fss)
         if missing:
             self.effects.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
                                                 "filesystems": len(fss), "session": self.sid})
@@ -240,4 +240,4 @@ class PreBash(HookRuntime):
                                          "secs": s["secs"], "queued": reason is None, "reason": reason,
                                          "session": self.sid})
         if reason is None:
-            self.effects.workers.disk_flush(endpoint, self.inv.project.root, now, self.args.config)
+            self.effects.workers.disk_flush(endpoint, self.parsed.project.root, now, self.args.config)

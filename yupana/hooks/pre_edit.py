@@ -46,7 +46,7 @@ from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, strongest
 from yupana.edit import payload
 from yupana.hooks import protocol
 from yupana.hooks.governed_stage import GovernedStage
-from yupana.hooks.runtime import RAN, SKIPPED, UNSET
+from yupana.hooks.runtime import RAN, SKIPPED
 
 
 def by_project(inv) -> list:
@@ -106,13 +106,13 @@ class Guard(GovernedStage):
         from yupana.state import cache as cache_mod
         from yupana.state import denials, stores
 
-        edit = self.inv.edits[0]
+        edit = self.parsed.edits[0]
         corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root), denials.NAME)
         rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
-        sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.inv.edits], corpus=corpus,
+        sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.parsed.edits], corpus=corpus,
                                           now=int(time.time()), denied_by=rule,
                                           record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
-                                          path=edit.path, rel=edit.rel, session=self.inv.session_id)
+                                          path=edit.path, rel=edit.rel, session=self.sid)
         if sealed:
             self.effects.record("recurrence_advisory", sealed)
         if keep and corpus:
@@ -136,7 +136,7 @@ class Guard(GovernedStage):
         """Judge the next files under ``project``'s configuration (a Codex patch may span several)."""
         self.cfg = snap["config"]
         self.root = project.root
-        self._gov, self._wires, self.gov_why = UNSET, None, (SKIPPED, "")  # per project
+        self._gov, self._gov_asked, self._wires, self.gov_why = None, False, None, (SKIPPED, "")  # per project
         self.mode = self.cfg["policy"]["mode"]  # this project's: it decides this project's files
         self.modes.append(self.mode)
         self.note("config", RAN, snapshot=snap, project=project)
@@ -167,8 +167,8 @@ class Guard(GovernedStage):
     # ── stages ─────────────────────────────────────────────────────────────────────
     def patch_problems(self) -> None:
         """Codex: whatever kept the patch from being read exactly is UNKNOWN, and said."""
-        reasons = list(self.inv.problems)
-        for edit in self.inv.edits:
+        reasons = list(self.parsed.problems)
+        for edit in self.parsed.edits:
             if edit.op in (payload.UPDATE, payload.MOVE, payload.DELETE):
                 payload.proposed_buffer(edit)  # notes missing / ambiguous anchors in edit.problems
             reasons += [p if edit.rel in p else f"{edit.rel}: {p}" for p in edit.problems]
@@ -177,7 +177,7 @@ class Guard(GovernedStage):
         self.findings.append(Finding("apply_patch", "patch", "; ".join(reasons), outcome=UNKNOWN))
         shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
         message = f"apply_patch not fully evaluated ({shown}) — those parts of the patch are UNGUARDED (failing open)"
-        self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.inv.tool_use_id}, once=False)
+        self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.parsed.tool_use_id}, once=False)
         self.note("patch", UNKNOWN, message)
 
     def local_rules(self, edit, fired: set, evaluated: set) -> bool:
@@ -211,7 +211,7 @@ class Guard(GovernedStage):
             from yupana.codegraph import parse, verify
 
             parse.bind_deadline(self.deadline_at)
-            created = [e.path for e in self.inv.edits if e.op in (payload.ADD, payload.MOVE)]
+            created = [e.path for e in self.parsed.edits if e.op in (payload.ADD, payload.MOVE)]
             result = verify.verify_edit(edit, edit.project.root, self.deadline_at, created=created,
                                         workers=self.effects.workers)
         except TimeoutError:  # parse.Cancelled: tree-sitter stopped at the deadline
@@ -250,7 +250,7 @@ class Guard(GovernedStage):
         from yupana.evaluate import scope
 
         tenant, declared = self.declared_scope()
-        if declared is None:
+        if declared is None or tenant is None:  # (a declared scope is always a tenant's)
             self.note("scope", SKIPPED, f"tenant `{tenant}` declares no scope" if tenant else
                       "no tenant (--tenant, else $BOBBIN_ROLE)", edit)
             return self.ladder(edit)
@@ -270,7 +270,7 @@ class Guard(GovernedStage):
         from yupana.evaluate import scope
 
         tenant, declared = self.declared_scope()
-        if declared is None or edit.rel in self._scope_denied or not scope.has_ceiling(declared):
+        if declared is None or tenant is None or edit.rel in self._scope_denied or not scope.has_ceiling(declared):
             return self.note("blast radius", SKIPPED, "no declared scope" if declared is None else
                              "the path scope decided the edit" if edit.rel in self._scope_denied else
                              "no max_impacted_symbols / max_impacted_files ceiling", edit)
@@ -293,7 +293,7 @@ class Guard(GovernedStage):
             self.cut("blast radius", edit, during=True)
             return self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
         protocol.stderr(f"yupana: {found.message}")
-        if self.effects.first_time(self.inv.session_id, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
+        if self.effects.first_time(self.sid, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
             self.outcome.notify(f"yupana: {found.message}")
         self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
 
@@ -306,25 +306,27 @@ class Guard(GovernedStage):
             return self.note("work-item ladder", SKIPPED, f"work_item_scope = {policy.get('work_item_scope', 'off')} "
                              f"(mode {self.mode} is its ceiling)", edit)
         item = self.plate_item()
-        why = "" if item else self._plate[1]
+        why = "" if item else self.plate()[1]
         gov = self.gov()
-        cache = gov.cache if gov else {}
+        cache = (gov.cache if gov else None) or {}
         if gov is None and item and not why:
             why = "the governed plane is not available ([yupana.quipu] enabled + endpoint, and a servable cache)"
         found = work_items.evaluate(rung, item, cache.get("work_item_scopes"), cache.get("work_item_parents"),
                                     edit.rel, self.args.tenant, why)
+        assert found is not None  # None only for the rung "off" (returned above)
         prov = found.extra.get("provenance")
         if found.outcome == UNKNOWN:
             self.findings.append(found)
             result = "notify" if self.args.tenant else "allow"
-            if self.args.tenant and self.effects.first_time(self.inv.session_id, "unknown-scope"):
+            if self.args.tenant and self.effects.first_time(self.sid, "unknown-scope"):
                 self.outcome.advise(f"yupana: {found.message}")
-        else:
+        else:  # a known scope: read from the served cache
+            assert gov is not None
             label = "work-item scope" if prov == "observed" else "derived work-item scope"
             spoke = self.decide([found], label, suffix=" " + gov.note())
             result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")
         self.effects.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
-                               "result": result, "session": self.inv.session_id}, item=item)
+                               "result": result, "session": self.sid}, item=item)
         self.note("work-item ladder", UNKNOWN if found.outcome == UNKNOWN else RAN,
                   found.extra.get("reason") or "", edit, rung=rung, item=item)
 
@@ -341,7 +343,7 @@ class Guard(GovernedStage):
         found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
         if not found:
             return self.note(stage, RAN, f"none of {len(wires)} wire(s) covers this path", edit, wires=wires)
-        gov = self._gov if self._gov not in (None, UNSET) else None
+        gov = self._gov
         for f in found:  # local config is authoritative (fresh); governed wires carry the cache's freshness
             f.extra["freshness"] = gov.freshness if gov and f.extra.get("wire_source") == "governed" else "fresh"
         governed = any(f.extra.get("wire_source") == "governed" for f in found)
@@ -353,7 +355,7 @@ class Guard(GovernedStage):
             result = "deny" if f.blocking and self.mode == "enforce" else ("advise" if f.blocking else "notify")
             self.effects.record("tripwire", {"name": f.id.split(":", 1)[1], "effect": effect, "source": f.extra.get("wire_source"),
                                       "iri": f.source if f.source != "config" else None, "result": result,
-                                      "session": self.inv.session_id}, item=self.plate_item())
+                                      "session": self.sid}, item=self.plate_item())
             if effect == "throttle":
                 self.record_throttle(edit, f)
         self.note(stage, RAN, "", edit, wires=wires)

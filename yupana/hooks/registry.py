@@ -11,6 +11,10 @@ here: the registry costs a hook nothing.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.hooks.runtime import HookRuntime
+
 
 class Hook:
     """One registered hook (see the module docstring)."""
@@ -27,9 +31,10 @@ class Hook:
         self.infer = infer
         self.tenant_env = tenant_env
 
-    def runtime(self):
+    def runtime(self) -> type[HookRuntime]:
         """The hook's runtime class (imports its module)."""
-        return getattr(__import__(self.module, fromlist=[self.entry]), self.entry)
+        runtime: type[HookRuntime] = getattr(__import__(self.module, fromlist=[self.entry]), self.entry)
+        return runtime
 
 
 HOOKS: dict[str, Hook] = {h.name: h for h in (

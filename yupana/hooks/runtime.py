@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # annotations only: the governed module loads when a hook ask
     from yupana.hooks import governed as governed_mod
 
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
-UNSET = object()
 NOT_CONFIGURED = "the governed plane is not configured ([yupana.quipu] enabled = true and an endpoint)"
 
 
@@ -51,7 +50,7 @@ class HookRuntime:
         self.t0 = t0
         self.effects = effects if effects is not None else LIVE
         self.outcome = protocol.Outcome()
-        self.inv = None
+        self.inv: payload.Invocation | None = None  # the payload, once parsed (None: not a JSON object)
         self.cfg: dict = {}
         self.mode = "off"
         self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
@@ -59,7 +58,8 @@ class HookRuntime:
         self.codex = False
         self.stale = False
         self.gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
-        self._gov = UNSET
+        self._gov: governed_mod.Governed | None = None  # what gov() served
+        self._gov_asked = False  # gov() has run (for this configuration)
 
     @classmethod
     def main(cls, args) -> None:
@@ -70,6 +70,13 @@ class HookRuntime:
     @property
     def sid(self) -> str | None:
         return self.inv.session_id if self.inv is not None else None
+
+    @property
+    def parsed(self) -> payload.Invocation:
+        """The parsed payload, for the checks that run once it parsed (``run`` stops before them
+        when it did not)."""
+        assert self.inv is not None, "the payload did not parse"  # run() returned before any check
+        return self.inv
 
     def note(self, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
         """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),
@@ -129,9 +136,9 @@ class HookRuntime:
     # ── the governed plane ─────────────────────────────────────────────────────────
     def gov(self) -> governed_mod.Governed | None:
         """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
-        if self._gov is not UNSET:
+        if self._gov_asked:
             return self._gov
-        self._gov = None
+        self._gov_asked = True
         quipu = self.cfg.get("quipu") or {}
         if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
             self.gov_why = (SKIPPED, NOT_CONFIGURED)
