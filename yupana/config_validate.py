@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from yupana import config_schema as schema
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.config_schema import Spec
+
+    Loc = tuple[str | int, ...]  # where a key is: ("policy", "rules", 0, "pattern")
+    Problem = tuple[Loc, str, object]  # (loc, message, input)
+
 _STR = schema.field("str")
 _TRUE = ("1", "true", "t", "yes", "y", "on")
 _FALSE = ("0", "false", "f", "no", "n", "off")
 
 
-def validate(value: object, spec: dict, loc: tuple, errors: list) -> object:
+def validate(value: object, spec: Spec, loc: Loc, errors: list[Problem]) -> object:
     """``value`` as ``spec`` types it (defaults filled); each problem appended as (loc, message, input)."""
     kind = spec["kind"]
     if value is None and spec["optional"]:
@@ -35,16 +44,16 @@ def validate(value: object, spec: dict, loc: tuple, errors: list) -> object:
     return _scalar(value, spec, loc, errors)
 
 
-def _table(value: object, spec: dict, loc: tuple, errors: list) -> dict | None:
+def _table(value: object, spec: Spec, loc: Loc, errors: list[Problem]) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         errors.append((loc, f"Input should be a valid dictionary or instance of {spec['name']}", value))
         return None
     return validate_table(value, spec, loc, errors)
 
 
-def validate_table(value: dict, spec: dict, loc: tuple, errors: list) -> dict:
+def validate_table(value: dict[str, Any], spec: Spec, loc: Loc, errors: list[Problem]) -> dict[str, Any]:
     """A table's keys as ``spec`` (a ``table`` spec) types them: :func:`validate` on a dict."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     used = set()
     for name, sub in spec["fields"].items():
         key = schema.key_of(name, sub)
@@ -63,7 +72,7 @@ def validate_table(value: dict, spec: dict, loc: tuple, errors: list) -> dict:
     return out
 
 
-def default(spec: dict) -> object:
+def default(spec: Spec) -> object:
     """A fresh copy of the key's default (a table: all of its defaults)."""
     if spec["kind"] == "table":
         return _table({}, spec, ("-",), [])
@@ -84,7 +93,7 @@ def _plain(value: object) -> object:
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
-def _scalar(value: object, spec: dict, loc: tuple, errors: list) -> object:
+def _scalar(value: object, spec: Spec, loc: Loc, errors: list[Problem]) -> object:
     kind = spec["kind"]
     problem = None
     out = value
@@ -107,7 +116,7 @@ def _scalar(value: object, spec: dict, loc: tuple, errors: list) -> object:
     return out
 
 
-def _either(choices: tuple) -> str:
+def _either(choices: tuple[str, ...]) -> str:
     shown = [repr(c) for c in choices]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
@@ -152,7 +161,7 @@ def _float(value: object) -> tuple[float | None, str | None]:
     return None, "Input should be a valid number"
 
 
-def _bounds(value: float, spec: dict) -> str | None:
+def _bounds(value: float, spec: Spec) -> str | None:
     if spec["ge"] is not None and not value >= spec["ge"]:
         return f"Input should be greater than or equal to {spec['ge']}"
     if spec["gt"] is not None and not value > spec["gt"]:

@@ -10,6 +10,10 @@ Errors are :class:`ValueError` (``json.JSONDecodeError`` is a subclass of it).
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 try:
     from _json import encode_basestring as _encode_str
     from _json import make_scanner as _make_scanner
@@ -31,7 +35,7 @@ else:
         parse_float = float
         parse_int = int
         parse_constant = staticmethod(_no_constant)
-        memo: dict = {}
+        memo: dict[str, object] = {}
 
     # the scanner reads only these attributes; typeshed types its argument as a JSONDecoder
     _scan = _make_scanner(_Context())  # type: ignore[arg-type]
@@ -74,7 +78,7 @@ def dumps(value: object) -> str:
     return "".join(parts)
 
 
-def _encode(value: object, out) -> None:
+def _encode(value: object, out: Callable[[str], object]) -> None:
     if isinstance(value, str):
         out(_encode_str(value))
     elif value is None:

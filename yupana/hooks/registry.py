@@ -14,6 +14,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from yupana.hooks.runtime import HookRuntime
+    from typing import Any
 
 
 class Hook:
@@ -54,7 +55,7 @@ def get(name: str) -> Hook:
     return HOOKS[name]
 
 
-def infer(data: dict) -> tuple[str, str]:
+def infer(data: dict[str, Any]) -> tuple[str, str]:
     """(hook, how it was chosen) for a decoded payload (``yupana explain`` without ``--hook``)."""
     for hook in HOOKS.values():
         if hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:
