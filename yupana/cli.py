@@ -13,6 +13,10 @@ import sys
 
 from yupana.hooks.registry import HOOKS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    import argparse
+
 # name -> (module, one-line summary). Each module defines add_arguments(parser) and run(args).
 COMMANDS = {
     "project": ("yupana.commands.project", "refresh the projection from the store; --dump shows the cache"),
@@ -226,7 +230,7 @@ def _silence_stdout() -> None:
         pass
 
 
-def _add_globals(parser, suppress: bool = False) -> None:
+def _add_globals(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
     import argparse
 
     default = argparse.SUPPRESS if suppress else None

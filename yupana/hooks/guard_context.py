@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
     from yupana.edit.model import FileEdit
     from yupana.evaluate.tripwires import Wire
+    from typing import Any
+    from yupana.cli import HookArgs
 
 MAX_RECORDED_CONSTRAINTS = 200
 
@@ -45,7 +47,7 @@ class GuardContext(HookRuntime):
     unchecked = "this edit was NOT checked"
     gov_note = ": governed policy is NOT enforced (fail-open)"
 
-    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+    def __init__(self, args: HookArgs, t0: float, effects: Effects | None = None) -> None:
         super().__init__(args, t0, effects)
         self.mode = "?"
         self.modes: list[str] = []  # every configured project's mode (a Codex patch may span several)
@@ -53,11 +55,11 @@ class GuardContext(HookRuntime):
         self.deadline_at = 0.0
         self.blown = False
         self.unavailable = False
-        self.governed_fields: dict | None = None
+        self.governed_fields: dict[str, Any] | None = None
         self.throttled = 0
         self._plate: tuple[str | None, str] | None = None  # the tracker plate: (work item, why none)
         self._tops: dict[str, str | None] = {}
-        self._throttles: dict[tuple[str, str], dict] | None = None
+        self._throttles: dict[tuple[str, str], dict[str, Any]] | None = None
         self._wires: list[Wire] | None = None
         self._throttle_done: set[tuple[str, str]] = set()
         self._scope_denied: set[str] = set()  # files the path scope already decided (blast radius skips them)
@@ -109,12 +111,12 @@ class GuardContext(HookRuntime):
 
         return exposure_of, asked
 
-    def top(self, edit) -> str | None:
+    def top(self, edit: FileEdit) -> str | None:
         if edit.path not in self._tops:
             self._tops[edit.path] = payload.git_top(edit.path)
         return self._tops[edit.path]
 
-    def repo(self, edit) -> str:
+    def repo(self, edit: FileEdit) -> str:
         top = self.top(edit)
         return (payload.repo_name(top) if top else None) or "unresolved"
 
@@ -134,7 +136,7 @@ class GuardContext(HookRuntime):
         self.plate()
         return self.item
 
-    def throttle_table(self) -> dict[tuple[str, str], dict]:
+    def throttle_table(self) -> dict[tuple[str, str], dict[str, Any]]:
         if self._throttles is None:
             from yupana.state import paths
 
@@ -168,7 +170,7 @@ class GuardContext(HookRuntime):
             return
         label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
         self.outcome.advise(f"yupana ({label}): {body}")
-    def budget(self, stage: str, edit=None) -> bool:
+    def budget(self, stage: str, edit: FileEdit | None = None) -> bool:
         """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
         once ``deadline_ms`` has run out."""
         if self.blown:
@@ -178,7 +180,7 @@ class GuardContext(HookRuntime):
         self.cut(stage, edit)
         return False
 
-    def cut(self, stage: str, edit=None, during: bool = False) -> None:
+    def cut(self, stage: str, edit: FileEdit | None = None, during: bool = False) -> None:
         """The deadline cut the analysis at ``stage``: an UNKNOWN ``deadline`` constraint and a
         ``fail_open`` record on every invocation it happens to, the notice once per session."""
         if self.blown:
@@ -194,7 +196,7 @@ class GuardContext(HookRuntime):
         self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")
 
     # ── what it leaves behind ─────────────────────────────────────────────────────
-    def record_throttle(self, edit, found: Finding) -> None:
+    def record_throttle(self, edit: FileEdit, found: Finding) -> None:
         from yupana.state import throttles
 
         scope = self.top(edit) or self.parsed.cwd
@@ -232,7 +234,7 @@ class GuardContext(HookRuntime):
         self.outcome.advise(f"yupana: back-off active in this repository: {shown}")
         self.note("throttles", RAN, "", active=active)
 
-    def constraint(self, f: Finding) -> dict:
+    def constraint(self, f: Finding) -> dict[str, Any]:
         if f.outcome == UNSATISFIED:
             response = "blocked" if f.blocking and self.mode == "enforce" else "warned"
         else:
@@ -252,7 +254,7 @@ class GuardContext(HookRuntime):
         """The ``guard`` record: always, exactly once."""
         inv = self.inv
         edit = inv.edits[0] if inv and inv.edits else None
-        fields: dict = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
+        fields: dict[str, Any] = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
                         "duration_ms": round((time.monotonic() - self.t0) * 1000, 1),
                         "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
         if inv is not None:
@@ -292,9 +294,9 @@ def _duration(secs: int) -> str:
     return f"{secs}s" if secs < 120 else (f"{secs // 60}m" if secs < 7200 else f"{secs // 3600}h{secs % 3600 // 60:02d}m")
 
 
-def _attribution() -> dict:
+def _attribution() -> dict[str, Any]:
     env = os.environ
-    out: dict = {}
+    out: dict[str, Any] = {}
     chain = [p for p in (env.get("YUPANA_PRINCIPAL_CHAIN") or "").split(",") if p]
     executor = env.get("SHANTY_AGENT") or None
     if chain:

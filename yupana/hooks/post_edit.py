@@ -27,6 +27,11 @@ from yupana.evaluate import UNKNOWN
 from yupana.hooks import protocol
 from yupana.hooks.runtime import NOT_CONFIGURED, RAN, SKIPPED, HookRuntime
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+
 MAX_NEIGHBOURS = 5
 
 
@@ -92,7 +97,7 @@ class PostEdit(HookRuntime):
             self.effects.record("scope_notice", fields, item=item)
 
 
-def section(rel: str, item: str, ground: list[str], scopes: dict, status: dict | None) -> str:
+def section(rel: str, item: str, ground: list[str], scopes: dict[str, Any], status: dict[str, Any] | None) -> str:
     """The model-facing notice for one out-of-ground edit."""
     shown = ", ".join(ground[:3]) + (", …" if len(ground) > 3 else "")
     text = (f"yupana: your edit to {rel} landed outside the observed ground of work item `{item}` "

@@ -48,6 +48,12 @@ from yupana.hooks import protocol
 from yupana.hooks.effects import Effects
 from yupana.hooks.runtime import RAN, SKIPPED, NOT_CONFIGURED, HookRuntime
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.cli import HookArgs
+
 
 class PreBash(HookRuntime):
     """One pre-bash invocation: the command read, the decisions taken, the records written."""
@@ -56,7 +62,7 @@ class PreBash(HookRuntime):
     unchecked = "this command was NOT checked"
     unguarded = "governed command policy is NOT enforced"
 
-    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+    def __init__(self, args: HookArgs, t0: float, effects: Effects | None = None) -> None:
         super().__init__(args, t0, effects)
         self.raw_command: str = ""
         self.reading: shell.Reading | None = None
@@ -67,7 +73,7 @@ class PreBash(HookRuntime):
         inv = self.inv
         argv = inv.argv if inv is not None and inv.command is None and not inv.codex else None
         parsed = inv is not None and (inv.command is not None or argv is not None)
-        fields: dict = {"parsed": parsed, "payload_bytes": len(raw), "session": self.sid,
+        fields: dict[str, Any] = {"parsed": parsed, "payload_bytes": len(raw), "session": self.sid,
                         "tool": inv.tool_name if inv else None, "client": inv.client if inv else None,
                         "project": project_root.project_key(inv.project.root) if inv else None}
         if not parsed:
@@ -120,7 +126,7 @@ class PreBash(HookRuntime):
                                            "session": self.sid})
 
     # ── action scope ───────────────────────────────────────────────────────────────
-    def action_scope(self, policy: dict) -> None:
+    def action_scope(self, policy: dict[str, Any]) -> None:
         from yupana import globs
         from yupana.evaluate import action_scope
 
@@ -182,7 +188,7 @@ class PreBash(HookRuntime):
         self.note("memory", RAN, policies=policies, findings=found, evidence=evidence, certain=certain)
 
     # ── disk impact ────────────────────────────────────────────────────────────────
-    def disk(self, quipu: dict) -> None:
+    def disk(self, quipu: dict[str, Any]) -> None:
         from yupana.evaluate import disk
 
         found = disk.recognise(self.reading) if self.reading else None
@@ -223,7 +229,7 @@ class PreBash(HookRuntime):
         self.note("disk", UNKNOWN if missing and not findings else RAN, "; ".join(missing), signature=sig,
                   findings=findings, closed=closed)
 
-    def queue(self, quipu: dict, closed: list[dict], now: int) -> None:
+    def queue(self, quipu: dict[str, Any], closed: list[dict[str, Any]], now: int) -> None:
         """Record closed samples locally and queue them for the store (never waits)."""
         from yupana.state import disk_samples
 

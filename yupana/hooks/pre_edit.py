@@ -48,11 +48,18 @@ from yupana.hooks import protocol
 from yupana.hooks.governed_stage import GovernedStage
 from yupana.hooks.runtime import RAN, SKIPPED
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
-def by_project(inv) -> list:
+    from yupana.edit.model import FileEdit, Invocation
+    from yupana.project_root import Project
+
+
+def by_project(inv: Invocation) -> list[tuple[Project, list[FileEdit]]]:
     """``[(project, edits)]`` in first-seen order: the files of a tool call grouped by the
     project each is judged under (one group unless a Codex patch spans projects)."""
-    groups: dict = {}
+    groups: dict[str, tuple[Project, list[FileEdit]]] = {}
     for edit in inv.edits:
         groups.setdefault(edit.project.root, (edit.project, []))[1].append(edit)
     return list(groups.values()) or [(inv.project, [])]
@@ -120,7 +127,7 @@ class Guard(GovernedStage):
         self.note("recurrence", RAN if sealed else SKIPPED, "near a prior denial" if sealed else
                   "no prior denial near this edit", edit, **({"advisory": sealed} if sealed else {}))
 
-    def load_config(self, project, several: bool) -> dict | None:
+    def load_config(self, project: Project, several: bool) -> dict[str, Any] | None:
         """The configuration snapshot of ``project`` (the one its files are judged under), or
         None on a configuration error — loudly: those files are unguarded."""
         try:
@@ -132,7 +139,7 @@ class Guard(GovernedStage):
                          "UNGUARDED until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
             return None
 
-    def configure(self, project, snap: dict) -> None:
+    def configure(self, project: Project, snap: dict[str, Any]) -> None:
         """Judge the next files under ``project``'s configuration (a Codex patch may span several)."""
         self.cfg = snap["config"]
         self.root = project.root
@@ -141,13 +148,13 @@ class Guard(GovernedStage):
         self.modes.append(self.mode)
         self.note("config", RAN, snapshot=snap, project=project)
 
-    def path_checks(self, edit) -> None:
+    def path_checks(self, edit: FileEdit) -> None:
         """What only the path decides — declared path scope (else the work-item ladder) and
         path-only tripwires. Never gated by ``deadline_ms``: a deny they reach stands."""
         self.path_scope(edit)
         self.tripwires(edit, set(), set(), rule_wires=False)
 
-    def check_edit(self, edit) -> bool:
+    def check_edit(self, edit: FileEdit) -> bool:
         """The expensive stages for one file, each within the deadline; False once it is blown."""
         fired: set[str] = set()
         evaluated: set[str] = set()
@@ -180,7 +187,7 @@ class Guard(GovernedStage):
         self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.parsed.tool_use_id}, once=False)
         self.note("patch", UNKNOWN, message)
 
-    def local_rules(self, edit, fired: set, evaluated: set) -> bool:
+    def local_rules(self, edit: FileEdit, fired: set[str], evaluated: set[str]) -> bool:
         rules = [r for r in self.cfg["policy"].get("rules") or () if r.get("verification_point") != "PAA"]
         if not rules or not edit.introduced:
             self.note("local rules", SKIPPED, "no introduced text" if rules else "no [[yupana.policy.rules]] for this "
@@ -200,7 +207,7 @@ class Guard(GovernedStage):
         self.note("local rules", RAN, "", edit, rules=rules)
         return decided
 
-    def verify(self, edit) -> None:
+    def verify(self, edit: FileEdit) -> None:
         if not self.cfg["policy"].get("verify") or not edit.introduced or not edit.path.endswith(".rs"):
             why = ("verify = false" if not self.cfg["policy"].get("verify") else
                    "no introduced text" if not edit.introduced else "not a .rs file")
@@ -240,11 +247,11 @@ class Guard(GovernedStage):
                              outcome=UNSATISFIED if problems else SATISFIED)], "verify")
         self.note("verify", RAN, "", edit)
 
-    def declared_scope(self) -> tuple[str | None, dict | None]:
+    def declared_scope(self) -> tuple[str | None, dict[str, Any] | None]:
         tenant = self.args.tenant
         return tenant, (self.cfg["policy"].get("scopes") or {}).get(tenant) if tenant else None
 
-    def path_scope(self, edit) -> None:
+    def path_scope(self, edit: FileEdit) -> None:
         """The path half of the capability scope (deny beats allow); without one, the ladder."""
         from yupana import globs
         from yupana.evaluate import scope
@@ -265,7 +272,7 @@ class Guard(GovernedStage):
             self._scope_denied.add(edit.rel)
         self.note("scope", RAN, "", edit, tenant=tenant, declared=declared)
 
-    def blast_radius(self, edit) -> None:
+    def blast_radius(self, edit: FileEdit) -> None:
         """Blast-radius ceilings (tree-sitter tier), within what is left of the deadline."""
         from yupana.evaluate import scope
 
@@ -297,7 +304,7 @@ class Guard(GovernedStage):
             self.outcome.notify(f"yupana: {found.message}")
         self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
 
-    def ladder(self, edit) -> None:
+    def ladder(self, edit: FileEdit) -> None:
         from yupana.evaluate import work_items
 
         policy = self.cfg["policy"]
@@ -330,7 +337,7 @@ class Guard(GovernedStage):
         self.note("work-item ladder", UNKNOWN if found.outcome == UNKNOWN else RAN,
                   found.extra.get("reason") or "", edit, rung=rung, item=item)
 
-    def tripwires(self, edit, fired: set, evaluated: set, rule_wires: bool) -> None:
+    def tripwires(self, edit: FileEdit, fired: set[str], evaluated: set[str], rule_wires: bool) -> None:
         """Path-only wires (``rule_wires`` False: first, never deadline-gated), or the wires
         conditioned on a local rule (after the rules ran)."""
         from yupana.evaluate import tripwires

@@ -31,6 +31,9 @@ from yupana.hooks.effects import LIVE, Effects
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:  # annotations only: the governed module loads when a hook asks for the cache
     from yupana.hooks import governed as governed_mod
+    from typing import Any
+    from yupana.cli import HookArgs
+    from yupana.edit.model import FileEdit
 
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
 NOT_CONFIGURED = "the governed plane is not configured ([yupana.quipu] enabled = true and an endpoint)"
@@ -45,13 +48,13 @@ class HookRuntime:
     unguarded = "governed policy is NOT enforced"  # what a missing policy cache leaves unguarded
     gov_note = ""  # appended to the policy-cache note when no cache is servable
 
-    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+    def __init__(self, args: HookArgs, t0: float, effects: Effects | None = None) -> None:
         self.args = args
         self.t0 = t0
         self.effects = effects if effects is not None else LIVE
         self.outcome = protocol.Outcome()
         self.inv: payload.Invocation | None = None  # the payload, once parsed (None: not a JSON object)
-        self.cfg: dict = {}
+        self.cfg: dict[str, Any] = {}
         self.mode = "off"
         self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
         self.item: str | None = None  # the tracked work item, once read
@@ -62,7 +65,7 @@ class HookRuntime:
         self._gov_asked = False  # gov() has run (for this configuration)
 
     @classmethod
-    def main(cls, args) -> None:
+    def main(cls, args: HookArgs) -> None:
         """The hook process (``yupana.cli`` dispatches here): stdin in, stdout once, at the end."""
         hook = cls(args, time.monotonic())
         protocol.emit(hook.answer(protocol.read_stdin()))
@@ -78,7 +81,7 @@ class HookRuntime:
         assert self.inv is not None, "the payload did not parse"  # run() returned before any check
         return self.inv
 
-    def note(self, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
+    def note(self, stage: str, state: str, why: str = "", edit: FileEdit | None = None, **detail: Any) -> None:
         """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),
         and why; ``detail`` is what the report shows beside it. Nothing, live."""
         self.effects.stage(self, stage, state, why, edit, detail)
@@ -118,7 +121,7 @@ class HookRuntime:
     def after_crash(self) -> None:
         """What still has to be written after an internal error (pre-edit: its record)."""
 
-    def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True,
+    def degrade(self, kind: str, message: str, fields: dict[str, Any] | None = None, once: bool = True,
                 marker: str | None = None) -> None:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
         session per ``marker``, default ``kind``; every time when not ``once``)."""
