@@ -13,6 +13,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import ClassVar
 
 try:
     from _json import encode_basestring as _encode_str
@@ -35,7 +36,7 @@ else:
         parse_float = float
         parse_int = int
         parse_constant = staticmethod(_no_constant)
-        memo: dict[str, object] = {}
+        memo: ClassVar[dict[str, object]] = {}  # the scanner's key memo, shared as json.decoder shares it
 
     # the scanner reads only these attributes; typeshed types its argument as a JSONDecoder
     _scan = _make_scanner(_Context())  # type: ignore[arg-type]

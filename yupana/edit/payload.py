@@ -92,7 +92,7 @@ def parse(raw: bytes) -> Invocation | None:
     inv = Invocation()
     try:
         _read(data, inv)
-    except Exception as exc:  # a bug here must not turn into a crash or a clean allow
+    except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
         inv.problems.append(f"payload: reading failed ({type(exc).__name__}: {exc})")
     inv.project = inv.edits[0].project if inv.edits else project_root.for_dir(inv.cwd, inv._roots)
     return inv
