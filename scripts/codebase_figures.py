@@ -192,7 +192,9 @@ def figures(root: Path, keys: set[str]) -> Figures:
 
 
 def _dup(d: dict[str, int] | None) -> str:
-    return "`duplicates` not on PATH" if d is None else f"{d['pairs']} pairs ({d['shape']} by shape alone, {d['boilerplate']} boilerplate)"
+    if d is None:
+        return "`duplicates` not on PATH"
+    return f"{d['pairs']} pairs ({d['shape']} by shape alone, {d['boilerplate']} boilerplate)"
 
 
 def report(rev: str | None, f: Figures) -> None:
@@ -225,7 +227,8 @@ def table(before: str, after: str, a: Figures, b: Figures) -> None:
     for p in sorted(set(a.packages) | set(b.packages)):
         row(f"`{p}/` modules / lines", package(a.packages.get(p)), package(b.packages.get(p)))
     for i in range(3):
-        row(f"largest function #{i + 1}", f"{a.largest[i][0]} `{a.largest[i][1]}`", f"{b.largest[i][0]} `{b.largest[i][1]}`")
+        (na, fa), (nb, fb) = a.largest[i], b.largest[i]
+        row(f"largest function #{i + 1}", f"{na} `{fa}`", f"{nb} `{fb}`")
     row("functions over 50 lines", a.over_50, b.over_50)
     row("modules over 400 lines", len(a.big), len(b.big))
     row("import cycles at load time", len(a.cycles), len(b.cycles))

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def assess(cfg: dict[str, Any], cache: dict[str, Any] | None, root: str, now: int, *, override: str | None = None,
-           no_cache: str | None = None) -> dict[str, Any]:
+def assess(cfg: dict[str, Any], cache: dict[str, Any] | None, root: str, now: int, *,
+           override: str | None = None, no_cache: str | None = None) -> dict[str, Any]:
     """``{block_rules, repo, exposure, source, reason, mode, can_block, why}`` for the project at ``root``.
 
     ``cache`` is the projection the hooks would serve (None: ``no_cache`` says why there is
@@ -61,7 +61,8 @@ def assess(cfg: dict[str, Any], cache: dict[str, Any] | None, root: str, now: in
     return out
 
 
-def for_status(cfg: dict[str, Any], root: str, now: int, override: str | None, rule_set: dict[str, Any]) -> dict[str, Any]:
+def for_status(cfg: dict[str, Any], root: str, now: int, override: str | None,
+               rule_set: dict[str, Any]) -> dict[str, Any]:
     """``rule_set.block_tier`` in ``status --json``: :func:`assess` over the cache the hooks would
     serve (``rule_set`` is status's own section: which cache, and why none is servable)."""
     from yupana.state import cache

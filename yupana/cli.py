@@ -201,7 +201,8 @@ def _run_command(argv: list[str]) -> int:
     except BrokenPipeError:  # the reader went away (`yupana … | head`): stop quietly, as a Unix filter does
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell reports for a filter killed by the closed pipe
-    except Exception:  # noqa: BLE001 - the traceback Python would print, through the redacting stderr (same exit status)
+    except Exception:  # noqa: BLE001 - the traceback Python would print, through the redacting stderr
+        # (same exit status)
         import traceback
 
         traceback.print_exc()

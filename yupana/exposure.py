@@ -58,7 +58,8 @@ GRAPH, POLICY_CHECK, CONFIG, NONE = "graph", "policy-check", "config", "none"
 NOT_DECLARED = "[yupana.policy] exposure is not set"
 
 
-def resolve(quipu: dict[str, Any], statements: dict[str, str] | list[dict[str, Any]] | None, declared: str | None, repo: str | None, now: int, *, root: str,
+def resolve(quipu: dict[str, Any], statements: dict[str, str] | list[dict[str, Any]] | None, declared: str | None,
+            repo: str | None, now: int, *, root: str,
             override: str | None = None, no_repo_reason: str = "the file is in no git tree",
             workers: LookupWorkers | None = None) -> tuple[str, str | None, str]:
     """``(exposure, why, source)`` for ``repo``: the first source that knows, in precedence order.
@@ -120,7 +121,8 @@ def read_entries(path: str | None) -> dict[str, Any]:
 
 
 def lookup(quipu: dict[str, Any], repo: str | None, now: int, *, root: str, override: str | None = None,
-           no_repo_reason: str = "the file is in no git tree", workers: LookupWorkers | None = None) -> tuple[str, str | None]:
+           no_repo_reason: str = "the file is in no git tree",
+           workers: LookupWorkers | None = None) -> tuple[str, str | None]:
     """(exposure, reason) for ``repo`` on the configured store, answered from the file now.
 
     Never blocks on the network: a miss answers ``unknown`` and starts one detached lookup

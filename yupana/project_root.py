@@ -73,7 +73,8 @@ def nearest(start: str, memo: dict[str, str | None] | None = None) -> str | None
     return found
 
 
-def for_file(path: str, cwd: str, memo: dict[str, str | None] | None = None, git_top: Callable[[str], str | None] | None = None) -> Project:
+def for_file(path: str, cwd: str, memo: dict[str, str | None] | None = None,
+             git_top: Callable[[str], str | None] | None = None) -> Project:
     """The project an edit of ``path`` (absolute, normalised) is judged under; see the module doc.
 
     ``git_top(path)`` (optional) gives the base when no project is found at all.

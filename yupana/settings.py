@@ -145,7 +145,8 @@ def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
-def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: dict[str, Any] | None, error: str | None) -> bytes:
+def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: dict[str, Any] | None,
+                   error: str | None) -> bytes:
     """Write (best effort, atomically) and return the marshalled snapshot.
 
     ``fp`` must be the fingerprint taken *before* the files were read, so an edit made

@@ -200,7 +200,8 @@ def _point(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: bytes | None = None, *,
-                  tree: "Tree | None" = None, deadline_at: float | None = None, deletions: Sequence[int] = ()) -> VerifyResult:
+                  tree: "Tree | None" = None, deadline_at: float | None = None,
+                  deletions: Sequence[int] = ()) -> VerifyResult:
     """Verify ``new`` where ``ranges`` (byte spans) are what the edit introduces; ``old`` is
     the file before the edit (None: nothing pre-exists, everything is the edit's);
     ``deletions`` are offsets where text was only removed (calls there get their arity checked)."""

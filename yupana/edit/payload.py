@@ -70,8 +70,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["ADD", "CLAUDE_TOOLS", "DELETE", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
-           "WRITE", "FileEdit", "Invocation", "client_of", "git_top", "new_edit", "normpath", "parse", "proposed_buffer",
-           "repo_name"]
+           "WRITE", "FileEdit", "Invocation", "client_of", "git_top", "new_edit", "normpath", "parse",
+           "proposed_buffer", "repo_name"]
 
 _MAX_KEYS = 64
 

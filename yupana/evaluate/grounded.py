@@ -79,7 +79,8 @@ def classify(toks: list[str], ids: set[str], prefixes: set[str]) -> tuple[list[s
     return grounded, unresolvable
 
 
-def scan(text: str, ids: set[str], prefixes: set[str], deadline_at: float | None = None) -> tuple[list[str], list[str]] | None:
+def scan(text: str, ids: set[str], prefixes: set[str],
+         deadline_at: float | None = None) -> tuple[list[str], list[str]] | None:
     """``classify(tokens(text), ids, prefixes)``; with ``deadline_at``, a text over
     :data:`WINDOW` characters is tokenised and classified a window at a time (each window
     ends at an ASCII separator, so no token is split) with the deadline checked between

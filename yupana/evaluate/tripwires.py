@@ -36,7 +36,8 @@ class Wire:
     __slots__ = ("name", "globs", "patterns", "rule", "effect", "class_", "message", "backoff", "source", "iri")
 
     def __init__(self, name: str, compiled: list[Glob], patterns: list[str], rule: str | None, effect: str,
-                 class_: str | None, message: str | None, backoff: dict[str, Any] | None, source: str, iri: str | None) -> None:
+                 class_: str | None, message: str | None, backoff: dict[str, Any] | None, source: str,
+                 iri: str | None) -> None:
         self.name = name
         self.globs = compiled
         self.patterns = patterns

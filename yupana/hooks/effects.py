@@ -139,7 +139,8 @@ class Effects:
 
         throttles.record(constraint_id, scope, until, n, now=now)
 
-    def disk_sample(self, session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[dict[str, Any]], str | None]:
+    def disk_sample(self, session: str, signature: str, fss: list[Fs],
+                    now: int) -> tuple[list[dict[str, Any]], str | None]:
         """Close the session's open sample and open this command's: ``(closed, note)``."""
         from yupana.state import disk_samples
 
@@ -194,7 +195,8 @@ class RehearsalEffects(Effects):
     def throttle(self, constraint_id: str, scope: str, until: int, n: int, now: int) -> None:
         return None  # the dry run reports the back-off from the throttle record
 
-    def disk_sample(self, session: str, signature: str, fss: list[Fs], now: int) -> tuple[list[dict[str, Any]], str | None]:
+    def disk_sample(self, session: str, signature: str, fss: list[Fs],
+                    now: int) -> tuple[list[dict[str, Any]], str | None]:
         from yupana.state import disk_samples
 
         return disk_samples.preview(session, fss, now)  # what would close, read only

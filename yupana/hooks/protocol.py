@@ -242,7 +242,8 @@ def degrade(
         outcome.notify(f"yupana: {message}")
 
 
-def refused_state(outcome: Outcome, effects: Effects, *, hook: str, session_id: str | None, cfg: dict[str, Any] | None = None) -> None:
+def refused_state(outcome: Outcome, effects: Effects, *, hook: str, session_id: str | None,
+                  cfg: dict[str, Any] | None = None) -> None:
     """Every state file this invocation refused to read (:mod:`yupana.state.statefile`: a FIFO, a
     device, a symlink to one, or an oversized file) as a loud ``state_file`` degradation."""
     for path, reason in statefile.drain():
