@@ -1,31 +1,50 @@
 """The shape of the package, for a refactor's before/after (issue 10's proof).
 
-    .venv/bin/python scripts/codebase_figures.py [REV]
+    .venv/bin/python scripts/codebase_figures.py [REV]          the figures of one revision
+    .venv/bin/python scripts/codebase_figures.py BEFORE AFTER   a before/after table (Markdown)
 
-Reads ``yupana/`` at git revision REV (default: the working tree) and prints: modules and
-lines per package, the ten largest functions, modules over 400 lines, and the import cycles
-among modules imported at load time (imports inside functions and ``if TYPE_CHECKING:``
-blocks are lazy). Duplicate blocks come from the ``duplicates`` command, run separately.
+REV is a git revision; without one, the working tree. The figures read ``yupana/`` only:
+
+* modules and lines per package, modules over 400 lines;
+* the ten largest functions (lines, ``def`` to its last line) and how many pass 50 lines;
+* import cycles among yupana modules, at load time and counting lazy imports (inside
+  functions); ``if TYPE_CHECKING:`` blocks never run and are left out, and a package's
+  ``__init__`` importing its own modules is not counted as a cycle;
+* duplicate blocks: the ``duplicates`` command (6+ shared lines, identical or same shape) over
+  the tree at that revision, when it is on PATH;
+* plane enumerations: the modules that spell at least half of the plane keys of the cache
+  (the plane registry's keys, ``yupana/planes.py`` of the working tree) as string literals:
+  the modules that list the planes by hand, which a new plane has to be added to.
+
+A revision is read from ``git archive`` into a temporary directory; nothing in the repository
+is written.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def sources(rev: str | None) -> dict[str, str]:
-    if rev is None:
-        return {str(p.relative_to(REPO)): p.read_text(encoding="utf-8") for p in sorted((REPO / "yupana").rglob("*.py"))}
-    names = subprocess.run(["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", rev, "yupana"],
-                           capture_output=True, text=True, check=True).stdout.split()
-    return {n: subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{n}"], capture_output=True, text=True,
-                              check=True).stdout for n in names if n.endswith(".py")}
+def checkout(rev: str, into: str) -> Path:
+    """``yupana/`` at ``rev``, extracted under ``into``."""
+    os.makedirs(into)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "yupana"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
+    return Path(into) / "yupana"
+
+
+def sources(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root.parent)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py"))}
 
 
 def module(path: str) -> str:
@@ -90,12 +109,52 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def main() -> int:
-    rev = sys.argv[1] if len(sys.argv) > 1 else None
-    files = sources(rev)
+def plane_keys() -> set[str]:
+    sys.path.insert(0, str(REPO))
+    from yupana import planes
+
+    return set(planes.BY_KEY)
+
+
+def duplicates(root: Path) -> dict[str, int] | None:
+    """Pairs of duplicate blocks the ``duplicates`` command reports for ``root`` (None: not installed)."""
+    if shutil.which("duplicates") is None:
+        return None
+    done = subprocess.run(["duplicates", "--repo", str(root), "--most", "1", "--seconds", "120"],
+                          capture_output=True, text=True, check=False)
+    head = done.stdout.splitlines()[0] if done.stdout else ""
+    if head.startswith("no duplicates"):
+        return {"pairs": 0, "shape": 0, "boilerplate": 0}
+    pairs = re.match(r"(\d+) pairs?", head)
+    shape = re.search(r"\((\d+) by shape alone", head)
+    boiler = re.search(r"(\d+) of those marked boilerplate", head)
+    if pairs is None:
+        return None
+    return {"pairs": int(pairs.group(1)), "shape": int(shape.group(1)) if shape else 0,
+            "boilerplate": int(boiler.group(1)) if boiler else 0}
+
+
+class Figures:
+    """What :func:`figures` measured of one tree."""
+
+    def __init__(self) -> None:
+        self.modules = 0
+        self.lines = 0
+        self.packages: dict[str, tuple[int, int]] = {}  # package -> (modules, lines)
+        self.largest: list[tuple[int, str]] = []  # (lines, "path:line name"), largest first
+        self.over_50 = 0
+        self.big: list[tuple[int, str]] = []  # modules over 400 lines
+        self.cycles: list[list[str]] = []
+        self.lazy_cycles: list[list[str]] = []
+        self.duplicates: dict[str, int] | None = None
+        self.enumerations: list[tuple[int, str]] = []  # (plane keys spelled, path)
+
+
+def figures(root: Path, keys: set[str]) -> Figures:
+    files = sources(root)
+    out = Figures()
     per_package: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     functions: list[tuple[int, str]] = []
-    big: list[tuple[int, str]] = []
     graph: dict[str, set[str]] = {}
     lazy_graph: dict[str, set[str]] = {}
     names = {module(p) for p in files}
@@ -105,28 +164,94 @@ def main() -> int:
         per_package[package][0] += 1
         per_package[package][1] += lines
         if lines > 400:
-            big.append((lines, path))
+            out.big.append((lines, path))
         tree = ast.parse(text)
+        spelled = set()
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
                 functions.append((node.end_lineno - node.lineno + 1, f"{path}:{node.lineno} {node.name}"))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in keys:
+                spelled.add(node.value)
+        if 2 * len(spelled) >= len(keys):
+            out.enumerations.append((len(spelled), path))
         graph[module(path)] = {n for n in imports(tree) if n in names and n != module(path)}
         lazy_graph[module(path)] = {n for n in imports(tree, lazy=True) if n in names and n != module(path)}
-    print(f"revision {rev or 'working tree'}: {len(files)} modules, {sum(v[1] for v in per_package.values())} lines")
-    for package, (count, lines) in sorted(per_package.items()):
+
+    def layered(g: dict[str, set[str]]) -> dict[str, set[str]]:  # a package importing its own modules
+        return {m: {n for n in deps if not m.startswith(n + ".")} for m, deps in g.items()}
+
+    functions.sort(reverse=True)
+    out.modules, out.lines = len(files), sum(v[1] for v in per_package.values())
+    out.packages = {k: (v[0], v[1]) for k, v in sorted(per_package.items())}
+    out.largest, out.over_50 = functions[:10], sum(1 for n, _ in functions if n > 50)
+    out.big.sort(reverse=True)
+    out.cycles, out.lazy_cycles = cycles(layered(graph)), cycles(layered(lazy_graph))
+    out.duplicates = duplicates(root)
+    out.enumerations.sort(reverse=True)
+    return out
+
+
+def _dup(d: dict[str, int] | None) -> str:
+    if d is None:
+        return "`duplicates` not on PATH"
+    return f"{d['pairs']} pairs ({d['shape']} by shape alone, {d['boilerplate']} boilerplate)"
+
+
+def report(rev: str | None, f: Figures) -> None:
+    print(f"revision {rev or 'working tree'}: {f.modules} modules, {f.lines} lines")
+    for package, (count, lines) in f.packages.items():
         print(f"  {package + '/':<28} {count:>3} modules {lines:>6} lines")
-    print("largest functions:")
-    for length, name in sorted(functions, reverse=True)[:10]:
+    print(f"largest functions ({f.over_50} over 50 lines):")
+    for length, name in f.largest:
         print(f"  {length:>4} lines  {name}")
-    print(f"modules over 400 lines: {len(big)}" + "".join(f"\n  {n} {p}" for n, p in sorted(big, reverse=True)))
-    found = cycles(graph)
-    print(f"import cycles at load time: {len(found)}" + "".join(f"\n  {' <-> '.join(c)}" for c in found))
-    # A package's __init__ importing its own modules is not a cycle between layers: drop parent edges.
-    layered = {m: {n for n in deps if not m.startswith(n + ".")} for m, deps in lazy_graph.items()}
-    found = cycles(layered)
-    print(f"import cycles counting lazy imports: {len(found)}" + "".join(f"\n  {' <-> '.join(c)}" for c in found))
+    print(f"modules over 400 lines: {len(f.big)}" + "".join(f"\n  {n} {p}" for n, p in f.big))
+    for label, found in (("at load time", f.cycles), ("counting lazy imports", f.lazy_cycles)):
+        print(f"import cycles {label}: {len(found)}" + "".join(f"\n  {' <-> '.join(c)}" for c in found))
+    print(f"duplicate blocks: {_dup(f.duplicates)}")
+    print(f"modules spelling half the plane keys or more: {len(f.enumerations)}"
+          + "".join(f"\n  {n:>2} keys  {p}" for n, p in f.enumerations))
+
+
+def table(before: str, after: str, a: Figures, b: Figures) -> None:
+    def row(label: str, x: object, y: object) -> None:
+        print(f"| {label} | {x} | {y} |")
+
+    def package(p: tuple[int, int] | None) -> str:
+        return f"{p[0]} / {p[1]}" if p else "—"
+
+    def enumerations(f: Figures) -> str:
+        return f"{len(f.enumerations)}: " + ", ".join(p.split("/", 1)[1] for _, p in f.enumerations)
+
+    print(f"| figure | before ({before}) | after ({after}) |\n|---|---|---|")
+    row("modules / lines", f"{a.modules} / {a.lines}", f"{b.modules} / {b.lines}")
+    for p in sorted(set(a.packages) | set(b.packages)):
+        row(f"`{p}/` modules / lines", package(a.packages.get(p)), package(b.packages.get(p)))
+    for i in range(3):
+        (na, fa), (nb, fb) = a.largest[i], b.largest[i]
+        row(f"largest function #{i + 1}", f"{na} `{fa}`", f"{nb} `{fb}`")
+    row("functions over 50 lines", a.over_50, b.over_50)
+    row("modules over 400 lines", len(a.big), len(b.big))
+    row("import cycles at load time", len(a.cycles), len(b.cycles))
+    row("import cycles counting lazy imports", len(a.lazy_cycles), len(b.lazy_cycles))
+    row("duplicate-block pairs (6+ lines)", _dup(a.duplicates), _dup(b.duplicates))
+    row("modules listing the planes by hand (half the keys or more)", enumerations(a), enumerations(b))
+
+
+def main(argv: list[str]) -> int:
+    keys = plane_keys()
+    with tempfile.TemporaryDirectory(prefix="yupana-figures-") as tmp:
+        found: list[tuple[str | None, Figures]] = []
+        for i, rev in enumerate(argv or [None]):
+            root = checkout(rev, os.path.join(tmp, str(i))) if rev else REPO / "yupana"
+            found.append((rev, figures(root, keys)))
+    if len(found) == 2:
+        (ra, a), (rb, b) = found
+        table(ra or "working tree", rb or "working tree", a, b)
+    else:
+        for rev, f in found:
+            report(rev, f)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -74,7 +74,7 @@ def test_each_file_is_checked_on_its_own(home):
     # The user file is wrong even though the project file would override the key.
     write_user(home, '[yupana.policy]\ndeadline_ms = "fast"\n')
     write_project(home, "[yupana.policy]\ndeadline_ms = 50\n")
-    with pytest.raises(ConfigError, match="home/.config/bobbin/config.toml: yupana.policy.deadline_ms"):
+    with pytest.raises(ConfigError, match=r"home/\.config/bobbin/config\.toml: yupana\.policy\.deadline_ms"):
         resolve(str(home / "repo"))
 
 

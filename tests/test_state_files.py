@@ -22,7 +22,7 @@ import pytest
 from catalogue_kit import configure, write_catalogue
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "hooks"))
-from guard_kit import Repo, hook, text_rule, write_cache  # noqa: E402
+from guard_kit import Repo, hook, text_rule, write_cache
 
 ENDPOINT = "http://127.0.0.1:9"
 HOST = r"\b[a-z0-9-]+\.corp\.example\b"

@@ -19,7 +19,7 @@ from catalogue_kit import configure, write_catalogue
 from conftest import run_yupana
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "hooks"))
-from guard_kit import Repo, hook  # noqa: E402
+from guard_kit import Repo, hook
 
 
 def _project(tmp_path: Path, env, name: str, endpoint: str, **quipu) -> Repo:
@@ -98,7 +98,7 @@ def test_one_store_backing_off_leaves_the_other_fresh(env, two, tmp_path):
 
 
 def test_the_explicit_cache_path_still_names_one_cache_for_every_endpoint(env, two, tmp_path):
-    alpha, alpha_url, beta, beta_url = two
+    alpha, alpha_url, beta, _beta_url = two
     explicit = tmp_path / "pinned" / "cache.json"
     env["YUPANA_PROJECTION_CACHE_PATH"] = str(explicit)
     assert run_yupana(["project"], env, cwd=alpha.root).returncode == 0
@@ -112,7 +112,7 @@ def test_the_explicit_cache_path_still_names_one_cache_for_every_endpoint(env, t
 
 
 def test_a_legacy_cache_migrates_into_its_endpoints_directory(env, two):
-    alpha, alpha_url, beta, beta_url = two
+    alpha, alpha_url, beta, _beta_url = two
     assert run_yupana(["project"], env, cwd=alpha.root).returncode == 0
     store = env.cache_for(alpha_url).parent
     legacy = env.state / "yupana"

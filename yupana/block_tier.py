@@ -11,9 +11,13 @@ is started) for the repository at the project root.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
-def assess(cfg: dict, cache: dict | None, root: str, now: int, *, override: str | None = None,
-           no_cache: str | None = None) -> dict:
+
+def assess(cfg: dict[str, Any], cache: dict[str, Any] | None, root: str, now: int, *,
+           override: str | None = None, no_cache: str | None = None) -> dict[str, Any]:
     """``{block_rules, repo, exposure, source, reason, mode, can_block, why}`` for the project at ``root``.
 
     ``cache`` is the projection the hooks would serve (None: ``no_cache`` says why there is
@@ -57,7 +61,8 @@ def assess(cfg: dict, cache: dict | None, root: str, now: int, *, override: str 
     return out
 
 
-def for_status(cfg: dict, root: str, now: int, override: str | None, rule_set: dict) -> dict:
+def for_status(cfg: dict[str, Any], root: str, now: int, override: str | None,
+               rule_set: dict[str, Any]) -> dict[str, Any]:
     """``rule_set.block_tier`` in ``status --json``: :func:`assess` over the cache the hooks would
     serve (``rule_set`` is status's own section: which cache, and why none is servable)."""
     from yupana.state import cache
@@ -70,7 +75,7 @@ def for_status(cfg: dict, root: str, now: int, override: str | None, rule_set: d
     return assess(cfg, body, root, now, override=override, no_cache=miss["reason"] if miss else None)
 
 
-def line(found: dict) -> str:
+def line(found: dict[str, Any]) -> str:
     """The one-line statement both commands print."""
     count = found["block_rules"]
     if found["can_block"]:

@@ -13,6 +13,10 @@ import sys
 
 from yupana.hooks.registry import HOOKS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    import argparse
+
 # name -> (module, one-line summary). Each module defines add_arguments(parser) and run(args).
 COMMANDS = {
     "project": ("yupana.commands.project", "refresh the projection from the store; --dump shows the cache"),
@@ -197,7 +201,8 @@ def _run_command(argv: list[str]) -> int:
     except BrokenPipeError:  # the reader went away (`yupana … | head`): stop quietly, as a Unix filter does
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell reports for a filter killed by the closed pipe
-    except Exception:  # the traceback Python would print, through the redacting stderr (same exit status)
+    except Exception:  # noqa: BLE001 - the traceback Python would print, through the redacting stderr
+        # (same exit status)
         import traceback
 
         traceback.print_exc()
@@ -215,15 +220,18 @@ def _run_command(argv: list[str]) -> int:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's exit-time flush meets no closed pipe."""
+    stdout = sys.__stdout__
+    if stdout is None:  # no stdout at all: nothing to flush
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
+        os.dup2(devnull, stdout.fileno())
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
 
 
-def _add_globals(parser, suppress: bool = False) -> None:
+def _add_globals(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
     import argparse
 
     default = argparse.SUPPRESS if suppress else None

@@ -9,7 +9,7 @@ error messages) on a corpus of configurations.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -58,7 +58,7 @@ def _annotation(spec: dict[str, Any]) -> Any:
         ann = Literal[spec["choices"]]
     else:
         ann = {"str": str, "int": int, "float": float, "bool": bool}[kind]
-    return Optional[ann] if spec["optional"] else ann
+    return ann | None if spec["optional"] else ann
 
 
 def _model(spec: dict[str, Any], base: type[BaseModel] = _Table) -> type[BaseModel]:

@@ -27,8 +27,18 @@ import os
 from yupana import config_schema as schema
 from yupana.state import paths
 from yupana import redact
-from yupana.config_validate import validate  # noqa: F401 - part of this module's interface
+from yupana.config_validate import validate, validate_table  # noqa: F401 - validate: part of this module's interface
 from yupana.config_error import TOP_LEVEL_ENV, ConfigError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from yupana.config_schema import Spec
+    from yupana.config_validate import Loc, Problem
+
+    Layer = tuple[str, str, dict[str, Any]]  # (layer, path, table) read from one file
 
 MODE_ORDER = {mode: i for i, mode in enumerate(schema.MODES)}
 CREDENTIALS_HELP = ("remove them from the URL and configure them apart: [yupana.quipu] auth = \"basic\" (with "
@@ -37,7 +47,7 @@ CREDENTIALS_HELP = ("remove them from the URL and configure them apart: [yupana.
                     "\"Credentials\")")
 
 
-def read_file(path: str) -> dict:
+def read_file(path: str) -> dict[str, Any]:
     """The ``[yupana]`` table of one TOML file, checked; ConfigError naming the file when unusable."""
     import tomllib
 
@@ -57,17 +67,17 @@ def read_file(path: str) -> dict:
     return table
 
 
-def check(table: dict, source: str) -> dict:
+def check(table: dict[str, Any], source: str) -> dict[str, Any]:
     """``table`` validated on its own (defaults filled); ConfigError naming ``source`` and each bad key."""
-    errors: list[tuple] = []
-    out = validate(table, schema.SETTINGS, (), errors)
+    errors: list[Problem] = []
+    out = validate_table(table, schema.SETTINGS, (), errors)
     if errors:
         raise ConfigError("\n".join(_explain(loc, msg, got, source) for loc, msg, got in errors))
     refuse_userinfo(table, lambda key: source)
     return out
 
 
-def _explain(loc: tuple, msg: str, got: object, source: str) -> str:
+def _explain(loc: Loc, msg: str, got: object, source: str) -> str:
     key = "yupana." + ".".join(str(p) for p in loc)
     shown = "" if isinstance(got, dict) else f" = {got!r}"
     return f"{source}: {key}{shown}: {msg}"
@@ -76,7 +86,7 @@ def _explain(loc: tuple, msg: str, got: object, source: str) -> str:
 # ── credentials in URLs ────────────────────────────────────────────────────────────
 
 
-def refuse_userinfo(table: dict, source_of) -> None:
+def refuse_userinfo(table: dict[str, Any], source_of: Callable[[Loc], str]) -> None:
     """ConfigError when a URL key of ``table`` carries userinfo; the message never shows it."""
     for section, key in schema.URL_KEYS:
         value = (table.get(section) or {}).get(key) if isinstance(table.get(section), dict) else None
@@ -93,7 +103,7 @@ def refuse_userinfo(table: dict, source_of) -> None:
 # ── layering ───────────────────────────────────────────────────────────────────────
 
 
-def deep_merge(low: dict, high: dict) -> dict:
+def deep_merge(low: dict[str, Any], high: dict[str, Any]) -> dict[str, Any]:
     """Tables merge key by key; arrays and scalars in ``high`` replace those in ``low``."""
     out = dict(low)
     for key, value in high.items():
@@ -104,15 +114,15 @@ def deep_merge(low: dict, high: dict) -> dict:
     return out
 
 
-def env_var(loc: tuple) -> str:
+def env_var(loc: Loc) -> str:
     """The environment variable that sets the key at ``loc``."""
     return "YUPANA_" + "__".join(str(p).upper() for p in loc)
 
 
-def env_overrides() -> tuple[dict, list[str]]:
+def env_overrides() -> tuple[dict[str, Any], list[str]]:
     """The ``YUPANA_<TABLE>__<KEY>`` (and top-level ``YUPANA_<KEY>``) variables as a nested table,
     and warnings for unknown ones."""
-    tree: dict = {}
+    tree: dict[str, Any] = {}
     warnings: list[str] = []
     for var in sorted(os.environ):
         if not var.startswith("YUPANA_"):
@@ -123,7 +133,8 @@ def env_overrides() -> tuple[dict, list[str]]:
                 warnings.append(f"environment variable {var}: not a setting (ignored){near}")
             continue
         parts = var[len("YUPANA_"):].lower().split("__")
-        spec, path = schema.SETTINGS, []
+        spec = schema.SETTINGS
+        path: list[str] = []
         for part in parts:
             sub = None
             if spec["kind"] == "table":
@@ -147,7 +158,7 @@ def env_overrides() -> tuple[dict, list[str]]:
     return tree, warnings
 
 
-def _env_value(var: str, raw: str, spec: dict, path: list) -> object:
+def _env_value(var: str, raw: str, spec: Spec, path: list[str]) -> object:
     if spec["kind"] not in ("list_str", "list_table", "map", "table"):
         return raw
     from yupana import fastjson
@@ -159,7 +170,7 @@ def _env_value(var: str, raw: str, spec: dict, path: list) -> object:
                           f"{'array' if spec['kind'].startswith('list') else 'table'} here ({exc})") from None
 
 
-def layers(root: str, override: str | None) -> list[tuple[str, str, dict]]:
+def layers(root: str, override: str | None) -> list[Layer]:
     """(layer, path, checked [yupana] table) for each file read, lowest precedence first."""
     if override:
         return [("--config", override, read_file(override))]
@@ -173,18 +184,18 @@ def layers(root: str, override: str | None) -> list[tuple[str, str, dict]]:
     return found
 
 
-def resolve_layers(root: str, override: str | None = None) -> tuple[dict, list[tuple[str, str, dict]]]:
+def resolve_layers(root: str, override: str | None = None) -> tuple[dict[str, Any], list[Layer]]:
     """The snapshot dict (see :func:`resolve`) and the layers it was resolved from."""
     read = layers(root, override)
-    merged: dict = {}
+    merged: dict[str, Any] = {}
     warnings: list[str] = []
     for _, path, table in read:
         merged = deep_merge(merged, table)
         warnings += [f"{path}: unknown key {k} (ignored){_did_you_mean(k, known_keys())}" for k in unknown_keys(table)]
     env_tree, env_warnings = env_overrides()
     merged = deep_merge(merged, env_tree)
-    errors: list[tuple] = []
-    config = validate(merged, schema.SETTINGS, (), errors)
+    errors: list[Problem] = []
+    config = validate_table(merged, schema.SETTINGS, (), errors)
     if errors:
         lines = []
         for loc, msg, got in errors:
@@ -202,7 +213,7 @@ def resolve_layers(root: str, override: str | None = None) -> tuple[dict, list[t
     return snap, read
 
 
-def resolve(root: str, override: str | None = None) -> dict:
+def resolve(root: str, override: str | None = None) -> dict[str, Any]:
     """The configuration for ``root`` as a plain snapshot dict.
 
     ``config`` (every key, defaults filled), ``sources`` (the files read), ``provenance``
@@ -212,7 +223,7 @@ def resolve(root: str, override: str | None = None) -> dict:
     return resolve_layers(root, override)[0]
 
 
-def known_keys(spec: dict = schema.SETTINGS, prefix: str = "yupana") -> list[str]:
+def known_keys(spec: Spec = schema.SETTINGS, prefix: str = "yupana") -> list[str]:
     """Every dotted key the schema defines (tables' fields, recursively; map items as ``<name>``)."""
     found: list[str] = []
     for name, sub in spec["fields"].items():
@@ -236,7 +247,7 @@ def _did_you_mean(name: str, candidates: list[str], cutoff: float = 0.75) -> str
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def unknown_keys(table: dict, spec: dict = schema.SETTINGS, prefix: str = "yupana") -> list[str]:
+def unknown_keys(table: dict[str, Any], spec: Spec = schema.SETTINGS, prefix: str = "yupana") -> list[str]:
     """Dotted names of keys the schema does not define (reported, never fatal)."""
     found: list[str] = []
     fields = {schema.key_of(n, s): s for n, s in spec["fields"].items()}
@@ -258,7 +269,7 @@ def unknown_keys(table: dict, spec: dict = schema.SETTINGS, prefix: str = "yupan
     return found
 
 
-def _mode_provenance(read: list[tuple[str, str, dict]], effective: str) -> dict:
+def _mode_provenance(read: list[Layer], effective: str) -> dict[str, Any]:
     source = "default"
     user_mode = None
     project_mode = None
@@ -277,7 +288,7 @@ def _mode_provenance(read: list[tuple[str, str, dict]], effective: str) -> dict:
     return {"effective": effective, "source": source, "user_mode": user_mode, "lowered_by_project": lowered}
 
 
-def origin(loc: tuple, read: list[tuple[str, str, dict]]) -> str:
+def origin(loc: Loc, read: list[Layer]) -> str:
     """Where the key at ``loc`` (``("policy", "rules", 0, "pattern")``) got its value."""
     for depth in range(len(loc), 1, -1):
         if env_var(loc[:depth]) in os.environ:

@@ -20,13 +20,19 @@ Unknown keys are kept inside tables and dropped at the top level, and are report
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Spec = dict[str, Any]  # one key's schema entry (what field() returns)
+
 MODES = ("off", "advise", "enforce")
 
 
-def field(kind: str, default: object = None, *, choices: tuple = (), ge: float | None = None,
+def field(kind: str, default: object = None, *, choices: tuple[str, ...] = (), ge: float | None = None,
           gt: float | None = None, le: float | None = None, optional: bool = False, required: bool = False,
-          alias: str | None = None, fields: dict | None = None, item: dict | None = None,
-          name: str | None = None) -> dict:
+          alias: str | None = None, fields: dict[str, Spec] | None = None, item: Spec | None = None,
+          name: str | None = None) -> Spec:
     """One schema entry (see the module doc)."""
     spec = {"kind": kind, "default": default, "choices": choices, "ge": ge, "gt": gt, "le": le,
             "optional": optional, "required": required, "alias": alias, "fields": fields, "item": item,
@@ -34,11 +40,11 @@ def field(kind: str, default: object = None, *, choices: tuple = (), ge: float |
     return spec
 
 
-def table(model_name: str, /, **fields: dict) -> dict:
+def table(model_name: str, /, **fields: Spec) -> Spec:
     return field("table", fields=fields, name=model_name)
 
 
-def enum(default: str | None, *choices: str, optional: bool = False) -> dict:
+def enum(default: str | None, *choices: str, optional: bool = False) -> Spec:
     return field("enum", default, choices=choices, optional=optional)
 
 
@@ -179,6 +185,6 @@ SETTINGS = table(
 URL_KEYS = (("quipu", "endpoint"), ("quipu", "update_endpoint"), ("bundle", "url"))
 
 
-def key_of(name: str, spec: dict) -> str:
+def key_of(name: str, spec: Spec) -> str:
     """The key as written in TOML (the alias when there is one)."""
     return spec["alias"] or name

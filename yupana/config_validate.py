@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from yupana import config_schema as schema
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.config_schema import Spec
+
+    Loc = tuple[str | int, ...]  # where a key is: ("policy", "rules", 0, "pattern")
+    Problem = tuple[Loc, str, object]  # (loc, message, input)
+
 _STR = schema.field("str")
 _TRUE = ("1", "true", "t", "yes", "y", "on")
 _FALSE = ("0", "false", "f", "no", "n", "off")
 
 
-def validate(value: object, spec: dict, loc: tuple, errors: list) -> object:
+def validate(value: object, spec: Spec, loc: Loc, errors: list[Problem]) -> object:
     """``value`` as ``spec`` types it (defaults filled); each problem appended as (loc, message, input)."""
     kind = spec["kind"]
     if value is None and spec["optional"]:
@@ -35,11 +44,16 @@ def validate(value: object, spec: dict, loc: tuple, errors: list) -> object:
     return _scalar(value, spec, loc, errors)
 
 
-def _table(value: object, spec: dict, loc: tuple, errors: list) -> dict | None:
+def _table(value: object, spec: Spec, loc: Loc, errors: list[Problem]) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         errors.append((loc, f"Input should be a valid dictionary or instance of {spec['name']}", value))
         return None
-    out: dict = {}
+    return validate_table(value, spec, loc, errors)
+
+
+def validate_table(value: dict[str, Any], spec: Spec, loc: Loc, errors: list[Problem]) -> dict[str, Any]:
+    """A table's keys as ``spec`` (a ``table`` spec) types them: :func:`validate` on a dict."""
+    out: dict[str, Any] = {}
     used = set()
     for name, sub in spec["fields"].items():
         key = schema.key_of(name, sub)
@@ -58,7 +72,7 @@ def _table(value: object, spec: dict, loc: tuple, errors: list) -> dict | None:
     return out
 
 
-def default(spec: dict) -> object:
+def default(spec: Spec) -> object:
     """A fresh copy of the key's default (a table: all of its defaults)."""
     if spec["kind"] == "table":
         return _table({}, spec, ("-",), [])
@@ -79,7 +93,7 @@ def _plain(value: object) -> object:
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
-def _scalar(value: object, spec: dict, loc: tuple, errors: list) -> object:
+def _scalar(value: object, spec: Spec, loc: Loc, errors: list[Problem]) -> object:
     kind = spec["kind"]
     problem = None
     out = value
@@ -91,24 +105,23 @@ def _scalar(value: object, spec: dict, loc: tuple, errors: list) -> object:
             problem = f"Input should be {_either(spec['choices'])}"
     elif kind == "bool":
         out, problem = _bool(value)
-    elif kind == "int":
-        out, problem = _int(value)
-    elif kind == "float":
-        out, problem = _float(value)
-    if problem is None and kind in ("int", "float"):
-        problem = _bounds(out, spec)
+    elif kind in ("int", "float"):
+        number, problem = _int(value) if kind == "int" else _float(value)
+        out = number
+        if problem is None and number is not None:  # (no problem: a number)
+            problem = _bounds(number, spec)
     if problem is not None:
         errors.append((loc, problem, value))
         return None
     return out
 
 
-def _either(choices: tuple) -> str:
+def _either(choices: tuple[str, ...]) -> str:
     shown = [repr(c) for c in choices]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
-def _bool(value: object) -> tuple:
+def _bool(value: object) -> tuple[bool | None, str | None]:
     if isinstance(value, bool):
         return value, None
     if isinstance(value, (int, float)) and value in (0, 1):
@@ -120,7 +133,7 @@ def _bool(value: object) -> tuple:
     return None, "Input should be a valid boolean"
 
 
-def _int(value: object) -> tuple:
+def _int(value: object) -> tuple[int | None, str | None]:
     if isinstance(value, int):
         return int(value), None
     if isinstance(value, float):
@@ -137,7 +150,7 @@ def _int(value: object) -> tuple:
     return None, "Input should be a valid integer"
 
 
-def _float(value: object) -> tuple:
+def _float(value: object) -> tuple[float | None, str | None]:
     if isinstance(value, (int, float)):
         return float(value), None
     if isinstance(value, str):
@@ -148,7 +161,7 @@ def _float(value: object) -> tuple:
     return None, "Input should be a valid number"
 
 
-def _bounds(value: float, spec: dict) -> str | None:
+def _bounds(value: float, spec: Spec) -> str | None:
     if spec["ge"] is not None and not value >= spec["ge"]:
         return f"Input should be greater than or equal to {spec['ge']}"
     if spec["gt"] is not None and not value > spec["gt"]:

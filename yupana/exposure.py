@@ -36,6 +36,17 @@ from yupana.state import statefile, stores
 
 from yupana.planes import AEGIS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class LookupWorkers(Protocol):
+        """What an exposure lookup needs of the hook's workers (:class:`yupana.hooks.effects.Workers`,
+        :class:`LookOnly`)."""
+
+        def exposure_lookup(self, endpoint: str, repo: str, root: str, override: str | None) -> bool: ...
+
+
 POLICY_IRI = AEGIS + "policy_no-internal-ids-in-public-repos"
 TTL_SECS = 3600
 UNKNOWN_TTL_SECS = 300
@@ -47,9 +58,10 @@ GRAPH, POLICY_CHECK, CONFIG, NONE = "graph", "policy-check", "config", "none"
 NOT_DECLARED = "[yupana.policy] exposure is not set"
 
 
-def resolve(quipu: dict, statements, declared: str | None, repo: str | None, now: int, *, root: str,
+def resolve(quipu: dict[str, Any], statements: dict[str, str] | list[dict[str, Any]] | None, declared: str | None,
+            repo: str | None, now: int, *, root: str,
             override: str | None = None, no_repo_reason: str = "the file is in no git tree",
-            workers=None) -> tuple[str, str | None, str]:
+            workers: LookupWorkers | None = None) -> tuple[str, str | None, str]:
     """``(exposure, why, source)`` for ``repo``: the first source that knows, in precedence order.
 
     ``statements`` is the governed graph's word: the hot cache's ``_repo_exposure`` index
@@ -96,7 +108,7 @@ def key(endpoint: str, repo: str) -> str:
     return redact_url(endpoint.rstrip("/")) + "|" + repo  # exposure.json holds no credentials
 
 
-def read_entries(path: str | None) -> dict:
+def read_entries(path: str | None) -> dict[str, Any]:
     """The stored answers: ``{key: {"exposure", "at", "reason"?}}`` ({} when none)."""
     if not path:
         return {}
@@ -108,8 +120,9 @@ def read_entries(path: str | None) -> dict:
     return entries if isinstance(entries, dict) else {}
 
 
-def lookup(quipu: dict, repo: str | None, now: int, *, root: str, override: str | None = None,
-           no_repo_reason: str = "the file is in no git tree", workers=None) -> tuple[str, str | None]:
+def lookup(quipu: dict[str, Any], repo: str | None, now: int, *, root: str, override: str | None = None,
+           no_repo_reason: str = "the file is in no git tree",
+           workers: LookupWorkers | None = None) -> tuple[str, str | None]:
     """(exposure, reason) for ``repo`` on the configured store, answered from the file now.
 
     Never blocks on the network: a miss answers ``unknown`` and starts one detached lookup

@@ -10,6 +10,11 @@ Errors are :class:`ValueError` (``json.JSONDecodeError`` is a subclass of it).
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import ClassVar
+
 try:
     from _json import encode_basestring as _encode_str
     from _json import make_scanner as _make_scanner
@@ -17,7 +22,8 @@ except ImportError:  # pragma: no cover - only on interpreters without the C acc
     from json.decoder import JSONDecoder as _Decoder
     from json.encoder import encode_basestring as _encode_str
 
-    _scan = _Decoder().scan_once
+    # scan_once is set by JSONDecoder.__init__ and not declared in typeshed
+    _scan = _Decoder().scan_once  # type: ignore[attr-defined]
 else:
 
     def _no_constant(name: str) -> object:
@@ -30,9 +36,10 @@ else:
         parse_float = float
         parse_int = int
         parse_constant = staticmethod(_no_constant)
-        memo: dict = {}
+        memo: ClassVar[dict[str, object]] = {}  # the scanner's key memo, shared as json.decoder shares it
 
-    _scan = _make_scanner(_Context())
+    # the scanner reads only these attributes; typeshed types its argument as a JSONDecoder
+    _scan = _make_scanner(_Context())  # type: ignore[arg-type]
 
 _WS = " \t\n\r"
 
@@ -72,7 +79,7 @@ def dumps(value: object) -> str:
     return "".join(parts)
 
 
-def _encode(value: object, out) -> None:
+def _encode(value: object, out: Callable[[str], object]) -> None:
     if isinstance(value, str):
         out(_encode_str(value))
     elif value is None:

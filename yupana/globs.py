@@ -17,6 +17,14 @@ tokens, so hooks only match. Standard library only, no regex engine.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    Glob = tuple[tuple[int, Any], ...]  # a compiled glob: its (kind, payload) tokens
+    Class = tuple[bool, tuple[tuple[str, str], ...]]  # a class token's payload: (negated, ranges)
+
 # Token kinds. A compiled glob is a tuple of (kind, payload) pairs.
 LIT = 0  # payload: the literal text
 ONE = 1  # ?
@@ -30,11 +38,11 @@ class GlobError(ValueError):
     """A glob that does not compile; the message says what is wrong and where."""
 
 
-def compile_glob(pattern: str) -> tuple:
+def compile_glob(pattern: str) -> Glob:
     """Compile ``pattern`` to tokens, or raise GlobError."""
     if not isinstance(pattern, str) or pattern == "":
         raise GlobError("empty glob")
-    tokens: list = []
+    tokens: list[tuple[int, Any]] = []
     lit: list[str] = []
     i, n = 0, len(pattern)
 
@@ -83,7 +91,7 @@ def compile_glob(pattern: str) -> tuple:
     return tuple(tokens)
 
 
-def _parse_class(pattern: str, start: int) -> tuple[int, tuple]:
+def _parse_class(pattern: str, start: int) -> tuple[int, Class]:
     i = start + 1
     n = len(pattern)
     negated = False
@@ -109,12 +117,12 @@ def _parse_class(pattern: str, start: int) -> tuple[int, tuple]:
     raise GlobError(f"{pattern!r}: unclosed [ (at {start})")
 
 
-def matches(tokens: tuple, path: str) -> bool:
+def matches(tokens: Glob, path: str) -> bool:
     """Whether the compiled glob matches the whole of ``path``."""
     return _match(tokens, 0, path, 0, {})
 
 
-def _match(tokens: tuple, ti: int, s: str, si: int, memo: dict) -> bool:
+def _match(tokens: Glob, ti: int, s: str, si: int, memo: dict[tuple[int, int], bool]) -> bool:
     n = len(s)
     while ti < len(tokens):
         kind, payload = tokens[ti]
@@ -160,7 +168,7 @@ def _match(tokens: tuple, ti: int, s: str, si: int, memo: dict) -> bool:
     return si == n
 
 
-def _in_class(payload: tuple, ch: str) -> bool:
+def _in_class(payload: Class, ch: str) -> bool:
     negated, ranges = payload
     hit = False
     for lo, hi in ranges:
@@ -170,7 +178,7 @@ def _in_class(payload: tuple, ch: str) -> bool:
     return hit != negated
 
 
-def match_any(compiled: list | tuple, path: str) -> bool:
+def match_any(compiled: Sequence[Glob], path: str) -> bool:
     """Whether any of several compiled globs matches ``path``."""
     for tokens in compiled:
         if matches(tokens, path):

@@ -24,6 +24,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 FILE, CWD, NONE = "file", "cwd", "none"  # how a project root was found
 _CONFIG = os.path.join(".bobbin", "config.toml")
 
@@ -46,7 +50,7 @@ class Project:
         return f"Project({self.root!r}, found={self.found!r})"
 
 
-def nearest(start: str, memo: dict | None = None) -> str | None:
+def nearest(start: str, memo: dict[str, str | None] | None = None) -> str | None:
     """The nearest directory at or above ``start`` (absolute) holding ``.bobbin/config.toml``."""
     d = start
     walked: list[str] = []
@@ -69,7 +73,8 @@ def nearest(start: str, memo: dict | None = None) -> str | None:
     return found
 
 
-def for_file(path: str, cwd: str, memo: dict | None = None, git_top=None) -> Project:
+def for_file(path: str, cwd: str, memo: dict[str, str | None] | None = None,
+             git_top: Callable[[str], str | None] | None = None) -> Project:
     """The project an edit of ``path`` (absolute, normalised) is judged under; see the module doc.
 
     ``git_top(path)`` (optional) gives the base when no project is found at all.
@@ -84,7 +89,7 @@ def for_file(path: str, cwd: str, memo: dict | None = None, git_top=None) -> Pro
     return Project(top or cwd, NONE)
 
 
-def for_dir(cwd: str, memo: dict | None = None) -> Project:
+def for_dir(cwd: str, memo: dict[str, str | None] | None = None) -> Project:
     """The project a command run in ``cwd`` (absolute) is judged under: the walk from ``cwd``, else ``cwd``."""
     root = nearest(cwd, memo)
     return Project(root, CWD) if root is not None else Project(cwd, NONE)

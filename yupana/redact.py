@@ -18,6 +18,11 @@ Redaction is a display and storage rule; the request itself always uses the conf
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, TextIO
+
 MASK = "***"
 
 # A parameter is credential-like when its lower-cased name contains one of these.
@@ -108,7 +113,7 @@ class RedactingStream:
     else (``buffer``, ``isatty``, ``encoding``) is the wrapped stream's.
     """
 
-    def __init__(self, inner) -> None:
+    def __init__(self, inner: TextIO) -> None:
         self._inner = inner
         self._pending = ""
 
@@ -119,7 +124,7 @@ class RedactingStream:
             self._inner.write(redact_text(lines + "\n"))
         return len(text)
 
-    def writelines(self, lines) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -129,7 +134,7 @@ class RedactingStream:
             self._inner.write(redact_text(pending))
         self._inner.flush()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
 

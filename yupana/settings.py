@@ -20,8 +20,14 @@ import os
 
 from yupana import redact
 # Part of this module's API: hooks catch settings.ConfigError.
-from yupana.config_error import TOP_LEVEL_ENV, ConfigError  # noqa: F401
+from yupana.config_error import TOP_LEVEL_ENV, ConfigError as ConfigError  # ConfigError: re-exported
 from yupana.state import paths
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Fingerprint = tuple[Any, ...]  # what fingerprint() answers
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
@@ -31,7 +37,7 @@ _MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "confi
 
 
 
-def _stat_key(path: str | None) -> tuple:
+def _stat_key(path: str | None) -> tuple[Any, ...]:
     if not path:
         return (None,)
     try:
@@ -41,8 +47,9 @@ def _stat_key(path: str | None) -> tuple:
     return (path, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def fingerprint(root: str, override: str | None = None) -> tuple:
+def fingerprint(root: str, override: str | None = None) -> tuple[Any, ...]:
     """Everything a resolved configuration depends on, cheap to compute."""
+    files: tuple[tuple[Any, ...], ...]
     if override:
         files = (_stat_key(override),)
     else:
@@ -59,7 +66,8 @@ def digest(text: str) -> str:
         from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
     except ImportError:  # pragma: no cover - interpreters built without it
         from hashlib import sha1
-    return sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
+    hexed: str = sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return hexed
 
 
 def snapshot_path(root: str, override: str | None = None) -> str | None:
@@ -70,7 +78,7 @@ def snapshot_path(root: str, override: str | None = None) -> str | None:
     return os.path.join(base, "config", key + ".snap")
 
 
-def load(root: str, override: str | None = None) -> dict:
+def load(root: str, override: str | None = None) -> dict[str, Any]:
     """The resolved snapshot for ``root``: ``{"config", "sources", "provenance", "warnings"}``.
 
     Raises ConfigError when the configuration is invalid or cannot be resolved.
@@ -89,13 +97,14 @@ def load(root: str, override: str | None = None) -> dict:
     return _unwrap(resolve_and_store(root, override, fp))
 
 
-def _unwrap(snap: dict) -> dict:
+def _unwrap(snap: dict[str, Any]) -> dict[str, Any]:
     if snap.get("error"):
         raise ConfigError(snap["error"])
-    return snap["resolved"]
+    resolved: dict[str, Any] = snap["resolved"]
+    return resolved
 
 
-def resolve_and_store(root: str, override: str | None, fp: tuple) -> dict:
+def resolve_and_store(root: str, override: str | None, fp: Fingerprint) -> dict[str, Any]:
     """Resolve in process and write the snapshot; the snapshot dict (``resolved`` or ``error``).
 
     ``fp`` is the fingerprint taken before any file was read (see :func:`write_snapshot`).
@@ -111,10 +120,11 @@ def resolve_and_store(root: str, override: str | None, fp: tuple) -> dict:
         error = f"config resolution failed: {type(exc).__name__}: {exc}"
     import marshal
 
-    return marshal.loads(write_snapshot(root, override, fp, resolved, error))  # what a later hit reads
+    snap: dict[str, Any] = marshal.loads(write_snapshot(root, override, fp, resolved, error))  # what a later hit reads
+    return snap
 
 
-def redacted(resolved: dict | None) -> dict | None:
+def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
     """``resolved`` as a snapshot keeps it: endpoint URLs without credentials, warnings too.
 
     Hooks need only the endpoint's identity (:func:`yupana.state.cache.endpoint_key`, the
@@ -135,7 +145,8 @@ def redacted(resolved: dict | None) -> dict | None:
     return out
 
 
-def write_snapshot(root: str, override: str | None, fp: tuple, resolved: dict | None, error: str | None) -> bytes:
+def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: dict[str, Any] | None,
+                   error: str | None) -> bytes:
     """Write (best effort, atomically) and return the marshalled snapshot.
 
     ``fp`` must be the fingerprint taken *before* the files were read, so an edit made

@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import fake_models  # noqa: E402
+import fake_models
 
 
 def _fill(value: str, port: int) -> str:

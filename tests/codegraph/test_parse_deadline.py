@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from yupana import project_root
 from yupana.codegraph import parse
 from yupana.evaluate import UNKNOWN, structural
 from yupana.edit import payload
@@ -69,7 +70,8 @@ def test_a_structural_policy_cut_by_the_deadline_is_unknown_not_clean():
     policy = {"iri": "urn:p", "effect": "deny", "rule": {
         "name": "no-ticket", "language": "rust", "query": "(line_comment) @c", "match_type": "must-not-match",
         "pattern": r"\bACME-99999\b", "verification_point": "PAG"}}
-    edit = payload.FileEdit(payload.WRITE, "/r/src/a.rs", "/r/src/a.rs", "src/a.rs", "src/a.rs", False)
+    edit = payload.FileEdit(payload.WRITE, "/r/src/a.rs", "/r/src/a.rs", "src/a.rs", "src/a.rs", False,
+                            project_root.Project("/r", project_root.NONE))
     edit.introduced = _source(3_000).decode() + "// ACME-99999\n"
     assert [f.outcome for f in structural.evaluate([policy], edit, "enforce")] == ["unsatisfied"]
     parse.bind_deadline(time.monotonic() - 1)

@@ -140,7 +140,7 @@ def test_uncommitted_untracked_and_both_sides_of_a_rename_are_part_of_the_change
     repo.write("tests/test_new.py", "")  # untracked
     repo.write(".gitignore", "build/\n")
     repo.write("build/out.py", "")  # ignored: not part of the change
-    code, out, _ = select_json(yupana, repo)
+    _code, out, _ = select_json(yupana, repo)
     assert set(out["changed"]) == {"web/app.ts", "docs/app.ts", "README.md", "tests/test_new.py", ".gitignore"}
     assert [c["command"] for c in out["commands"]] == [DOCS_TEXT, LINT_TEXT, UNIT_TEXT]
     assert out["commands"][0]["paths"] == [p for p in out["changed"] if p in ("docs/app.ts", "README.md")]
@@ -155,7 +155,7 @@ def test_commits_that_landed_on_the_base_since_the_branch_left_are_not_counted(y
     repo.git("checkout", "-q", "feature")
     repo.write("web/app.ts", "let x = 2;\n")
     repo.commit("web only")
-    code, out, _ = select_json(yupana, repo)
+    _code, out, _ = select_json(yupana, repo)
     assert out["changed"] == ["web/app.ts"] and out["state"] == "quiet"
 
 
@@ -172,7 +172,7 @@ def test_a_complete_map_no_scope_matches_is_quiet_and_run_runs_nothing(yupana, e
 def test_paths_replace_git_and_absolute_ones_are_made_repository_relative(yupana, repo):
     repo.catalogue(ci_catalogue())
     repo.project(yupana)
-    code, out, _ = select_json(yupana, repo, "--paths", str(repo.root / "docs" / "guide.md"), "./web/x.ts")
+    _code, out, _ = select_json(yupana, repo, "--paths", str(repo.root / "docs" / "guide.md"), "./web/x.ts")
     assert out["source"] == "paths" and out["base"] is None and out["changed"] == ["docs/guide.md", "web/x.ts"]
     assert [c["command"] for c in out["commands"]] == [DOCS_TEXT]
 

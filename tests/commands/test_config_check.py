@@ -14,7 +14,7 @@ import pytest
 
 RULE = ('[[yupana.policy.rules]]\nname = "no-unwrap"\nlanguage = "rust"\nquery = {query}\n'
         'match_type = "must-not-match"\npattern = {pattern}\n{extra}\n')
-GOOD_RULE = dict(query="'(call_expression) @c'", pattern="'unwrap'", extra="")
+GOOD_RULE = {"query": "'(call_expression) @c'", "pattern": "'unwrap'", "extra": ""}
 
 BROKEN = {
     "scope-glob": ('[yupana.policy.scopes.t]\nallow_paths = ["src/***"]\n', "yupana.policy.scopes.t.allow_paths.0"),

@@ -21,7 +21,7 @@ from catalogue_kit import PREFIXES
 from conftest import Env, run_yupana
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hooks"))
-from guard_kit import AEGIS, Repo  # noqa: E402
+from guard_kit import AEGIS, Repo
 
 CATALOGUE = PREFIXES + r"""
 aegis:rule_no_corp_hosts a aegis:InternalIdentifierPattern ;

@@ -125,7 +125,7 @@ def test_bad_existing_settings_are_a_clear_error_that_loses_nothing(env, repo, t
     path = repo / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(text)
-    rc, out, err = yupana(env, "install", "claude", cwd=repo)
+    rc, _out, err = yupana(env, "install", "claude", cwd=repo)
     assert rc == 1 and str(path) in err and "nothing was written" in err
     assert path.read_text() == text and os.listdir(path.parent) == ["settings.json"]
 
@@ -196,7 +196,7 @@ def test_install_codex_without_a_codex_binary_registers_but_says_the_hooks_are_n
     home = env.home / ".codex"
     home.mkdir()
     (home / "config.toml").write_text(CONFIG)
-    rc, out, err = yupana(env, "install", "codex", cwd=repo)
+    rc, _out, err = yupana(env, "install", "codex", cwd=repo)
     assert rc == 3
     assert "NOT trusted" in err and "skips an untrusted hook silently" in err and "/hooks" in err
     hooks = json.loads((home / "hooks.json").read_text())

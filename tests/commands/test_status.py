@@ -218,38 +218,38 @@ def test_a_store_that_never_answers_cannot_hold_the_terminal(yupana, root, fault
 def test_enforce_without_a_scope_for_the_tenant_is_a_loud_caveat(yupana, env, root):
     write_config(root, endpoint=None, mode="enforce", extra='[yupana.policy.scopes.polecat-3]\n'
                  'allow_paths = ["src/**"]\nmax_impacted_files = 3\n[yupana.policy.scopes.hollow]\n')
-    code, out = status(yupana, root, "--tenant", "builder")
+    _code, out = status(yupana, root, "--tenant", "builder")
     assert out["tenant"] == "builder" and out["policy"]["enforcing_without_scope"] is True
     assert out["policy"]["scope_configured"] is False and out["policy"]["scope"] is None
-    code, text = human(yupana, root, "--tenant", "builder")
+    _code, text = human(yupana, root, "--tenant", "builder")
     assert "policy      : mode=enforce  scope=none" in text
     assert "⚠ enforcing without scope" in text and "tenant `builder` has no declared scope" in text
-    code, text = human(yupana, root, "--tenant", "polecat-3")
+    _code, text = human(yupana, root, "--tenant", "polecat-3")
     assert "scope=configured (allow=1 deny=0 sym≤— files≤3)" in text and "⚠ enforcing without scope" not in text
-    code, out = status(yupana, root, "--tenant", "polecat-3")
+    _code, out = status(yupana, root, "--tenant", "polecat-3")
     policy = out["policy"]
     assert policy["enforcing_without_scope"] is False and policy["scope_configured"] is True
     assert policy["scope"] == {"allow_paths": 1, "deny_paths": 0, "allow_targets": 0, "deny_targets": 0,
                                "max_impacted_symbols": None, "max_impacted_files": 3}
     assert policy["ceilings"] == {"max_impacted_symbols": None, "max_impacted_files": 3}
-    code, out = status(yupana, root, "--tenant", "hollow")  # an entry that constrains nothing is no scope
+    _code, out = status(yupana, root, "--tenant", "hollow")  # an entry that constrains nothing is no scope
     assert out["policy"]["scope_configured"] is True and out["policy"]["enforcing_without_scope"] is True
     env["BOBBIN_ROLE"] = "polecat-3"  # the tenant falls back to $BOBBIN_ROLE
-    code, out = status(yupana, root)
+    _code, out = status(yupana, root)
     assert out["tenant"] == "polecat-3" and out["tenant_source"] == "$BOBBIN_ROLE"
     assert out["policy"]["enforcing_without_scope"] is False
 
 
 def test_the_work_item_rung_covers_a_tenant_without_scope_and_the_mode_caps_the_rungs(yupana, root):
     write_config(root, endpoint=None, mode="enforce", policy='work_item_scope = "enforce"\naction_scope = "advise"')
-    code, out = status(yupana, root, "--tenant", "builder")
+    _code, out = status(yupana, root, "--tenant", "builder")
     assert out["policy"]["enforcing_without_scope"] is False
     assert out["policy"]["work_item_scope"] == {"setting": "enforce", "effective": "enforce"}
     write_config(root, endpoint=None, mode="advise", policy='work_item_scope = "enforce"')
-    code, out = status(yupana, root, "--tenant", "builder")
+    _code, out = status(yupana, root, "--tenant", "builder")
     assert out["policy"]["work_item_scope"] == {"setting": "enforce", "effective": "advise"}
     assert out["policy"]["enforcing_without_scope"] is False  # not enforcing at all
-    code, text = human(yupana, root, "--tenant", "builder")
+    _code, text = human(yupana, root, "--tenant", "builder")
     assert "work_item_scope=enforce→advise" in text
 
 
@@ -288,10 +288,10 @@ def test_a_config_error_exits_1_naming_the_file_and_key(yupana, root):
 
 def test_warnings_and_notify_on_fail_open_are_shown(yupana, root):
     write_config(root, endpoint=None, mode="advise", policy="notify_on_fail_open = false\nmdoe = \"enforce\"")
-    code, out = status(yupana, root)
+    _code, out = status(yupana, root)
     assert any("unknown key yupana.policy.mdoe" in w for w in out["config"]["warnings"])
     assert out["policy"]["notify_on_fail_open"] is False
-    code, text = human(yupana, root)
+    _code, text = human(yupana, root)
     assert "warning     : " in text and "yupana.policy.mdoe" in text
     assert "notify_on_fail_open = false" in text and "stderr and the spool only" in text
 
@@ -306,7 +306,7 @@ def test_hook_health_counts_invocations_durations_and_results(yupana, env, root)
     denied = edit(yupana, root, "--tenant", "polecat-3", rel="docs/notes.md")
     assert b"permissionDecision" in denied.stdout
     bash(yupana, root)
-    code, out = status(yupana, root, "--last", "3")
+    _code, out = status(yupana, root, "--last", "3")
     pre_edit, pre_bash = out["hooks"]["pre-edit"], out["hooks"]["pre-bash"]
     guards = env.records("guard")
     assert pre_edit["invocations_in_window"] == 4 and pre_edit["sampled"] == 3 and out["hooks"]["last_n"] == 3
@@ -316,7 +316,7 @@ def test_hook_health_counts_invocations_durations_and_results(yupana, env, root)
     assert pre_edit["last_invocation_at"] == guards[-1]["ts"] and pre_edit["last_invocation_age_secs"] >= 0
     assert pre_bash["invocations_in_window"] == 1 and pre_bash["duration_ms"] is None
     assert pre_bash["duration_recorded"] is False and pre_bash["results"] == {"parsed": 1}
-    code, text = human(yupana, root)
+    _code, text = human(yupana, root)
     assert "  pre-edit  : 4 in 24h, last " in text and f"p95 {max(g['duration_ms'] for g in guards)} ms" in text
     assert "failed open 0/4 (0%)" in text and "allow 3, deny 1" in text
     assert "  pre-bash  : 1 in 24h" in text and "duration not recorded by this hook" in text
@@ -334,7 +334,7 @@ def test_hook_health_rates_fail_open_and_stale_serving_per_hook(yupana, env, roo
     edit(yupana, root, session="b")
     edit(yupana, root, session="b")
     bash(yupana, root, session="c")
-    code, out = status(yupana, root, "--offline")
+    _code, out = status(yupana, root, "--offline")
     pre_edit = out["hooks"]["pre-edit"]
     fail_open = [r for r in env.records("fail_open") if r["hook"] == "pre-edit"]
     served = [r for r in env.records("served_from_cache") if r.get("hook") == "pre-edit"]
@@ -343,7 +343,7 @@ def test_hook_health_rates_fail_open_and_stale_serving_per_hook(yupana, env, roo
     assert pre_edit["fail_open"] == 1 and pre_edit["fail_open_kinds"] == {"projection": 1}
     assert pre_edit["served_from_cache"] == 2 and pre_edit["served_from_cache_rate"] == round(2 / 3, 4)
     assert out["hooks"]["pre-bash"]["fail_open"] == 0
-    code, text = human(yupana, root, "--offline")
+    _code, text = human(yupana, root, "--offline")
     assert "failed open 1/3 (33%: projection 1), served stale 2/3 (67%)" in text
 
 
@@ -352,9 +352,9 @@ def test_a_spool_that_cannot_be_written_is_said(yupana, env, root, tmp_path):
     blocker.write_text("")
     env["YUPANA_METRICS_PATH"] = str(blocker / "metrics.jsonl")
     write_config(root, endpoint=None, mode="advise")
-    code, out = status(yupana, root)
+    _code, out = status(yupana, root)
     assert out["spool"]["write_error"] and out["spool"]["exists"] is False
-    code, text = human(yupana, root)
+    _code, text = human(yupana, root)
     assert "⚠ records cannot be written" in text and "hook invocations go unrecorded" in text
 
 
@@ -370,13 +370,13 @@ def test_a_running_refresh_is_named(yupana, env, root):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {int(time.time())}\n".encode(), 0)
-        code, out = status(yupana, root)
+        _code, out = status(yupana, root)
         assert out["rule_set"]["refresh"]["running"].startswith(f"pid {os.getpid()}, started ")
-        code, text = human(yupana, root)
+        _code, text = human(yupana, root)
         assert f"a refresh is running now (pid {os.getpid()}" in text
     finally:
         os.close(fd)
-    code, out = status(yupana, root)
+    _code, out = status(yupana, root)
     assert out["rule_set"]["refresh"]["running"] is None
 
 

@@ -60,7 +60,7 @@ def test_the_invocation_records_name_their_client_and_project(yupana, env, root)
     assert [g["client"] for g in guards] == ["claude-code", "claude-code"]
     assert [r.get("client") for r in invoked] == ["codex", None]
     assert len({r["project"] for r in guards + invoked}) == 1 and str(root) not in json.dumps(guards + invoked)
-    code, out = status(yupana, root)
+    _code, out = status(yupana, root)
     assert out["clients"]["project_key"] == guards[0]["project"]
 
 

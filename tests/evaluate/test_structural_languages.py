@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO, Env, run_yupana
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hooks"))
-from guard_kit import Repo  # noqa: E402
+from guard_kit import Repo
 
 CATALOGUE = REPO / "fixtures" / "catalogue"
 

@@ -177,12 +177,12 @@ def test_a_missing_or_broken_shapes_directory_is_a_gate_error_not_a_verdict(tmp_
     with pytest.raises(gate.GateError, match="no shapes directory"):
         gate.validate(tripwire_triples(), str(tmp_path / "absent"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(gate.GateError, match="holds no .ttl"):
+    with pytest.raises(gate.GateError, match=r"holds no \.ttl"):
         gate.validate(tripwire_triples(), str(tmp_path / "empty"))
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "x.ttl").write_text("@prefix sh: <http://www.w3.org/ns/shacl#> .\nsh:x sh:y \"unterminated .\n")
-    with pytest.raises(gate.GateError, match="x.ttl does not parse"):
+    with pytest.raises(gate.GateError, match=r"x\.ttl does not parse"):
         gate.validate(tripwire_triples(), str(broken))
 
 

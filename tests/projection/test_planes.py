@@ -59,3 +59,16 @@ def test_the_cache_version_and_the_aegis_namespace_are_defined_once():
 
 def test_the_dump_iterates_the_registry():
     assert dump.planes is planes and dump_turtle.planes is planes
+
+
+def test_status_counts_every_labelled_plane_as_the_projection_counted_it(projected):
+    from yupana.commands.status import RULE_PLANES, plane_counts
+
+    cache = projected(EVERYTHING, env=WIRED).cache
+    counts = plane_counts(cache)
+    labelled = [p for p in planes.PLANES if p.status is not None]
+    assert list(counts) == [p.status for p in labelled] + ["unprojected"]
+    for p in labelled:
+        assert counts[p.status] == cache["counts"][p.key], p.key
+    assert set(RULE_PLANES) <= set(counts) and "exemption_selectors" not in RULE_PLANES
+    assert {p.key for p in planes.PLANES if p.stage} == set(planes.GOVERNED_PLANES)

@@ -183,11 +183,12 @@ def _walk(ci: index.CrateIndex, rel: str, changes: list, max_hops: int, deadline
     fid = ci.file_id(rel)
     touched = touched_symbols(syms, changes)
     info: dict[tuple[int, int], tuple] = {}
-    for i in touched:
-        s = syms[i]
-        info[(fid, i)] = (s[1], s[2], s[3], s[4])
-        result.touched.append(f"{rel}: {_qualified(s[1], s[3])} ({s[2]})")
-    hop_of = {key: 0 for key in info}
+    if fid is not None:  # (a file not indexed has no symbols: nothing touched)
+        for i in touched:
+            s = syms[i]
+            info[(fid, i)] = (s[1], s[2], s[3], s[4])
+            result.touched.append(f"{rel}: {_qualified(s[1], s[3])} ({s[2]})")
+    hop_of = dict.fromkeys(info, 0)
     frontier = list(info)
     hop = 0
     skipped: set[str] = set()

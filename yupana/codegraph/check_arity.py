@@ -99,7 +99,7 @@ class ArityChecks(CheckContext):
         if path.type not in ("identifier", "type_identifier", "generic_type") and head not in CRATE_HEADS:
             return None  # `std::io::Error::new`: a type reached through another crate's path
         if qual == "Self":
-            qual = _enclosing_impl_type(call) or self._window_self(call.start_byte)
+            qual = _enclosing_impl_type(call) or self._window_self(call.start_byte) or ""
         if (not qual or not qual[:1].isupper() or qual in self.locals or name in self.facts.maybe
                 or name in self.facts.macro_idents):
             return None
@@ -142,9 +142,10 @@ class ArityChecks(CheckContext):
     def _call_in_old(self, call: "Node") -> bool:
         if not self.old:
             return False
-        if self._old_flat is None:
-            self._old_flat = b"".join(self.old.split())
-        return b"".join(call.text.split()) in self._old_flat
+        flat = self._old_flat
+        if flat is None:
+            flat = self._old_flat = b"".join(self.old.split())
+        return b"".join((call.text or b"").split()) in flat
 
 
 def _head_text(path: "Node | None") -> str:

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 class IdentifierChecks(CheckContext):
     """The identifier rule of :class:`~yupana.codegraph.checks.Checker`."""
 
-    def check_refs(self, refs: list, result: "VerifyResult") -> None:
+    def check_refs(self, refs: list[Ref], result: "VerifyResult") -> None:
         """Names the edit uses: bound here, known, in the crate — else unchecked or a violation."""
-        pending: dict[tuple[str, str], object] = {}
+        pending: dict[tuple[str, str], Ref] = {}
         for r in refs:
             name = r.name
             if r.role == "crate-path":

@@ -26,7 +26,7 @@ FLAG_PARSE_ERROR = 4  # the file does not parse cleanly
 
 def text(node: "Node") -> str:
     """The node's text, with a raw identifier's ``r#`` dropped."""
-    t = node.text.decode("utf-8", "replace")
+    t = (node.text or b"").decode("utf-8", "replace")  # None only for a tree without its source
     return t[2:] if t.startswith("r#") else t
 
 
@@ -108,7 +108,7 @@ def identifiers_under(node, skip: list | None = None) -> set[str]:
 
 
 def add_symbol(item, kind: str, name_node, facts: FileFacts, line_base: int, shift: int) -> None:
-    name = text(name_node) if kind != "impl" else None
+    name = text(name_node) if kind != "impl" else "?"  # an impl is named by its type, below
     trait = None
     arity = -2
     if kind == "impl":
@@ -178,7 +178,7 @@ def path_attrs(item: "Node") -> tuple[list[str], bool]:
     always = False
     prev = item.prev_named_sibling
     while prev is not None and prev.type == "attribute_item":
-        raw = prev.text.decode("utf-8", "replace")
+        raw = (prev.text or b"").decode("utf-8", "replace")
         body = raw[2:-1].strip() if raw.startswith("#[") else ""
         conditional = body.startswith("cfg_attr")
         at = body.find("path")
@@ -278,7 +278,7 @@ def add_extern_crate(node, facts: FileFacts) -> None:
         facts.bound.add(bound)
     prev = node.prev_named_sibling
     while prev is not None and prev.type == "attribute_item":
-        if b"macro_use" in prev.text:
+        if b"macro_use" in (prev.text or b""):
             facts.flags |= FLAG_MACRO_USE
         prev = prev.prev_named_sibling
 

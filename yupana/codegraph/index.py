@@ -27,6 +27,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from tree_sitter import Tree
+
+    from yupana.codegraph.extract import FileFacts
+
 TIER = "tree-sitter"
 DEFAULT_RATE = 1.2e6  # bytes/s parsed + extracted, until this process has measured its own
 # File system timestamps are coarse (a few ms): a file or directory changed within this long
@@ -44,8 +48,8 @@ class CrateIndex:
         self.store = store
         self.crate_id = 0
         self.files: dict[str, tuple[int, int, int, str]] = {}  # rel -> (id, mtime_ns, size, hash)
-        self.overlay: dict[str, tuple[int, object]] = {}  # rel -> (id, FileFacts) not written to disk
-        self.sources: dict[str, tuple[bytes, object]] = {}  # rel -> (bytes, tree) parsed in this process
+        self.overlay: dict[str, tuple[int, FileFacts]] = {}  # rel -> (id, FileFacts) not written to disk
+        self.sources: dict[str, tuple[bytes, Tree]] = {}  # rel -> (bytes, tree) parsed in this process
         self.pending: list[str] = []  # stale or new files not parsed (deadline)
         self.complete = False
         self.walked_all = False

@@ -220,7 +220,7 @@ def query(source: str, lang: str = "rust") -> "Query":
         ts = api()
         try:
             q = ts.Query(language(lang), source)
-        except Exception as exc:  # QueryError, or a NameError/SyntaxError for bad node names
+        except Exception as exc:  # noqa: BLE001 - QueryError, or a NameError/SyntaxError for bad node names
             raise QueryError(str(exc).strip() or type(exc).__name__) from None
         cache[(lang, source)] = q
     return q

@@ -22,6 +22,8 @@ from yupana.codegraph.extract import text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tree_sitter import Node, Tree
 
 DEF_KINDS = {
@@ -103,7 +105,7 @@ def walk(root: "Node", facts: extract.FileFacts, shift: int = 0, line_base: int 
         stack.extend(node.children)
 
 
-def scan(tree: "Tree", ranges: list[tuple[int, int]], deletions: list[int] = ()) -> tuple:
+def scan(tree: "Tree", ranges: list[tuple[int, int]], deletions: Sequence[int] = ()) -> tuple:
     """Verify mode: ``(FileFacts, Candidates)`` of ``tree``; candidates only where they
     meet ``ranges`` (calls also at ``deletions``); macro bodies are not parsed again."""
     facts = extract.FileFacts()

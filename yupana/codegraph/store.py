@@ -62,15 +62,15 @@ class StoreError(Exception):
 
 def _sqlite() -> "ModuleType":
     try:
-        import _sqlite3 as mod  # the C module alone: no datetime, no dbapi2 adapters
+        import _sqlite3  # the C module alone: no datetime, no dbapi2 adapters
 
-        if hasattr(mod, "connect"):
-            return mod
+        if hasattr(_sqlite3, "connect"):
+            return _sqlite3
     except ImportError:
         pass
-    import sqlite3 as mod
+    import sqlite3
 
-    return mod
+    return sqlite3
 
 
 def repo_key(root: str) -> str:

@@ -38,6 +38,8 @@ from yupana.codegraph.checks import ARITY, IDENT, IMPORT, Checker  # noqa: F401 
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tree_sitter import Tree
     from yupana.edit.payload import FileEdit
 
@@ -84,9 +86,9 @@ class Env:
         self.rel = rel  # crate-relative path of the file
         self.old_info = old_info or {}
         self.created = created  # absolute paths the same tool call creates
-        self.windows: list[tuple[int, int]] | None = None  # old-buffer spans parsed anew (None: all)
+        self.windows: list[tuple[int, int, str | None]] | None = None  # old-buffer spans parsed anew (None: all)
         self.file_syms: list[tuple] = []  # the index's symbols of the old file (outside the windows)
-        self.self_types: list[tuple[int, int, str]] = []  # (new start, new end, impl type) of windows in an impl
+        self.self_types: list[tuple[int, int, str | None]] = []  # (new start, new end, impl type) of windows in an impl
 
 
 def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tuple | list = (),
@@ -198,7 +200,8 @@ def _point(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: bytes | None = None, *,
-                  tree: "Tree | None" = None, deadline_at: float | None = None, deletions: list[int] = ()) -> VerifyResult:
+                  tree: "Tree | None" = None, deadline_at: float | None = None,
+                  deletions: Sequence[int] = ()) -> VerifyResult:
     """Verify ``new`` where ``ranges`` (byte spans) are what the edit introduces; ``old`` is
     the file before the edit (None: nothing pre-exists, everything is the edit's);
     ``deletions`` are offsets where text was only removed (calls there get their arity checked)."""
@@ -240,7 +243,7 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
 
 
 
-def parse_error_line(tree: "Tree", ranges: list[tuple[int, int]], deletions: list[int] = ()) -> int | None:
+def parse_error_line(tree: "Tree", ranges: list[tuple[int, int]], deletions: Sequence[int] = ()) -> int | None:
     """The 1-based line of the first ERROR/MISSING node overlapping a changed span (``ranges``
     introduced, ``deletions`` removal points), or None when the changed region parses."""
     spans_ = list(ranges) + [(d, d) for d in deletions]

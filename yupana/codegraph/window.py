@@ -30,14 +30,14 @@ def windows(syms: list[tuple], changes: list[tuple], size: int) -> list[tuple[in
     top = sorted((s[_START], s[_END]) for s in syms if s[_PARENT] < 0)
     out: list[tuple[int, int, str | None]] = []
     for os_, oe, _, _ in changes:
-        best = None
-        for s in syms:
-            if s[_KIND] == "variant" or not (s[_START] <= os_ and oe <= s[_END]):
+        best: tuple[int, int, str | None] | None = None
+        for sym in syms:
+            if sym[_KIND] == "variant" or not (sym[_START] <= os_ and oe <= sym[_END]):
                 continue
-            if best is None or s[_END] - s[_START] < best[1] - best[0]:
-                parent = syms[s[_PARENT]] if s[_PARENT] >= 0 else None
+            if best is None or sym[_END] - sym[_START] < best[1] - best[0]:
+                parent = syms[sym[_PARENT]] if sym[_PARENT] >= 0 else None
                 self_type = parent[1] if parent is not None and parent[_KIND] == "impl" else None
-                best = (s[_START], s[_END], self_type)
+                best = (sym[_START], sym[_END], self_type)
         if best is None:  # between top-level items: the whole gap
             lo = max((e for _, e in top if e <= os_), default=0)
             hi = min((s for s, _ in top if s >= oe), default=size)

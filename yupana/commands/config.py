@@ -60,7 +60,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]
     if error is None:
         try:
             checked = config_controls.check(root, override)
-        except config_resolve.ConfigError as exc:  # the files changed since the snapshot was written
+        except settings.ConfigError as exc:  # the files changed since the snapshot was written
             report["error"] = str(exc)
             return report
         resolved, read = settings.redacted(checked["resolved"]), checked["layers"]  # printed: no credentials

@@ -27,14 +27,13 @@ import sys
 import threading
 import time
 
+from yupana.planes import PLANES as REGISTRY
+
 EXIT_FAILED = 1
 EXIT_BUSY = 3
 SLOW_SECS = 1.0
 
-PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
-          "ci_map", "repo_exposure", "grounding", "work_item_scopes", "work_item_parents", "work_item_status",
-          "disk_history",
-          "unprojected")
+PLANES = tuple(p.key for p in REGISTRY) + ("unprojected",)  # the summary's rows: the registry's, then the unprojected
 # Where a plane's fetch time is accounted in the projection's stats, when not under its own name.
 TIMED_WITH = {"tripwires": "policies", "memory_policies": "policies", "unprojected": "policies"}
 

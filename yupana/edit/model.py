@@ -13,6 +13,11 @@ import os
 
 from yupana import project_root
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.edit.apply_patch import Patch
+    from yupana.edit.patch_chunks import Chunk
+
 EDIT, MULTI_EDIT, WRITE, NOTEBOOK = "edit", "multi_edit", "write", "notebook"
 ADD, DELETE, UPDATE, MOVE = "add", "delete", "update", "move"
 PATCH_TOOLS = ("apply_patch", "applypatch")
@@ -34,21 +39,22 @@ class FileEdit:
                  "move_from", "replacements", "replace_all", "new_content", "chunks", "edit_mode",
                  "cell_id", "problems", "_buffer", "_buffer_error", "_source")
 
-    def __init__(self, op: str, path: str, real_path: str, rel: str, real_rel: str, outside: bool) -> None:
+    def __init__(self, op: str, path: str, real_path: str, rel: str, real_rel: str, outside: bool,
+                 project: project_root.Project) -> None:
         self.op = op
         self.path = path  # absolute, normalised; symlinks not resolved
         self.real_path = real_path  # symlinks resolved (scope checks see through links)
         self.rel = rel  # relative to the project root; absolute when outside
         self.real_rel = real_rel  # real_path relative to the real project root; absolute when outside
         self.outside = outside  # path lies outside the project root
-        self.project: project_root.Project | None = None  # the project the file is judged under
+        self.project = project  # the project the file is judged under
         self.introduced = ""  # only what the edit adds
         self.move_to: str | None = None  # update with "*** Move to:": the absolute destination
         self.move_from: str | None = None  # op "move": the absolute source of the moved file
         self.replacements: list[tuple[str, str]] = []  # (old, new): Edit/MultiEdit, patch chunks
         self.replace_all: list[bool] = []  # parallel to replacements (Edit/MultiEdit)
         self.new_content: str | None = None  # Write / Add File
-        self.chunks: list = []  # patch update: apply_patch.Chunk objects (exact context)
+        self.chunks: list[Chunk] = []  # patch update: its chunks (exact context)
         self.edit_mode: str | None = None  # NotebookEdit: replace | insert | delete
         self.cell_id: str | None = None  # NotebookEdit
         self.problems: list[str] = []
@@ -61,10 +67,14 @@ class FileEdit:
 
 
 class Invocation:
-    """One hook invocation as read from stdin."""
+    """One hook invocation as read from stdin.
+
+    ``project`` (the first file's project, else the cwd's) is set by the reader
+    (:func:`yupana.edit.payload.parse`) before it hands the invocation on."""
 
     __slots__ = ("session_id", "tool_use_id", "cwd", "tool_name", "event", "command", "argv", "codex",
                  "client", "edits", "problems", "raw_keys", "patch", "project", "_roots", "_real_roots")
+    project: project_root.Project
 
     def __init__(self) -> None:
         self.session_id: str | None = None
@@ -79,9 +89,8 @@ class Invocation:
         self.edits: list[FileEdit] = []
         self.problems: list[str] = []  # UNKNOWN reasons
         self.raw_keys: list[str] = []  # top-level key names, for records on parse problems
-        self.patch = None  # apply_patch.Patch: the reading of an apply_patch call
-        self.project: project_root.Project | None = None  # the first file's project, else the cwd's
-        self._roots: dict = {}  # project_root.nearest memo (this process only)
+        self.patch: Patch | None = None  # the reading of an apply_patch call
+        self._roots: dict[str, str | None] = {}  # project_root.nearest memo (this process only)
         self._real_roots: dict[str, str] = {}  # project root -> its realpath
 
     def __repr__(self) -> str:
@@ -104,8 +113,7 @@ def new_edit(op: str, raw_path: str, inv: Invocation, base: str | None = None) -
     except (OSError, ValueError) as exc:  # unencodable names, loops
         real, real_rel = path, rel
         problems.append(f"path: symlinks not resolved ({type(exc).__name__})")
-    edit = FileEdit(op, path, real, rel, real_rel, outside)
-    edit.project = project
+    edit = FileEdit(op, path, real, rel, real_rel, outside, project)
     if problems:
         edit.problems += problems
         inv.problems += [f"{p} for {rel}" for p in problems]

@@ -166,7 +166,7 @@ def apply_chunks(original: str, chunks: list[Chunk]) -> tuple[str | None, str | 
             if pattern:
                 found, why = _seek(lines, pattern, start, chunk.eof, what)
             else:
-                found, why = start, None
+                found, why = start, ""
         if found is None:
             return None, why
         replacements.append((found, len(pattern), new))

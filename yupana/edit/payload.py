@@ -62,8 +62,16 @@ import os
 
 from yupana import fastjson, project_root
 # The model is part of this module's API: callers import FileEdit, Invocation and the ops from here.
-from yupana.edit.model import (ADD, DELETE, EDIT, MOVE, MULTI_EDIT, NOTEBOOK, PATCH_TOOLS,  # noqa: F401
+from yupana.edit.model import (ADD, DELETE, EDIT, MOVE, MULTI_EDIT, NOTEBOOK, PATCH_TOOLS,
                                UNSET, UPDATE, WRITE, FileEdit, Invocation, git_top, new_edit, normpath)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["ADD", "CLAUDE_TOOLS", "DELETE", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
+           "WRITE", "FileEdit", "Invocation", "client_of", "git_top", "new_edit", "normpath", "parse",
+           "proposed_buffer", "repo_name"]
 
 _MAX_KEYS = 64
 
@@ -84,7 +92,7 @@ def parse(raw: bytes) -> Invocation | None:
     inv = Invocation()
     try:
         _read(data, inv)
-    except Exception as exc:  # a bug here must not turn into a crash or a clean allow
+    except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
         inv.problems.append(f"payload: reading failed ({type(exc).__name__}: {exc})")
     inv.project = inv.edits[0].project if inv.edits else project_root.for_dir(inv.cwd, inv._roots)
     return inv
@@ -101,7 +109,7 @@ def _argv(tool_input: object) -> list[str] | None:
     return None
 
 
-def client_of(data: dict, tool: str | None) -> str | None:
+def client_of(data: dict[str, Any], tool: str | None) -> str | None:
     """The client that sent this payload, from what each one carries (docs/hook-input.md):
     Codex sends ``turn_id`` (and ``apply_patch``); Claude Code sends ``prompt_id``, keeps its
     transcript under ``.claude/``, and names its own edit tools. None when nothing tells."""
@@ -118,7 +126,7 @@ def client_of(data: dict, tool: str | None) -> str | None:
     return None
 
 
-def _read(data: dict, inv: Invocation) -> None:
+def _read(data: dict[str, Any], inv: Invocation) -> None:
     inv.raw_keys = [k[:64] for k in list(data)[:_MAX_KEYS]]
     inv.session_id = _opt_str(data, "session_id", inv.problems, "payload")
     inv.tool_use_id = _opt_str(data, "tool_use_id", inv.problems, "payload")
@@ -162,7 +170,7 @@ def _read(data: dict, inv: Invocation) -> None:
 # ------------------------------------------------------------------------- fields
 
 
-def _opt_str(obj: dict, key: str, problems: list[str], where: str) -> str | None:
+def _opt_str(obj: dict[str, Any], key: str, problems: list[str], where: str) -> str | None:
     value = obj.get(key)
     if value is None or isinstance(value, str):
         return value
@@ -192,7 +200,7 @@ def _process_cwd(problems: list[str]) -> str:
         return os.sep
 
 
-def _path_field(obj: dict, keys: tuple[str, ...], inv: Invocation, tool: str) -> str | None:
+def _path_field(obj: dict[str, Any], keys: tuple[str, ...], inv: Invocation, tool: str) -> str | None:
     """The first usable path among ``keys`` (later keys are tolerated variants, noted)."""
     for n, key in enumerate(keys):
         value = obj.get(key)
@@ -214,7 +222,7 @@ def _path_field(obj: dict, keys: tuple[str, ...], inv: Invocation, tool: str) ->
 # ------------------------------------------------------------------------- tools
 
 
-def _read_edit(ti: dict, inv: Invocation) -> None:
+def _read_edit(ti: dict[str, Any], inv: Invocation) -> None:
     raw = _path_field(ti, ("file_path", "path"), inv, "Edit")
     if raw is None:
         return
@@ -231,7 +239,7 @@ def _read_edit(ti: dict, inv: Invocation) -> None:
     inv.edits.append(edit)
 
 
-def _read_multi_edit(ti: dict, inv: Invocation) -> None:
+def _read_multi_edit(ti: dict[str, Any], inv: Invocation) -> None:
     raw = _path_field(ti, ("file_path", "path"), inv, "MultiEdit")
     if raw is None:
         return
@@ -263,7 +271,7 @@ def _read_multi_edit(ti: dict, inv: Invocation) -> None:
     inv.edits.append(edit)
 
 
-def _read_write(ti: dict, inv: Invocation) -> None:
+def _read_write(ti: dict[str, Any], inv: Invocation) -> None:
     raw = _path_field(ti, ("file_path", "path"), inv, "Write")
     if raw is None:
         return
@@ -276,7 +284,7 @@ def _read_write(ti: dict, inv: Invocation) -> None:
     inv.edits.append(edit)
 
 
-def _read_notebook(ti: dict, inv: Invocation) -> None:
+def _read_notebook(ti: dict[str, Any], inv: Invocation) -> None:
     raw = _path_field(ti, ("notebook_path", "file_path"), inv, "NotebookEdit")
     if raw is None:
         return
@@ -300,7 +308,7 @@ def _read_notebook(ti: dict, inv: Invocation) -> None:
     inv.edits.append(edit)
 
 
-def _opt_bool(obj: dict, key: str, problems: list[str]) -> bool:
+def _opt_bool(obj: dict[str, Any], key: str, problems: list[str]) -> bool:
     value = obj.get(key)
     if value is None or isinstance(value, bool):
         return bool(value)

@@ -54,9 +54,9 @@ def _build(edit: FileEdit) -> tuple[str | None, str | None]:
         return "", None
     if op in (UPDATE, MOVE):
         source = edit.move_from or edit.path
-        text, why = _read_text(source)
+        text, unread = _read_text(source)
         if text is None:
-            return None, f"update of {_shown(edit, source)}: {why} (the patch will fail)"
+            return None, f"update of {_shown(edit, source)}: {unread} (the patch will fail)"
         from yupana.edit.patch_chunks import apply_chunks  # only patch updates pay for it
 
         buffer, why = apply_chunks(text, edit.chunks)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 SATISFIED, UNSATISFIED, UNKNOWN = "satisfied", "unsatisfied", "unknown"
 LADDER = {"off": 0, "advise": 1, "enforce": 2}  # the mode ladder: ``mode`` and each plane's rung
 
@@ -40,7 +44,7 @@ class Finding:
         verification_point: str | None = None,
         source: str | None = None,
         rel: str | None = None,
-        extra: dict | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         self.id = id
         self.plane = plane

@@ -15,6 +15,12 @@ from yupana import globs
 from yupana.evaluate import LADDER, rung
 from yupana.shell.targets import UNKNOWN as UNRESOLVED
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+    from yupana.shell.targets import Action
+    Verdict = tuple[Action, str | None, str]  # (action, the rule it breaks or None, why)
+
 
 class Armed:
     """The scope that applies to this command: the rung, the tenant and its target globs."""
@@ -28,7 +34,7 @@ class Armed:
         self.deny = deny
 
 
-def arm(policy: dict, mode: str, tenant: str | None) -> Armed | str:
+def arm(policy: dict[str, Any], mode: str, tenant: str | None) -> Armed | str:
     """The :class:`Armed` scope for ``tenant`` under ``policy``, or why none applies (a sentence)."""
     setting = policy.get("action_scope", "off")
     level = LADDER.get(rung(setting, mode), 0)
@@ -44,12 +50,12 @@ def arm(policy: dict, mode: str, tenant: str | None) -> Armed | str:
     return Armed(level == 2, tenant, allow, deny)
 
 
-def judge(armed: Armed, actions: list) -> list[tuple]:
+def judge(armed: Armed, actions: list[Action]) -> list[Verdict]:
     """``[(action, rule, why)]`` for every resolved action; ``rule`` None: inside the scope.
     Raises :class:`yupana.globs.GlobError` on a malformed target glob (nothing is judged)."""
     allow_c = [(g, globs.compile_glob(g)) for g in armed.allow]
     deny_c = [(g, globs.compile_glob(g)) for g in armed.deny]
-    verdicts: list[tuple] = []
+    verdicts: list[Verdict] = []
     for a in actions:
         if a.class_ == UNRESOLVED:
             continue
@@ -64,14 +70,14 @@ def judge(armed: Armed, actions: list) -> list[tuple]:
     return verdicts
 
 
-def deny_reason(a, tenant: str, why: str) -> str:
+def deny_reason(a: Action, tenant: str, why: str) -> str:
     """The deny envelope's reason, written for the model."""
     return (f"yupana: this command would act on {a.class_} `{a.target}` ({a.verb}), outside the action scope "
             f"of tenant `{tenant}`: {why}. Act only on targets the scope allows, or ask the operator to widen "
             f"[yupana.policy.scopes.{tenant}].")
 
 
-def advise_line(a, tenant: str, why: str) -> str:
+def advise_line(a: Action, tenant: str, why: str) -> str:
     """The stderr line of an advise-rung violation."""
     return (f"yupana (action scope, advise: enforce would deny): {a.class_}:{a.target} ({a.verb}) "
             f"is outside the scope of tenant `{tenant}`: {why}")

@@ -28,6 +28,14 @@ from __future__ import annotations
 
 from yupana import globs
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.globs import Glob
+
+    LinkedCommand = tuple[str, str | None, list[str], list[Glob]]  # (command, iri, patterns, compiled)
+
 SELECTED, QUIET, UNKNOWN = "selected", "quiet", "unknown"
 NO_MAP, PARTIAL_NO_MATCH, INVALID_MAP = "no-map", "partial-no-match", "invalid-map"
 
@@ -47,11 +55,11 @@ class SelectedCommand:
         self.iri = iri
         self.job = job
         self.label = label
-        self.jobs: list[dict] = []
+        self.jobs: list[dict[str, Any]] = []
         self.scopes: list[str] = []
         self.paths: list[str] = []
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The stable JSON form (``yupana ci-select --json``)."""
         return {"command": self.command, "iri": self.iri, "job": self.job, "label": self.label,
                 "jobs": [dict(j) for j in self.jobs], "scopes": list(self.scopes), "paths": list(self.paths)}
@@ -80,7 +88,7 @@ class Selection:
         """Whether running :attr:`commands` stands for the whole check set (selected, complete map)."""
         return self.state == SELECTED and self.complete is True
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The stable JSON form (``yupana ci-select --json``)."""
         return {"state": self.state, "complete": self.complete, "cause": self.cause, "reason": self.reason,
                 "changed": list(self.changed), "commands": [c.to_dict() for c in self.commands]}
@@ -93,7 +101,7 @@ class _Invalid(ValueError):
     """The map is not usable; the message names where."""
 
 
-def select(ci_map: dict | None, changed: list[str]) -> Selection:
+def select(ci_map: dict[str, Any] | None, changed: list[str]) -> Selection:
     """Intersect the map's command scopes with ``changed`` (repository-relative paths).
 
     Never raises: a malformed map is an UNKNOWN selection naming what is wrong.
@@ -168,7 +176,7 @@ def _extend(target: list[str], values: list[str]) -> None:
             target.append(value)
 
 
-def _validated(ci_map: object) -> tuple[bool, list[tuple[str, str, str | None, list]]]:
+def _validated(ci_map: object) -> tuple[bool, list[tuple[str, str, str | None, list[LinkedCommand]]]]:
     """``(complete, [(job, label, iri, [(command, iri, patterns, compiled), ...]), ...])`` or _Invalid.
 
     Every job and command is checked before anything is matched, so one broken scope list
@@ -201,12 +209,12 @@ def _validated(ci_map: object) -> tuple[bool, list[tuple[str, str, str | None, l
     return complete, jobs
 
 
-def _scopes(raw: object, job: str, command: str) -> tuple[list[str], list[tuple]]:
+def _scopes(raw: object, job: str, command: str) -> tuple[list[str], list[Glob]]:
     where = f"job {job!r} command {command!r}"
     if not isinstance(raw, list) or not raw:
         raise _Invalid(f"{where} has an empty scope list")
     patterns: list[str] = []
-    compiled: list[tuple] = []
+    compiled: list[Glob] = []
     for pattern in raw:
         if not isinstance(pattern, str) or not pattern.strip():
             raise _Invalid(f"{where} has a blank scope")

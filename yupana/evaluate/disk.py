@@ -35,6 +35,11 @@ from yupana.state import paths
 from yupana import shell
 from yupana.evaluate import SATISFIED, UNSATISFIED, Finding
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+    from yupana.state.disk_samples import Fs
+
 HEADROOM_SHARE = 0.8
 
 TOOLS: dict[str, frozenset[str] | None] = {
@@ -169,7 +174,7 @@ def signature(binary: str, sub: str, repo_class: str, cwd_class: str) -> str:
     return f"{binary}:{sub}|repo:{repo_class}|cwd:{cwd_class}"
 
 
-def advise(history: dict | None, sig: str, fss: list) -> tuple[list[Finding], list[str]]:
+def advise(history: dict[str, Any] | None, sig: str, fss: list[Fs]) -> tuple[list[Finding], list[str]]:
     """(findings, reasons no verdict was available) for a recognised command.
 
     ``fss`` are :class:`yupana.state.disk_samples.Fs` snapshots (not imported here: recognising a

@@ -26,6 +26,10 @@ import time
 
 from yupana.evaluate import UNKNOWN, Finding
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 # Every ASCII character that is not a token character becomes a space.
 _SEPARATE = {c: " " for c in range(128) if chr(c) not in _TOKEN_CHARS}
@@ -40,7 +44,7 @@ def tokens(text: str) -> list[str]:
     return list(seen)
 
 
-def _collect(separated: str, seen: dict) -> list[str]:
+def _collect(separated: str, seen: dict[str, Any]) -> list[str]:
     """Add the tokens of ``separated`` (already translated) to ``seen``; return the new ones."""
     new = []
     for piece in separated.split():
@@ -62,7 +66,7 @@ def _collect(separated: str, seen: dict) -> list[str]:
     return new
 
 
-def classify(toks: list[str], ids: set, prefixes: set) -> tuple[list[str], list[str]]:
+def classify(toks: list[str], ids: set[str], prefixes: set[str]) -> tuple[list[str], list[str]]:
     """(grounded, unresolvable) tokens, each in text order."""
     grounded, unresolvable = [], []
     for tok in toks:
@@ -75,7 +79,8 @@ def classify(toks: list[str], ids: set, prefixes: set) -> tuple[list[str], list[
     return grounded, unresolvable
 
 
-def scan(text: str, ids: set, prefixes: set, deadline_at: float | None = None) -> tuple[list[str], list[str]] | None:
+def scan(text: str, ids: set[str], prefixes: set[str],
+         deadline_at: float | None = None) -> tuple[list[str], list[str]] | None:
     """``classify(tokens(text), ids, prefixes)``; with ``deadline_at``, a text over
     :data:`WINDOW` characters is tokenised and classified a window at a time (each window
     ends at an ASCII separator, so no token is split) with the deadline checked between
@@ -104,7 +109,7 @@ def scan(text: str, ids: set, prefixes: set, deadline_at: float | None = None) -
     return grounded, unresolvable
 
 
-def evaluate(rules: list[dict], grounding: dict | None, introduced: str, rel: str | None = None,
+def evaluate(rules: list[dict[str, Any]], grounding: dict[str, Any] | None, introduced: str, rel: str | None = None,
              deadline_at: float | None = None) -> list[Finding]:
     """Findings of the grounded ``rules`` on ``introduced`` against ``grounding``; when
     ``deadline_at`` (time.monotonic) passes mid-scan, every rule is UNKNOWN with

@@ -30,6 +30,10 @@ import os
 from yupana.regex import prefilter as regex_prefilter
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blocks
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 MEMINFO = "/proc/meminfo"
 GIB_KB = 1024 * 1024
 _compiled: dict[str, object] = {}
@@ -66,14 +70,14 @@ def read_meminfo(path: str | None = None) -> tuple[int, int] | str:
     return found["MemAvailable"], found["MemTotal"]
 
 
-def evaluate(policies: list[dict], evidence: list[str], *, certain: bool = True,
+def evaluate(policies: list[dict[str, Any]], evidence: list[str], *, certain: bool = True,
              meminfo: str | None = None) -> list[Finding]:
     """Findings for every policy whose regex matches ``evidence`` (one string per command).
 
     Policies that match nothing produce no finding. ``certain=False`` (the line was not
     read) keeps any violation non-blocking.
     """
-    matched: list[dict] = []
+    matched: list[dict[str, Any]] = []
     out: list[Finding] = []
     folded: list[str] | None = None
     for pol in policies:
@@ -108,7 +112,7 @@ def evaluate(policies: list[dict], evidence: list[str], *, certain: bool = True,
     return out
 
 
-def _judge(pol: dict, name: str, avail_kb: int, total_kb: int, certain: bool) -> Finding:
+def _judge(pol: dict[str, Any], name: str, avail_kb: int, total_kb: int, certain: bool) -> Finding:
     avail, total = avail_kb / GIB_KB, total_kb / GIB_KB
     try:
         floor = float(pol.get("threshold_gib"))  # type: ignore[arg-type]
@@ -135,7 +139,7 @@ def _judge(pol: dict, name: str, avail_kb: int, total_kb: int, certain: bool) ->
                    verification_point=pol.get("verification_point"), source=pol.get("iri"), extra=measured)
 
 
-def _unknown(pol: dict, name: str, fail: str, error: str, measured: dict | None = None) -> Finding:
+def _unknown(pol: dict[str, Any], name: str, fail: str, error: str, measured: dict[str, Any] | None = None) -> Finding:
     extra = {"error": error, "fail": fail, **(measured or {})}
     return Finding(name, "memory", error, outcome=UNKNOWN, class_=pol.get("class"),
                    verification_point=pol.get("verification_point"), source=pol.get("iri"), extra=extra)

@@ -22,6 +22,11 @@ from itertools import repeat
 from operator import mul
 from zlib import crc32
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+    from yupana.hooks.protocol import Outcome
+
 VERSION = 1
 DIMS = 1 << 12
 NGRAM = 3
@@ -32,7 +37,7 @@ MIN_TOKENS = 6  # an edit of fewer tokens is too small to be "near" anything: ne
 FEATURES = (VERSION, DIMS, NGRAM, TOKEN_WEIGHT, NGRAM_WEIGHT, MIN_TOKEN, MIN_TOKENS, "crc32", "alnum_")
 
 
-def model_id(features: tuple) -> str:
+def model_id(features: tuple[object, ...]) -> str:
     """The id of the embedding that ``features`` (:data:`FEATURES`' shape) define."""
     return f"yupana-fhash-v{features[0]}-" + format(crc32(repr(features).encode()), "08x")
 
@@ -91,7 +96,7 @@ def packed(vec: dict[int, float]) -> dict[str, str]:
     return {"k": " ".join(map(str, kept)), "w": " ".join(str(round(w * 10000)) for w in kept.values())}
 
 
-def packed_cosine(vec: dict[int, float], entry: dict, *, query: "Query | None" = None,
+def packed_cosine(vec: dict[int, float], entry: dict[str, Any], *, query: "Query | None" = None,
                   floor: float = 0.0) -> float:
     """The cosine of ``vec`` with a packed corpus entry (its weights are stored × 10⁴).
 
@@ -104,7 +109,8 @@ def packed_cosine(vec: dict[int, float], entry: dict, *, query: "Query | None" =
         shared = q.keys.intersection(keys)
         if sum(map(q.squares.__getitem__, shared)) < floor * floor:
             return 0.0
-    return sum(map(mul, map(q.by_str.get, keys, repeat(0.0)), map(int, entry["w"].split()))) / 10000.0
+    dot: float = sum(map(mul, map(q.by_str.get, keys, repeat(0.0)), map(int, entry["w"].split())))
+    return dot / 10000.0
 
 
 class Query:
@@ -130,12 +136,12 @@ class Match:
 
     __slots__ = ("entry", "score")
 
-    def __init__(self, entry: dict, score: float) -> None:
+    def __init__(self, entry: dict[str, Any], score: float) -> None:
         self.entry = entry
         self.score = score
 
 
-def nearest(vec: dict[int, float], entries: list[dict], threshold: float = THRESHOLD) -> Match | None:
+def nearest(vec: dict[int, float], entries: list[dict[str, Any]], threshold: float = THRESHOLD) -> Match | None:
     """The packed corpus entry (embedded under :data:`MODEL_ID`) most similar to ``vec``, if ≥ ``threshold``."""
     if not vec:
         return None
@@ -161,8 +167,8 @@ def advisory_text(match: Match, threshold: float = THRESHOLD) -> str:
             f"`{e.get('rule', '?')}`: {e.get('reason', '')[:300]} — similarity is context only, it decides nothing.")
 
 
-def consult(outcome, texts: list[str], *, corpus: str | None, now: int, denied_by: str, record_paths: str,
-            path: str, rel: str, session: str | None) -> tuple[dict | None, dict | None]:
+def consult(outcome: Outcome, texts: list[str], *, corpus: str | None, now: int, denied_by: str, record_paths: str,
+            path: str, rel: str, session: str | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The hook's stage: surface the nearest prior denial (before a refusal's own text, or
     as a plain notice on an allow), and say what the hook should keep.
 

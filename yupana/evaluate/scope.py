@@ -21,15 +21,21 @@ from __future__ import annotations
 from yupana import globs
 from yupana.evaluate import SATISFIED, UNKNOWN, Finding
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+    from yupana.edit.model import FileEdit
+    from yupana.hooks.effects import Workers
+
 NARROW = "Narrow the change, or request a wider capability scope."
 
 
-def has_ceiling(scope: dict) -> bool:
+def has_ceiling(scope: dict[str, Any]) -> bool:
     """Whether blast radius is armed for this scope."""
     return scope.get("max_impacted_symbols") is not None or scope.get("max_impacted_files") is not None
 
 
-def check_paths(tenant: str, scope: dict, rel: str, real_rel: str | None = None) -> Finding:
+def check_paths(tenant: str, scope: dict[str, Any], rel: str, real_rel: str | None = None) -> Finding:
     """The path half of the scope for one file; raises GlobError on a malformed glob.
 
     ``real_rel`` is the same path with symlinks resolved: a deny glob matching either path
@@ -60,8 +66,8 @@ def check_paths(tenant: str, scope: dict, rel: str, real_rel: str | None = None)
     return Finding(cid, "scope", "", outcome=SATISFIED, rel=rel)
 
 
-def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadline_at: float,
-                workers=None) -> Finding:
+def check_blast(tenant: str, scope: dict[str, Any], edit: FileEdit, root: str, max_hops: int, deadline_at: float,
+                workers: Workers | None = None) -> Finding:
     """Blast radius of ``edit`` against the scope's ceilings (tree-sitter tier). ``workers``
     starts the index's background work (:func:`yupana.codegraph.blast.measure`)."""
     from yupana.codegraph import blast  # only when a ceiling is armed for this edit
@@ -75,7 +81,7 @@ def check_blast(tenant: str, scope: dict, edit, root: str, max_hops: int, deadli
                                workers=workers)
     except TimeoutError:  # a parse cancelled at the deadline (yupana.codegraph.parse.Cancelled)
         result = blast.Unmeasured("deadline", "the deadline ran out while tree-sitter was parsing")
-    if not hasattr(result, "symbols"):
+    if isinstance(result, blast.Unmeasured):
         return Finding(cid, "scope",
                        f"blast radius of the edit to {rel} was UNMEASURED ({result.kind}: {result.reason}); "
                        "the ceiling was not checked for this file",

@@ -22,6 +22,11 @@ from __future__ import annotations
 from yupana import globs
 from yupana.evaluate import UNKNOWN, Finding, policy_blocks
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+    from yupana.globs import Glob
+
 EFFECTS = ("deny", "warn", "throttle")
 
 
@@ -30,8 +35,9 @@ class Wire:
 
     __slots__ = ("name", "globs", "patterns", "rule", "effect", "class_", "message", "backoff", "source", "iri")
 
-    def __init__(self, name: str, compiled: list, patterns: list, rule: str | None, effect: str,
-                 class_: str | None, message: str | None, backoff: dict | None, source: str, iri: str | None) -> None:
+    def __init__(self, name: str, compiled: list[Glob], patterns: list[str], rule: str | None, effect: str,
+                 class_: str | None, message: str | None, backoff: dict[str, Any] | None, source: str,
+                 iri: str | None) -> None:
         self.name = name
         self.globs = compiled
         self.patterns = patterns
@@ -48,7 +54,7 @@ class Wire:
         return f"tripwire:{self.name}"
 
 
-def load_local(entries: list[dict], rule_names: set[str]) -> tuple[list[Wire], list[tuple[str, str]]]:
+def load_local(entries: list[dict[str, Any]], rule_names: set[str]) -> tuple[list[Wire], list[tuple[str, str]]]:
     """Well-formed local wires, and (name, what is wrong) for each broken one."""
     wires: list[Wire] = []
     broken: list[tuple[str, str]] = []
@@ -58,7 +64,7 @@ def load_local(entries: list[dict], rule_names: set[str]) -> tuple[list[Wire], l
         rule = entry.get("rule") or None
         effect = entry.get("effect") or ""
         problem = None
-        compiled: list = []
+        compiled: list[Glob] = []
         try:
             compiled = [globs.compile_glob(p) for p in patterns]
         except globs.GlobError as exc:
@@ -80,7 +86,7 @@ def load_local(entries: list[dict], rule_names: set[str]) -> tuple[list[Wire], l
     return wires, broken
 
 
-def load_governed(entries: list[dict]) -> tuple[list[Wire], list[tuple[str, str]]]:
+def load_governed(entries: list[dict[str, Any]]) -> tuple[list[Wire], list[tuple[str, str]]]:
     """Governed wires from the cache (``_paths`` precompiled), skipping PAA wires."""
     wires: list[Wire] = []
     broken: list[tuple[str, str]] = []
@@ -140,5 +146,5 @@ def evaluate(wires: list[Wire], rel: str, real_rel: str | None, fired: set[str],
     return out
 
 
-def _extra(wire: Wire) -> dict:
+def _extra(wire: Wire) -> dict[str, Any]:
     return {"effect": wire.effect, "backoff": wire.backoff, "wire_source": wire.source, "tier": "tree-sitter"}

@@ -25,6 +25,11 @@ import os
 from yupana import fastjson
 from yupana.evaluate import SATISFIED, UNKNOWN, Finding, rung
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+    from collections.abc import Mapping
+
 DEFAULT_PLATE_MAX_AGE_SECS = 14400
 
 
@@ -33,7 +38,7 @@ def effective_rung(work_item_scope: str, mode: str) -> str:
     return rung(work_item_scope, mode)
 
 
-def plate_path(env=None) -> str | None:
+def plate_path(env: Mapping[str, str] | None = None) -> str | None:
     env = os.environ if env is None else env
     root, agent = env.get("SHANTY_ROOT"), env.get("SHANTY_AGENT")
     if not root or not agent:
@@ -41,7 +46,7 @@ def plate_path(env=None) -> str | None:
     return os.path.join(root, "crew", agent, "plate.json")
 
 
-def read_plate(now: int, env=None) -> tuple[str | None, str]:
+def read_plate(now: int, env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     """(item, why) — the tracked work item, or None and the reason it is unknown."""
     env = os.environ if env is None else env
     path = plate_path(env)
@@ -70,7 +75,7 @@ def read_plate(now: int, env=None) -> tuple[str | None, str]:
     return item, ""
 
 
-def evaluate(rung: str, item: str | None, scopes: dict | None, parents: dict | None, rel: str,
+def evaluate(rung: str, item: str | None, scopes: dict[str, Any] | None, parents: dict[str, Any] | None, rel: str,
              tenant: str | None, why_unknown: str = "") -> Finding | None:
     """The ladder's finding for one file, or None when the rung is off.
 
@@ -106,7 +111,7 @@ def evaluate(rung: str, item: str | None, scopes: dict | None, parents: dict | N
                    outcome=UNKNOWN, rel=rel, extra=extra)
 
 
-def _unknown_reason(item: str | None, scopes: dict | None, parents: dict | None) -> str:
+def _unknown_reason(item: str | None, scopes: dict[str, Any] | None, parents: dict[str, Any] | None) -> str:
     if item is None:
         return "no tracked work item"
     if scopes is None:

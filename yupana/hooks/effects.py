@@ -29,6 +29,21 @@ import os
 from yupana.state import spool
 from yupana.hooks import protocol
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    from yupana.codegraph.index import CrateIndex
+    from yupana.edit.model import FileEdit
+    from yupana.hooks.runtime import HookRuntime
+    from yupana.state.disk_samples import Fs
+
+    class Tracer(Protocol):
+        """Who hears a rehearsal's stage notes (``yupana explain``'s trace)."""
+
+        def stage(self, owner: HookRuntime, stage: str, state: str, why: str, edit: FileEdit | None,
+                  detail: dict[str, Any]) -> None: ...
+
 
 class Workers:
     """Detached work a hook starts but never waits for (live: started)."""
@@ -53,13 +68,13 @@ class Workers:
 
         disk_samples.start_flush(endpoint, root, now, override)
 
-    def watch_edit(self, ci, path: str) -> bool:
+    def watch_edit(self, ci: CrateIndex, path: str) -> bool:
         """The after-edit refresher of ``path``'s crate index."""
         from yupana.codegraph import background
 
         return background.watch_edit(ci, path)
 
-    def index_build(self, ci) -> bool:
+    def index_build(self, ci: CrateIndex) -> bool:
         """One background build of ``ci``'s crate (False when backed off or busy)."""
         from yupana.codegraph import background
 
@@ -84,10 +99,10 @@ class RehearsedWorkers(Workers):
     def disk_flush(self, endpoint: str, root: str, now: int, override: str | None) -> None:
         return None
 
-    def watch_edit(self, ci, path: str) -> bool:
+    def watch_edit(self, ci: CrateIndex, path: str) -> bool:
         return False
 
-    def index_build(self, ci) -> bool:
+    def index_build(self, ci: CrateIndex) -> bool:
         from yupana.codegraph import background
 
         return not background.builder_backed_off(ci)
@@ -102,15 +117,16 @@ class Effects:
         self.workers: Workers = Workers()
 
     # ── the dry run's trace: nothing, live ─────────────────────────────────────────
-    def stage(self, owner, stage: str, state: str, why: str, edit, detail: dict) -> None:
+    def stage(self, owner: HookRuntime, stage: str, state: str, why: str, edit: FileEdit | None,
+              detail: dict[str, Any]) -> None:
         """A stage ran, was skipped or could not run (UNKNOWN), and why."""
 
-    def scratch(self, seed: dict) -> dict | None:
+    def scratch(self, seed: dict[str, Any]) -> dict[str, Any] | None:
         """A dict an evaluator may fill with what it looked at (None live: nothing is noted)."""
         return None
 
     # ── records and markers ────────────────────────────────────────────────────────
-    def record(self, kind: str, fields: dict | None = None, *, item: str | None = None) -> None:
+    def record(self, kind: str, fields: dict[str, Any] | None = None, *, item: str | None = None) -> None:
         spool.record(kind, fields, item=item)
 
     def first_time(self, session_id: str | None, kind: str) -> bool:
@@ -123,19 +139,20 @@ class Effects:
 
         throttles.record(constraint_id, scope, until, n, now=now)
 
-    def disk_sample(self, session: str, signature: str, fss: list, now: int) -> tuple[list[dict], str | None]:
+    def disk_sample(self, session: str, signature: str, fss: list[Fs],
+                    now: int) -> tuple[list[dict[str, Any]], str | None]:
         """Close the session's open sample and open this command's: ``(closed, note)``."""
         from yupana.state import disk_samples
 
         return disk_samples.rotate(session, signature, fss, now)
 
-    def disk_enqueue(self, endpoint: str, session: str, closed: list[dict]) -> str | None:
+    def disk_enqueue(self, endpoint: str, session: str, closed: list[dict[str, Any]]) -> str | None:
         """Queue closed samples for the store; the reason they were not, or None."""
         from yupana.state import disk_samples
 
         return disk_samples.enqueue(endpoint, session, closed)
 
-    def denial(self, corpus: str, entry: dict) -> None:
+    def denial(self, corpus: str, entry: dict[str, Any]) -> None:
         """Add a denied edit to the recurrence corpus."""
         from yupana.state import denials
 
@@ -152,20 +169,21 @@ class RehearsalEffects(Effects):
 
     rehearsal = True
 
-    def __init__(self, tracer=None) -> None:
+    def __init__(self, tracer: Tracer | None = None) -> None:
         self.workers = RehearsedWorkers()
         self.tracer = tracer
-        self.records: list[dict] = []
-        self.notices: list[dict] = []
+        self.records: list[dict[str, Any]] = []
+        self.notices: list[dict[str, Any]] = []
 
-    def stage(self, owner, stage: str, state: str, why: str, edit, detail: dict) -> None:
+    def stage(self, owner: HookRuntime, stage: str, state: str, why: str, edit: FileEdit | None,
+              detail: dict[str, Any]) -> None:
         if self.tracer is not None:
             self.tracer.stage(owner, stage, state, why, edit, detail)
 
-    def scratch(self, seed: dict) -> dict | None:
+    def scratch(self, seed: dict[str, Any]) -> dict[str, Any] | None:
         return seed
 
-    def record(self, kind: str, fields: dict | None = None, *, item: str | None = None) -> None:
+    def record(self, kind: str, fields: dict[str, Any] | None = None, *, item: str | None = None) -> None:
         self.records.append(spool.entry(kind, fields, item=item))
 
     def first_time(self, session_id: str | None, kind: str) -> bool:
@@ -177,13 +195,14 @@ class RehearsalEffects(Effects):
     def throttle(self, constraint_id: str, scope: str, until: int, n: int, now: int) -> None:
         return None  # the dry run reports the back-off from the throttle record
 
-    def disk_sample(self, session: str, signature: str, fss: list, now: int) -> tuple[list[dict], str | None]:
+    def disk_sample(self, session: str, signature: str, fss: list[Fs],
+                    now: int) -> tuple[list[dict[str, Any]], str | None]:
         from yupana.state import disk_samples
 
         return disk_samples.preview(session, fss, now)  # what would close, read only
 
-    def disk_enqueue(self, endpoint: str, session: str, closed: list[dict]) -> str | None:
+    def disk_enqueue(self, endpoint: str, session: str, closed: list[dict[str, Any]]) -> str | None:
         return None  # nothing is queued; the report says what would be
 
-    def denial(self, corpus: str, entry: dict) -> None:
+    def denial(self, corpus: str, entry: dict[str, Any]) -> None:
         return None

@@ -26,7 +26,16 @@ from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
 from yupana.hooks.effects import Effects
-from yupana.hooks.runtime import RAN, SKIPPED, UNSET, HookRuntime
+from yupana.hooks.runtime import RAN, SKIPPED, HookRuntime
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from yupana.edit.model import FileEdit
+    from yupana.evaluate.tripwires import Wire
+    from typing import Any
+    from yupana.cli import HookArgs
 
 MAX_RECORDED_CONSTRAINTS = 200
 
@@ -38,7 +47,7 @@ class GuardContext(HookRuntime):
     unchecked = "this edit was NOT checked"
     gov_note = ": governed policy is NOT enforced (fail-open)"
 
-    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+    def __init__(self, args: HookArgs, t0: float, effects: Effects | None = None) -> None:
         super().__init__(args, t0, effects)
         self.mode = "?"
         self.modes: list[str] = []  # every configured project's mode (a Codex patch may span several)
@@ -46,13 +55,13 @@ class GuardContext(HookRuntime):
         self.deadline_at = 0.0
         self.blown = False
         self.unavailable = False
-        self.governed_fields: dict | None = None
+        self.governed_fields: dict[str, Any] | None = None
         self.throttled = 0
-        self._plate = UNSET
+        self._plate: tuple[str | None, str] | None = None  # the tracker plate: (work item, why none)
         self._tops: dict[str, str | None] = {}
-        self._throttles = None
-        self._wires = None
-        self._throttle_done: set = set()
+        self._throttles: dict[tuple[str, str], dict[str, Any]] | None = None
+        self._wires: list[Wire] | None = None
+        self._throttle_done: set[tuple[str, str]] = set()
         self._scope_denied: set[str] = set()  # files the path scope already decided (blast radius skips them)
 
     # ── lazily loaded ──────────────────────────────────────────────────────────────
@@ -60,14 +69,14 @@ class GuardContext(HookRuntime):
         self.findings.append(Finding("projection", "governed", "", outcome=UNKNOWN))
         self.unavailable = True  # no policy served: the guard record must not call it fresh
 
-    def wire_set(self) -> list:
+    def wire_set(self) -> list[Wire]:
         if self._wires is None:
             from yupana.evaluate import tripwires
 
             policy = self.cfg["policy"]
             wires, broken = tripwires.load_local(policy.get("tripwires") or [], {r.get("name") for r in policy.get("rules") or ()})
             gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
-            if gov is not None:
+            if gov is not None and gov.cache is not None:  # (a served cache always has one)
                 more, bad = tripwires.load_governed(gov.cache.get("tripwires") or [])
                 wires += more
                 broken += bad
@@ -77,7 +86,8 @@ class GuardContext(HookRuntime):
             self._wires = wires
         return self._wires
 
-    def exposure_for(self, edit):
+    def exposure_for(self, edit: FileEdit) -> tuple[Callable[[], tuple[str, str | None, str]],
+                                                     list[tuple[str, str | None, str, str]]]:
         """A once-per-edit exposure lookup (only called when a block-tier rule fired).
 
         ``exposure_of()`` answers ``(exposure, why, repo)``; ``asked`` then holds
@@ -91,7 +101,7 @@ class GuardContext(HookRuntime):
                 top = self.top(edit)
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                gov = self._gov.cache if self._gov not in (UNSET, None) else {}
+                gov = (self._gov.cache if self._gov is not None else None) or {}
                 found, reason, source = exposure.resolve(
                     self.cfg["quipu"], gov.get("_repo_exposure", gov.get("repo_exposure")),
                     self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
@@ -101,27 +111,32 @@ class GuardContext(HookRuntime):
 
         return exposure_of, asked
 
-    def top(self, edit) -> str | None:
+    def top(self, edit: FileEdit) -> str | None:
         if edit.path not in self._tops:
             self._tops[edit.path] = payload.git_top(edit.path)
         return self._tops[edit.path]
 
-    def repo(self, edit) -> str:
+    def repo(self, edit: FileEdit) -> str:
         top = self.top(edit)
         return (payload.repo_name(top) if top else None) or "unresolved"
 
-    def plate_item(self) -> str | None:
-        if self._plate is UNSET:
+    def plate(self) -> tuple[str | None, str]:
+        """The tracker plate, read once: ``(work item, why none)``."""
+        if self._plate is None:
             if not (os.environ.get("SHANTY_ROOT") and os.environ.get("SHANTY_AGENT")):
                 self._plate = (None, "no tracker plate (SHANTY_ROOT / SHANTY_AGENT unset)")
-                return None
+                return self._plate
             from yupana.evaluate import work_items
 
             self._plate = work_items.read_plate(int(time.time()))
             self.item = self._plate[0]
+        return self._plate
+
+    def plate_item(self) -> str | None:
+        self.plate()
         return self.item
 
-    def throttle_table(self) -> dict:
+    def throttle_table(self) -> dict[tuple[str, str], dict[str, Any]]:
         if self._throttles is None:
             from yupana.state import paths
 
@@ -155,7 +170,7 @@ class GuardContext(HookRuntime):
             return
         label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
         self.outcome.advise(f"yupana ({label}): {body}")
-    def budget(self, stage: str, edit=None) -> bool:
+    def budget(self, stage: str, edit: FileEdit | None = None) -> bool:
         """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
         once ``deadline_ms`` has run out."""
         if self.blown:
@@ -165,7 +180,7 @@ class GuardContext(HookRuntime):
         self.cut(stage, edit)
         return False
 
-    def cut(self, stage: str, edit=None, during: bool = False) -> None:
+    def cut(self, stage: str, edit: FileEdit | None = None, during: bool = False) -> None:
         """The deadline cut the analysis at ``stage``: an UNKNOWN ``deadline`` constraint and a
         ``fail_open`` record on every invocation it happens to, the notice once per session."""
         if self.blown:
@@ -181,10 +196,10 @@ class GuardContext(HookRuntime):
         self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")
 
     # ── what it leaves behind ─────────────────────────────────────────────────────
-    def record_throttle(self, edit, found: Finding) -> None:
+    def record_throttle(self, edit: FileEdit, found: Finding) -> None:
         from yupana.state import throttles
 
-        scope = self.top(edit) or self.inv.cwd
+        scope = self.top(edit) or self.parsed.cwd
         if (found.id, scope) in self._throttle_done:
             return
         self._throttle_done.add((found.id, scope))
@@ -204,7 +219,7 @@ class GuardContext(HookRuntime):
         table = self.throttle_table()
         if not table:
             return self.note("throttles", SKIPPED, "no back-off was ever recorded")
-        inv = self.inv
+        inv = self.parsed
         scopes = {self.top(e) or inv.cwd for e in inv.edits} or {inv.cwd}
         from yupana.state import throttles
 
@@ -219,7 +234,7 @@ class GuardContext(HookRuntime):
         self.outcome.advise(f"yupana: back-off active in this repository: {shown}")
         self.note("throttles", RAN, "", active=active)
 
-    def constraint(self, f: Finding) -> dict:
+    def constraint(self, f: Finding) -> dict[str, Any]:
         if f.outcome == UNSATISFIED:
             response = "blocked" if f.blocking and self.mode == "enforce" else "warned"
         else:
@@ -239,7 +254,7 @@ class GuardContext(HookRuntime):
         """The ``guard`` record: always, exactly once."""
         inv = self.inv
         edit = inv.edits[0] if inv and inv.edits else None
-        fields: dict = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
+        fields: dict[str, Any] = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
                         "duration_ms": round((time.monotonic() - self.t0) * 1000, 1),
                         "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
         if inv is not None:
@@ -279,9 +294,9 @@ def _duration(secs: int) -> str:
     return f"{secs}s" if secs < 120 else (f"{secs // 60}m" if secs < 7200 else f"{secs // 3600}h{secs % 3600 // 60:02d}m")
 
 
-def _attribution() -> dict:
+def _attribution() -> dict[str, Any]:
     env = os.environ
-    out: dict = {}
+    out: dict[str, Any] = {}
     chain = [p for p in (env.get("YUPANA_PRINCIPAL_CHAIN") or "").split(",") if p]
     executor = env.get("SHANTY_AGENT") or None
     if chain:

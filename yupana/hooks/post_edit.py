@@ -27,6 +27,11 @@ from yupana.evaluate import UNKNOWN
 from yupana.hooks import protocol
 from yupana.hooks.runtime import NOT_CONFIGURED, RAN, SKIPPED, HookRuntime
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+
 MAX_NEIGHBOURS = 5
 
 
@@ -73,9 +78,9 @@ class PostEdit(HookRuntime):
         if gov.cache is None:
             return self.note("work-item notice", SKIPPED, "no servable projection cache: silent")
         scopes = gov.cache.get("work_item_scopes")
-        ground = scopes.get(item) if isinstance(scopes, dict) else None
-        if not ground:
+        if not isinstance(scopes, dict) or not scopes.get(item):
             return self.note("work-item notice", SKIPPED, f"work item `{item}` has no observed scope: silent")
+        ground = scopes[item]
         status = gov.cache.get("work_item_status")
         record_paths = (cfg.get("metrics") or {}).get("record_paths", "off")
         for edit in inv.edits:
@@ -92,7 +97,7 @@ class PostEdit(HookRuntime):
             self.effects.record("scope_notice", fields, item=item)
 
 
-def section(rel: str, item: str, ground: list[str], scopes: dict, status: dict | None) -> str:
+def section(rel: str, item: str, ground: list[str], scopes: dict[str, Any], status: dict[str, Any] | None) -> str:
     """The model-facing notice for one out-of-ground edit."""
     shown = ", ".join(ground[:3]) + (", …" if len(ground) > 3 else "")
     text = (f"yupana: your edit to {rel} landed outside the observed ground of work item `{item}` "

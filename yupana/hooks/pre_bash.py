@@ -48,6 +48,12 @@ from yupana.hooks import protocol
 from yupana.hooks.effects import Effects
 from yupana.hooks.runtime import RAN, SKIPPED, NOT_CONFIGURED, HookRuntime
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.cli import HookArgs
+
 
 class PreBash(HookRuntime):
     """One pre-bash invocation: the command read, the decisions taken, the records written."""
@@ -56,7 +62,7 @@ class PreBash(HookRuntime):
     unchecked = "this command was NOT checked"
     unguarded = "governed command policy is NOT enforced"
 
-    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+    def __init__(self, args: HookArgs, t0: float, effects: Effects | None = None) -> None:
         super().__init__(args, t0, effects)
         self.raw_command: str = ""
         self.reading: shell.Reading | None = None
@@ -67,13 +73,13 @@ class PreBash(HookRuntime):
         inv = self.inv
         argv = inv.argv if inv is not None and inv.command is None and not inv.codex else None
         parsed = inv is not None and (inv.command is not None or argv is not None)
-        fields: dict = {"parsed": parsed, "payload_bytes": len(raw), "session": self.sid,
+        fields: dict[str, Any] = {"parsed": parsed, "payload_bytes": len(raw), "session": self.sid,
                         "tool": inv.tool_name if inv else None, "client": inv.client if inv else None,
                         "project": project_root.project_key(inv.project.root) if inv else None}
         if not parsed:
             fields["payload_keys"] = ",".join(inv.raw_keys) if inv else None
         self.effects.record("pre_bash_invoked", fields)
-        if not parsed:
+        if inv is None or not parsed:
             return self.note("parse", UNKNOWN, "not a JSON object: allowed silently" if inv is None else
                              "no command in the payload (tool_input.command): allowed silently")
         self.note("parse", RAN)
@@ -120,7 +126,7 @@ class PreBash(HookRuntime):
                                            "session": self.sid})
 
     # ── action scope ───────────────────────────────────────────────────────────────
-    def action_scope(self, policy: dict) -> None:
+    def action_scope(self, policy: dict[str, Any]) -> None:
         from yupana import globs
         from yupana.evaluate import action_scope
 
@@ -151,14 +157,14 @@ class PreBash(HookRuntime):
         gov = self.gov()
         if gov is None:
             return self.note("memory", UNKNOWN, "no servable projection cache: governed command policy is NOT enforced")
-        policies = gov.cache.get("memory_policies") or []
+        policies = (gov.cache or {}).get("memory_policies") or []  # (a served cache is never None)
         if not policies:
             return self.note("memory", SKIPPED, "the projection holds no host-memory policy")
         from yupana.evaluate import memory
 
-        reading = self.reading
-        certain = reading is not None and reading.error is None
-        evidence = [c.text() for c in reading.commands if c.argv] if certain else [self.raw_command]
+        reading = self.reading if self.reading is not None and self.reading.error is None else None
+        certain = reading is not None
+        evidence = [c.text() for c in reading.commands if c.argv] if reading is not None else [self.raw_command]
         found = memory.evaluate(policies, evidence, certain=certain)
         for f in found:
             measured = {k: f.extra.get(k) for k in ("available_gib", "total_gib", "threshold_gib")}
@@ -182,7 +188,7 @@ class PreBash(HookRuntime):
         self.note("memory", RAN, policies=policies, findings=found, evidence=evidence, certain=certain)
 
     # ── disk impact ────────────────────────────────────────────────────────────────
-    def disk(self, quipu: dict) -> None:
+    def disk(self, quipu: dict[str, Any]) -> None:
         from yupana.evaluate import disk
 
         found = disk.recognise(self.reading) if self.reading else None
@@ -190,7 +196,7 @@ class PreBash(HookRuntime):
             return self.note("disk", SKIPPED, "not a command known to create large artifacts")
         from yupana.state import disk_samples
 
-        inv = self.inv
+        inv = self.parsed
         repo_class, cwd_class = disk.classes(inv.cwd, payload.git_top(inv.cwd))
         sig = disk.signature(found[0], found[1], repo_class, cwd_class)
         fss = disk_samples.snapshot(inv.cwd)
@@ -208,7 +214,7 @@ class PreBash(HookRuntime):
             self.effects.record("disk_guard_unknown", {"signature": sig, "session": self.sid,
                                                 "reason": "no servable projection cache: the history is UNKNOWN"})
             return self.note("disk", UNKNOWN, "no servable projection cache: the history is UNKNOWN", signature=sig)
-        findings, missing = disk.advise(gov.cache.get("disk_history"), sig, fss)
+        findings, missing = disk.advise((gov.cache or {}).get("disk_history"), sig, fss)
         if missing:
             self.effects.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
                                                 "filesystems": len(fss), "session": self.sid})
@@ -223,7 +229,7 @@ class PreBash(HookRuntime):
         self.note("disk", UNKNOWN if missing and not findings else RAN, "; ".join(missing), signature=sig,
                   findings=findings, closed=closed)
 
-    def queue(self, quipu: dict, closed: list[dict], now: int) -> None:
+    def queue(self, quipu: dict[str, Any], closed: list[dict[str, Any]], now: int) -> None:
         """Record closed samples locally and queue them for the store (never waits)."""
         from yupana.state import disk_samples
 
@@ -240,4 +246,4 @@ class PreBash(HookRuntime):
                                          "secs": s["secs"], "queued": reason is None, "reason": reason,
                                          "session": self.sid})
         if reason is None:
-            self.effects.workers.disk_flush(endpoint, self.inv.project.root, now, self.args.config)
+            self.effects.workers.disk_flush(endpoint, self.parsed.project.root, now, self.args.config)

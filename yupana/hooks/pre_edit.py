@@ -46,13 +46,20 @@ from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, strongest
 from yupana.edit import payload
 from yupana.hooks import protocol
 from yupana.hooks.governed_stage import GovernedStage
-from yupana.hooks.runtime import RAN, SKIPPED, UNSET
+from yupana.hooks.runtime import RAN, SKIPPED
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.edit.model import FileEdit, Invocation
+    from yupana.project_root import Project
 
 
-def by_project(inv) -> list:
+def by_project(inv: Invocation) -> list[tuple[Project, list[FileEdit]]]:
     """``[(project, edits)]`` in first-seen order: the files of a tool call grouped by the
     project each is judged under (one group unless a Codex patch spans projects)."""
-    groups: dict = {}
+    groups: dict[str, tuple[Project, list[FileEdit]]] = {}
     for edit in inv.edits:
         groups.setdefault(edit.project.root, (edit.project, []))[1].append(edit)
     return list(groups.values()) or [(inv.project, [])]
@@ -106,13 +113,13 @@ class Guard(GovernedStage):
         from yupana.state import cache as cache_mod
         from yupana.state import denials, stores
 
-        edit = self.inv.edits[0]
+        edit = self.parsed.edits[0]
         corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root), denials.NAME)
         rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
-        sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.inv.edits], corpus=corpus,
+        sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.parsed.edits], corpus=corpus,
                                           now=int(time.time()), denied_by=rule,
                                           record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
-                                          path=edit.path, rel=edit.rel, session=self.inv.session_id)
+                                          path=edit.path, rel=edit.rel, session=self.sid)
         if sealed:
             self.effects.record("recurrence_advisory", sealed)
         if keep and corpus:
@@ -120,7 +127,7 @@ class Guard(GovernedStage):
         self.note("recurrence", RAN if sealed else SKIPPED, "near a prior denial" if sealed else
                   "no prior denial near this edit", edit, **({"advisory": sealed} if sealed else {}))
 
-    def load_config(self, project, several: bool) -> dict | None:
+    def load_config(self, project: Project, several: bool) -> dict[str, Any] | None:
         """The configuration snapshot of ``project`` (the one its files are judged under), or
         None on a configuration error — loudly: those files are unguarded."""
         try:
@@ -132,22 +139,22 @@ class Guard(GovernedStage):
                          "UNGUARDED until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
             return None
 
-    def configure(self, project, snap: dict) -> None:
+    def configure(self, project: Project, snap: dict[str, Any]) -> None:
         """Judge the next files under ``project``'s configuration (a Codex patch may span several)."""
         self.cfg = snap["config"]
         self.root = project.root
-        self._gov, self._wires, self.gov_why = UNSET, None, (SKIPPED, "")  # per project
+        self._gov, self._gov_asked, self._wires, self.gov_why = None, False, None, (SKIPPED, "")  # per project
         self.mode = self.cfg["policy"]["mode"]  # this project's: it decides this project's files
         self.modes.append(self.mode)
         self.note("config", RAN, snapshot=snap, project=project)
 
-    def path_checks(self, edit) -> None:
+    def path_checks(self, edit: FileEdit) -> None:
         """What only the path decides — declared path scope (else the work-item ladder) and
         path-only tripwires. Never gated by ``deadline_ms``: a deny they reach stands."""
         self.path_scope(edit)
         self.tripwires(edit, set(), set(), rule_wires=False)
 
-    def check_edit(self, edit) -> bool:
+    def check_edit(self, edit: FileEdit) -> bool:
         """The expensive stages for one file, each within the deadline; False once it is blown."""
         fired: set[str] = set()
         evaluated: set[str] = set()
@@ -167,8 +174,8 @@ class Guard(GovernedStage):
     # ── stages ─────────────────────────────────────────────────────────────────────
     def patch_problems(self) -> None:
         """Codex: whatever kept the patch from being read exactly is UNKNOWN, and said."""
-        reasons = list(self.inv.problems)
-        for edit in self.inv.edits:
+        reasons = list(self.parsed.problems)
+        for edit in self.parsed.edits:
             if edit.op in (payload.UPDATE, payload.MOVE, payload.DELETE):
                 payload.proposed_buffer(edit)  # notes missing / ambiguous anchors in edit.problems
             reasons += [p if edit.rel in p else f"{edit.rel}: {p}" for p in edit.problems]
@@ -177,10 +184,10 @@ class Guard(GovernedStage):
         self.findings.append(Finding("apply_patch", "patch", "; ".join(reasons), outcome=UNKNOWN))
         shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
         message = f"apply_patch not fully evaluated ({shown}) — those parts of the patch are UNGUARDED (failing open)"
-        self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.inv.tool_use_id}, once=False)
+        self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.parsed.tool_use_id}, once=False)
         self.note("patch", UNKNOWN, message)
 
-    def local_rules(self, edit, fired: set, evaluated: set) -> bool:
+    def local_rules(self, edit: FileEdit, fired: set[str], evaluated: set[str]) -> bool:
         rules = [r for r in self.cfg["policy"].get("rules") or () if r.get("verification_point") != "PAA"]
         if not rules or not edit.introduced:
             self.note("local rules", SKIPPED, "no introduced text" if rules else "no [[yupana.policy.rules]] for this "
@@ -200,7 +207,7 @@ class Guard(GovernedStage):
         self.note("local rules", RAN, "", edit, rules=rules)
         return decided
 
-    def verify(self, edit) -> None:
+    def verify(self, edit: FileEdit) -> None:
         if not self.cfg["policy"].get("verify") or not edit.introduced or not edit.path.endswith(".rs"):
             why = ("verify = false" if not self.cfg["policy"].get("verify") else
                    "no introduced text" if not edit.introduced else "not a .rs file")
@@ -211,7 +218,7 @@ class Guard(GovernedStage):
             from yupana.codegraph import parse, verify
 
             parse.bind_deadline(self.deadline_at)
-            created = [e.path for e in self.inv.edits if e.op in (payload.ADD, payload.MOVE)]
+            created = [e.path for e in self.parsed.edits if e.op in (payload.ADD, payload.MOVE)]
             result = verify.verify_edit(edit, edit.project.root, self.deadline_at, created=created,
                                         workers=self.effects.workers)
         except TimeoutError:  # parse.Cancelled: tree-sitter stopped at the deadline
@@ -240,17 +247,17 @@ class Guard(GovernedStage):
                              outcome=UNSATISFIED if problems else SATISFIED)], "verify")
         self.note("verify", RAN, "", edit)
 
-    def declared_scope(self) -> tuple[str | None, dict | None]:
+    def declared_scope(self) -> tuple[str | None, dict[str, Any] | None]:
         tenant = self.args.tenant
         return tenant, (self.cfg["policy"].get("scopes") or {}).get(tenant) if tenant else None
 
-    def path_scope(self, edit) -> None:
+    def path_scope(self, edit: FileEdit) -> None:
         """The path half of the capability scope (deny beats allow); without one, the ladder."""
         from yupana import globs
         from yupana.evaluate import scope
 
         tenant, declared = self.declared_scope()
-        if declared is None:
+        if declared is None or tenant is None:  # (a declared scope is always a tenant's)
             self.note("scope", SKIPPED, f"tenant `{tenant}` declares no scope" if tenant else
                       "no tenant (--tenant, else $BOBBIN_ROLE)", edit)
             return self.ladder(edit)
@@ -265,12 +272,12 @@ class Guard(GovernedStage):
             self._scope_denied.add(edit.rel)
         self.note("scope", RAN, "", edit, tenant=tenant, declared=declared)
 
-    def blast_radius(self, edit) -> None:
+    def blast_radius(self, edit: FileEdit) -> None:
         """Blast-radius ceilings (tree-sitter tier), within what is left of the deadline."""
         from yupana.evaluate import scope
 
         tenant, declared = self.declared_scope()
-        if declared is None or edit.rel in self._scope_denied or not scope.has_ceiling(declared):
+        if declared is None or tenant is None or edit.rel in self._scope_denied or not scope.has_ceiling(declared):
             return self.note("blast radius", SKIPPED, "no declared scope" if declared is None else
                              "the path scope decided the edit" if edit.rel in self._scope_denied else
                              "no max_impacted_symbols / max_impacted_files ceiling", edit)
@@ -293,11 +300,11 @@ class Guard(GovernedStage):
             self.cut("blast radius", edit, during=True)
             return self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
         protocol.stderr(f"yupana: {found.message}")
-        if self.effects.first_time(self.inv.session_id, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
+        if self.effects.first_time(self.sid, f"unmeasured-{found.extra.get('unmeasured')}-{edit.rel}"):
             self.outcome.notify(f"yupana: {found.message}")
         self.note("blast radius", UNKNOWN, found.message, edit, tenant=tenant, declared=declared)
 
-    def ladder(self, edit) -> None:
+    def ladder(self, edit: FileEdit) -> None:
         from yupana.evaluate import work_items
 
         policy = self.cfg["policy"]
@@ -306,29 +313,31 @@ class Guard(GovernedStage):
             return self.note("work-item ladder", SKIPPED, f"work_item_scope = {policy.get('work_item_scope', 'off')} "
                              f"(mode {self.mode} is its ceiling)", edit)
         item = self.plate_item()
-        why = "" if item else self._plate[1]
+        why = "" if item else self.plate()[1]
         gov = self.gov()
-        cache = gov.cache if gov else {}
+        cache = (gov.cache if gov else None) or {}
         if gov is None and item and not why:
             why = "the governed plane is not available ([yupana.quipu] enabled + endpoint, and a servable cache)"
         found = work_items.evaluate(rung, item, cache.get("work_item_scopes"), cache.get("work_item_parents"),
                                     edit.rel, self.args.tenant, why)
+        assert found is not None  # None only for the rung "off" (returned above)
         prov = found.extra.get("provenance")
         if found.outcome == UNKNOWN:
             self.findings.append(found)
             result = "notify" if self.args.tenant else "allow"
-            if self.args.tenant and self.effects.first_time(self.inv.session_id, "unknown-scope"):
+            if self.args.tenant and self.effects.first_time(self.sid, "unknown-scope"):
                 self.outcome.advise(f"yupana: {found.message}")
-        else:
+        else:  # a known scope: read from the served cache
+            assert gov is not None
             label = "work-item scope" if prov == "observed" else "derived work-item scope"
             spoke = self.decide([found], label, suffix=" " + gov.note())
             result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")
         self.effects.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
-                               "result": result, "session": self.inv.session_id}, item=item)
+                               "result": result, "session": self.sid}, item=item)
         self.note("work-item ladder", UNKNOWN if found.outcome == UNKNOWN else RAN,
                   found.extra.get("reason") or "", edit, rung=rung, item=item)
 
-    def tripwires(self, edit, fired: set, evaluated: set, rule_wires: bool) -> None:
+    def tripwires(self, edit: FileEdit, fired: set[str], evaluated: set[str], rule_wires: bool) -> None:
         """Path-only wires (``rule_wires`` False: first, never deadline-gated), or the wires
         conditioned on a local rule (after the rules ran)."""
         from yupana.evaluate import tripwires
@@ -341,7 +350,7 @@ class Guard(GovernedStage):
         found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
         if not found:
             return self.note(stage, RAN, f"none of {len(wires)} wire(s) covers this path", edit, wires=wires)
-        gov = self._gov if self._gov not in (None, UNSET) else None
+        gov = self._gov
         for f in found:  # local config is authoritative (fresh); governed wires carry the cache's freshness
             f.extra["freshness"] = gov.freshness if gov and f.extra.get("wire_source") == "governed" else "fresh"
         governed = any(f.extra.get("wire_source") == "governed" for f in found)
@@ -353,7 +362,7 @@ class Guard(GovernedStage):
             result = "deny" if f.blocking and self.mode == "enforce" else ("advise" if f.blocking else "notify")
             self.effects.record("tripwire", {"name": f.id.split(":", 1)[1], "effect": effect, "source": f.extra.get("wire_source"),
                                       "iri": f.source if f.source != "config" else None, "result": result,
-                                      "session": self.inv.session_id}, item=self.plate_item())
+                                      "session": self.sid}, item=self.plate_item())
             if effect == "throttle":
                 self.record_throttle(edit, f)
         self.note(stage, RAN, "", edit, wires=wires)

@@ -33,6 +33,12 @@ from yupana import fastjson, redact
 
 from yupana.state import paths, statefile
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.hooks.effects import Effects
+
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
 
@@ -97,7 +103,7 @@ class Outcome:
             model += [a for a in self.advisories if a not in model]
         if client == CODEX:
             model += [m for m in self.messages if m not in model]
-        out: dict = {}
+        out: dict[str, Any] = {}
         if self.decision == DENY and event == "PreToolUse":
             out["hookSpecificOutput"] = {
                 "hookEventName": "PreToolUse",
@@ -122,7 +128,7 @@ def deny_reason(reasons: list[str]) -> str:
     return text
 
 
-def advise_audience(cfg: dict | None) -> str:
+def advise_audience(cfg: dict[str, Any] | None) -> str:
     """``[yupana.policy] advise_audience``: who is shown advisories (default ``operator``)."""
     value = ((cfg or {}).get("policy") or {}).get("advise_audience", "operator")
     return value if value in AUDIENCES else "operator"
@@ -201,7 +207,7 @@ def first_time(session_id: str | None, kind: str) -> bool:
     return True
 
 
-def notify_on_fail_open(cfg: dict | None) -> bool:
+def notify_on_fail_open(cfg: dict[str, Any] | None) -> bool:
     """``[yupana.policy] notify_on_fail_open`` (true unless the resolved config says false).
 
     False keeps fail-open notices out of the user's pane; the stderr line and the spool
@@ -214,13 +220,13 @@ def notify_on_fail_open(cfg: dict | None) -> bool:
 
 def degrade(
     outcome: Outcome,
-    effects,
+    effects: Effects,
     *,
     session_id: str | None,
     kind: str,
     record_kind: str,
     message: str,
-    fields: dict | None = None,
+    fields: dict[str, Any] | None = None,
     notify: bool = True,
     item: str | None = None,
 ) -> None:
@@ -236,7 +242,8 @@ def degrade(
         outcome.notify(f"yupana: {message}")
 
 
-def refused_state(outcome: Outcome, effects, *, hook: str, session_id: str | None, cfg: dict | None = None) -> None:
+def refused_state(outcome: Outcome, effects: Effects, *, hook: str, session_id: str | None,
+                  cfg: dict[str, Any] | None = None) -> None:
     """Every state file this invocation refused to read (:mod:`yupana.state.statefile`: a FIFO, a
     device, a symlink to one, or an oversized file) as a loud ``state_file`` degradation."""
     for path, reason in statefile.drain():

@@ -11,6 +11,11 @@ here: the registry costs a hook nothing.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.hooks.runtime import HookRuntime
+    from typing import Any
+
 
 class Hook:
     """One registered hook (see the module docstring)."""
@@ -27,9 +32,10 @@ class Hook:
         self.infer = infer
         self.tenant_env = tenant_env
 
-    def runtime(self):
+    def runtime(self) -> type[HookRuntime]:
         """The hook's runtime class (imports its module)."""
-        return getattr(__import__(self.module, fromlist=[self.entry]), self.entry)
+        runtime: type[HookRuntime] = getattr(__import__(self.module, fromlist=[self.entry]), self.entry)
+        return runtime
 
 
 HOOKS: dict[str, Hook] = {h.name: h for h in (
@@ -49,7 +55,7 @@ def get(name: str) -> Hook:
     return HOOKS[name]
 
 
-def infer(data: dict) -> tuple[str, str]:
+def infer(data: dict[str, Any]) -> tuple[str, str]:
     """(hook, how it was chosen) for a decoded payload (``yupana explain`` without ``--hook``)."""
     for hook in HOOKS.values():
         if hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:

@@ -31,9 +31,11 @@ from yupana.hooks.effects import LIVE, Effects
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:  # annotations only: the governed module loads when a hook asks for the cache
     from yupana.hooks import governed as governed_mod
+    from typing import Any
+    from yupana.cli import HookArgs
+    from yupana.edit.model import FileEdit
 
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
-UNSET = object()
 NOT_CONFIGURED = "the governed plane is not configured ([yupana.quipu] enabled = true and an endpoint)"
 
 
@@ -46,23 +48,24 @@ class HookRuntime:
     unguarded = "governed policy is NOT enforced"  # what a missing policy cache leaves unguarded
     gov_note = ""  # appended to the policy-cache note when no cache is servable
 
-    def __init__(self, args, t0: float, effects: Effects | None = None) -> None:
+    def __init__(self, args: HookArgs, t0: float, effects: Effects | None = None) -> None:
         self.args = args
         self.t0 = t0
         self.effects = effects if effects is not None else LIVE
         self.outcome = protocol.Outcome()
-        self.inv = None
-        self.cfg: dict = {}
+        self.inv: payload.Invocation | None = None  # the payload, once parsed (None: not a JSON object)
+        self.cfg: dict[str, Any] = {}
         self.mode = "off"
         self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
         self.item: str | None = None  # the tracked work item, once read
         self.codex = False
         self.stale = False
         self.gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
-        self._gov = UNSET
+        self._gov: governed_mod.Governed | None = None  # what gov() served
+        self._gov_asked = False  # gov() has run (for this configuration)
 
     @classmethod
-    def main(cls, args) -> None:
+    def main(cls, args: HookArgs) -> None:
         """The hook process (``yupana.cli`` dispatches here): stdin in, stdout once, at the end."""
         hook = cls(args, time.monotonic())
         protocol.emit(hook.answer(protocol.read_stdin()))
@@ -71,7 +74,14 @@ class HookRuntime:
     def sid(self) -> str | None:
         return self.inv.session_id if self.inv is not None else None
 
-    def note(self, stage: str, state: str, why: str = "", edit=None, **detail) -> None:
+    @property
+    def parsed(self) -> payload.Invocation:
+        """The parsed payload, for the checks that run once it parsed (``run`` stops before them
+        when it did not)."""
+        assert self.inv is not None, "the payload did not parse"  # run() returned before any check
+        return self.inv
+
+    def note(self, stage: str, state: str, why: str = "", edit: FileEdit | None = None, **detail: Any) -> None:
         """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),
         and why; ``detail`` is what the report shows beside it. Nothing, live."""
         self.effects.stage(self, stage, state, why, edit, detail)
@@ -111,7 +121,7 @@ class HookRuntime:
     def after_crash(self) -> None:
         """What still has to be written after an internal error (pre-edit: its record)."""
 
-    def degrade(self, kind: str, message: str, fields: dict | None = None, once: bool = True,
+    def degrade(self, kind: str, message: str, fields: dict[str, Any] | None = None, once: bool = True,
                 marker: str | None = None) -> None:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
         session per ``marker``, default ``kind``; every time when not ``once``)."""
@@ -129,9 +139,9 @@ class HookRuntime:
     # ── the governed plane ─────────────────────────────────────────────────────────
     def gov(self) -> governed_mod.Governed | None:
         """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
-        if self._gov is not UNSET:
+        if self._gov_asked:
             return self._gov
-        self._gov = None
+        self._gov_asked = True
         quipu = self.cfg.get("quipu") or {}
         if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
             self.gov_why = (SKIPPED, NOT_CONFIGURED)

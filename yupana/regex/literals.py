@@ -9,7 +9,12 @@ prefilters themselves). See :mod:`yupana.regex.prefilter` for the guarantee and 
 
 from __future__ import annotations
 
-from yupana.regex.syntax import MAX_CLASS, MAX_DEPTH, Parser, Unsupported  # noqa: F401 - part of this API
+from yupana.regex.syntax import MAX_CLASS, Parser
+from yupana.regex.syntax import MAX_DEPTH as MAX_DEPTH, Unsupported as Unsupported  # part of this API
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.regex.syntax import Node
 
 MAX_EXACT = 64  # largest finite set of strings a sub-pattern may expand to
 MAX_LEN = 256  # longest string kept in such a set (bounds the cold-path work)
@@ -33,7 +38,7 @@ class _Analysis:
     def __init__(self, fold: bool) -> None:
         self.fold = fold
 
-    def info(self, node: tuple) -> tuple[frozenset | None, frozenset | None]:
+    def info(self, node: Node) -> tuple[frozenset[str] | None, frozenset[str] | None]:
         kind = node[0]
         if kind == "chars":
             return self._chars(node[1], node[2]), None
@@ -45,7 +50,7 @@ class _Analysis:
             return self._alt(node[1])
         return self._rep(node[1], node[2], node[3])
 
-    def _chars(self, chars: frozenset | None, ci: bool) -> frozenset | None:
+    def _chars(self, chars: frozenset[str] | None, ci: bool) -> frozenset[str] | None:
         if chars is None or len(chars) > MAX_CLASS:
             return None
         if ci and any(not c.isascii() for c in chars):
@@ -54,9 +59,9 @@ class _Analysis:
             return frozenset(c.casefold() for c in chars)
         return chars
 
-    def _cat(self, items: list[tuple]) -> tuple[frozenset | None, frozenset | None]:
-        candidates: list[frozenset] = []
-        run: frozenset = _EMPTY
+    def _cat(self, items: list[Node]) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+        candidates: list[frozenset[str]] = []
+        run: frozenset[str] = _EMPTY
         run_len = 0
         whole_exact = True
         for item in items:
@@ -83,9 +88,9 @@ class _Analysis:
         _add(candidates, _req_of(run))
         return None, _best(candidates)
 
-    def _alt(self, branches: list[tuple]) -> tuple[frozenset | None, frozenset | None]:
-        exact: set | None = set()
-        req: set | None = set()
+    def _alt(self, branches: list[Node]) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+        exact: set[str] | None = set()
+        req: set[str] | None = set()
         for branch in branches:
             e, r = self.info(branch)
             if exact is not None:
@@ -100,10 +105,10 @@ class _Analysis:
             return frozenset(exact), None
         return None, (_minimal(req) if req is not None else None)
 
-    def _rep(self, node: tuple, lo: int, hi: int | None) -> tuple[frozenset | None, frozenset | None]:
+    def _rep(self, node: Node, lo: int, hi: int | None) -> tuple[frozenset[str] | None, frozenset[str] | None]:
         exact, req = self.info(node)
         if exact is not None and hi is not None:
-            total: set = set()
+            total: set[str] = set()
             power = _EMPTY
             longest = _longest(exact)
             for k in range(hi + 1):
@@ -121,22 +126,22 @@ class _Analysis:
         return None, (_req(exact, req) if lo >= 1 else None)
 
 
-def _longest(strings: frozenset) -> int:
+def _longest(strings: frozenset[str]) -> int:
     return max(map(len, strings)) if strings else 0
 
 
-def _req(exact: frozenset | None, req: frozenset | None) -> frozenset | None:
+def _req(exact: frozenset[str] | None, req: frozenset[str] | None) -> frozenset[str] | None:
     """A node's required literals, whether given or derived from its exact strings."""
     return _req_of(exact) if exact is not None else req
 
 
-def _req_of(exact: frozenset | None) -> frozenset | None:
+def _req_of(exact: frozenset[str] | None) -> frozenset[str] | None:
     if exact is None or "" in exact:
         return None
     return _minimal(exact)
 
 
-def _minimal(literals: set | frozenset) -> frozenset:
+def _minimal(literals: set[str] | frozenset[str]) -> frozenset[str]:
     """Drop literals that contain another one: when the longer occurs, so does the shorter."""
     if len(literals) <= 1:
         return frozenset(literals)
@@ -148,20 +153,20 @@ def _minimal(literals: set | frozenset) -> frozenset:
     return frozenset(kept)
 
 
-def _add(candidates: list[frozenset], req: frozenset | None) -> None:
+def _add(candidates: list[frozenset[str]], req: frozenset[str] | None) -> None:
     if req:
         candidates.append(req)
 
 
-def _score(req: frozenset) -> tuple[int, int]:
+def _score(req: frozenset[str]) -> tuple[int, int]:
     return (min(len(x) for x in req), -len(req))
 
 
-def _best(candidates: list[frozenset]) -> frozenset | None:
+def _best(candidates: list[frozenset[str]]) -> frozenset[str] | None:
     return max(candidates, key=_score) if candidates else None
 
 
-def required_literals(pattern: str) -> tuple[frozenset | None, bool]:
+def required_literals(pattern: str) -> tuple[frozenset[str] | None, bool]:
     """(literals one of which every match of ``pattern`` contains, or None; whether they are
     case-folded). Raises :class:`Unsupported` for syntax this analysis does not model."""
     parser = Parser(pattern)

@@ -5,10 +5,14 @@ the only option changed, so every pattern means what ``re2.compile(pattern)`` ma
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 _OPTIONS = None
 
 
-def compile_quiet(pattern: str):
+def compile_quiet(pattern: str) -> Any:  # a compiled re2 pattern (google-re2 ships no types)
     """``re2.compile(pattern)`` with RE2's error logging off; raises ``re2.error`` as it does."""
     global _OPTIONS
     import re2

@@ -15,6 +15,12 @@ The AST (plain tuples, cheap to build and to walk)::
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Node = tuple[Any, ...]  # one AST node (the module docstring's shapes)
+
 MAX_CLASS = 16  # largest character class expanded into single-character literals
 MAX_DEPTH = 200  # nesting of groups beyond which we give up (None)
 
@@ -62,22 +68,22 @@ class Parser:
         self.any_ci = False
         self.depth = 0
 
-    def parse(self) -> tuple:
+    def parse(self) -> Node:
         """The AST of the whole pattern; :class:`Unsupported` for what is not modelled."""
         node = self._alternation()
         if self.i != self.n:  # an unbalanced ')'
             raise Unsupported("unbalanced parenthesis")
         return node
 
-    def _alternation(self) -> tuple:
+    def _alternation(self) -> Node:
         branches = [self._concat()]
         while self.i < self.n and self.s[self.i] == "|":
             self.i += 1
             branches.append(self._concat())
         return branches[0] if len(branches) == 1 else ("alt", branches)
 
-    def _concat(self) -> tuple:
-        items: list[tuple] = []
+    def _concat(self) -> Node:
+        items: list[Node] = []
         s = self.s
         while self.i < self.n:
             c = s[self.i]
@@ -110,12 +116,12 @@ class Parser:
             return ("empty",)
         return items[0] if len(items) == 1 else ("cat", items)
 
-    def _char(self, c: str) -> tuple:
+    def _char(self, c: str) -> Node:
         if self.ci:
             self.any_ci = True
         return ("chars", frozenset((c,)), self.ci)
 
-    def _repeats(self, atom: tuple) -> tuple:
+    def _repeats(self, atom: Node) -> Node:
         s = self.s
         while self.i < self.n:
             c = s[self.i]
@@ -156,7 +162,7 @@ class Parser:
         self.i = j + 1
         return lo, hi
 
-    def _group(self) -> tuple | None:
+    def _group(self) -> Node | None:
         s = self.s
         self.i += 1
         saved_ci = self.ci
@@ -208,7 +214,7 @@ class Parser:
                 raise Unsupported(f"flag {c!r}")
         raise Unsupported("unterminated flags")
 
-    def _quoted(self) -> list[tuple]:
+    def _quoted(self) -> list[Node]:
         """``\\Q…\\E``: literal characters (to the end of the pattern when \\E is missing)."""
         start = self.i + 2
         end = self.s.find("\\E", start)
@@ -220,7 +226,7 @@ class Parser:
             out[-1] = self._repeats(out[-1])
         return out
 
-    def _escape(self) -> tuple:
+    def _escape(self) -> Node:
         """An escape outside a class: returns an AST node."""
         s = self.s
         if self.i + 1 >= self.n:
@@ -239,7 +245,7 @@ class Parser:
             return self._char(next(iter(chars)))
         return self._set(chars, negated=False)
 
-    def _escape_chars(self) -> frozenset | None:
+    def _escape_chars(self) -> frozenset[str] | None:
         """Consume an escape that denotes characters; return them (None: too many / unknown)."""
         s = self.s
         c = s[self.i + 1]
@@ -290,7 +296,7 @@ class Parser:
             raise Unsupported("code point out of range")
         return chr(code)
 
-    def _class(self) -> tuple:
+    def _class(self) -> Node:
         s = self.s
         self.i += 1
         negated = s.startswith("^", self.i)
@@ -340,7 +346,7 @@ class Parser:
                 chars.update(lo)
         return self._set(frozenset(chars) if chars is not None else None, negated)
 
-    def _class_atom(self) -> frozenset | None:
+    def _class_atom(self) -> frozenset[str] | None:
         """One member of a class: a character, or a Perl/Unicode class (None: big/unknown)."""
         s = self.s
         c = s[self.i]
@@ -353,7 +359,7 @@ class Parser:
             raise Unsupported("escape not allowed in a class")
         return self._escape_chars()
 
-    def _set(self, chars: frozenset | None, negated: bool) -> tuple:
+    def _set(self, chars: frozenset[str] | None, negated: bool) -> Node:
         if negated or chars is None:
             return ("chars", None, self.ci)
         # RE2 rewrites a two-character class like [Kk] into a case-folded literal, which

@@ -36,8 +36,11 @@ from __future__ import annotations
 
 from yupana import shell
 # The model is part of this module's API (callers import Action, the classes and Abstain from here).
-from yupana.shell.targets import (CONTAINER, HOST, REPO, SERVICE, UNKNOWN, Abstain, Action, Opts,  # noqa: F401
+from yupana.shell.targets import (CONTAINER, HOST, REPO, SERVICE, UNKNOWN, Abstain, Action, Opts,
                                   host_action, host_of, parse_options)
+
+__all__ = ["CONTAINER", "HOST", "REPO", "SERVICE", "UNKNOWN", "Abstain", "Action", "Opts", "host_action", "host_of",
+           "parse_options", "resolve", "resolve_command", "resolve_reading"]
 
 def resolve(command: str | list[str]) -> list[Action]:
     """Resolve a command line (or a Codex argv list) to at least one Action."""

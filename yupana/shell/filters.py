@@ -24,6 +24,10 @@ with no uncertainty, a literal name, and no ``VAR=`` prefix other than the local
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from yupana.shell.reader import Command
+
 _ANY_ARGUMENTS = frozenset(("tee", "cat", "grep", "egrep", "fgrep", "head", "tail", "wc", "uniq", "cut", "tr",
                             "nl", "jq"))
 _SAFE_ASSIGNS = ("LC_", "LANG", "LANGUAGE", "TZ", "POSIXLY_CORRECT")
@@ -36,7 +40,7 @@ _SED_PLAIN = "pdDPqQ=nNgGhHxlz"  # one-letter commands that neither run a comman
 _S_FLAGS = "gpiImM0123456789"
 
 
-def pure_filter(cmd) -> bool:
+def pure_filter(cmd: Command) -> bool:
     """True when ``cmd`` (a :class:`yupana.shell.Command`) is a pure filter (module doc)."""
     if not cmd.argv or cmd.uncertain or cmd.argv[0].dynamic:
         return False

@@ -290,7 +290,8 @@ def _is_signed_int(text: str) -> bool:
     return len(text) > 1 and text[0] == "-" and text[1:].isdigit()
 
 
-def _skip_options(words: list[Word], i: int, spec: tuple, cmd: Command, name: str) -> int | None:
+def _skip_options(words: list[Word], i: int, spec: tuple[str, str, tuple[str, ...], tuple[str, ...]], cmd: Command,
+                  name: str) -> int | None:
     """Index of the first word after ``name``'s options, or None (uncertain, reason noted)."""
     short_flags, short_args, long_flags, long_args = spec
     n = len(words)

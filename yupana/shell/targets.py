@@ -49,8 +49,8 @@ class Opts:
 
     __slots__ = ("flags", "args", "long_flags", "long_args", "lenient_long", "lenient_short")
 
-    def __init__(self, flags: str = "", args: str = "", long_flags: tuple = (), long_args: tuple = (),
-                 lenient_long: bool = False, lenient_short: bool = False) -> None:
+    def __init__(self, flags: str = "", args: str = "", long_flags: tuple[str, ...] = (),
+                 long_args: tuple[str, ...] = (), lenient_long: bool = False, lenient_short: bool = False) -> None:
         self.flags, self.args = flags, args
         self.long_flags, self.long_args = frozenset(long_flags), frozenset(long_args)
         self.lenient_long, self.lenient_short = lenient_long, lenient_short

@@ -37,10 +37,10 @@ def last_error() -> str | None:
     return _last_error
 
 
-def entry(kind: str, fields: dict | None = None, *, item: str | None = None) -> dict:
+def entry(kind: str, fields: dict[str, Any] | None = None, *, item: str | None = None) -> dict[str, Any]:
     """The record of ``kind`` as it would be written (``kind``, ``ts``, attribution, the fields
     that are not None)."""
-    rec: dict = {"kind": kind, "ts": int(time.time())}
+    rec: dict[str, Any] = {"kind": kind, "ts": int(time.time())}
     agent = os.environ.get("SHANTY_AGENT")
     if agent:
         rec["agent"] = agent
@@ -56,7 +56,8 @@ def entry(kind: str, fields: dict | None = None, *, item: str | None = None) -> 
     return rec
 
 
-def record(kind: str, fields: dict | None = None, *, item: str | None = None, path: str | None = None) -> bool:
+def record(kind: str, fields: dict[str, Any] | None = None, *, item: str | None = None,
+           path: str | None = None) -> bool:
     """Append one record of ``kind``; return False (never raise) when it could not be written."""
     global _last_error
     rec = entry(kind, fields, item=item)

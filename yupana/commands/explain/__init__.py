@@ -100,7 +100,7 @@ def decode(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def infer_hook(data: dict) -> tuple[str, str]:
+def infer_hook(data: dict[str, Any]) -> tuple[str, str]:
     """(hook, how it was chosen) from the payload (:func:`yupana.hooks.registry.infer`)."""
     return registry.infer(data)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import json
 
+from yupana import planes
 from yupana.commands.explain.provenance import Context
 from yupana.commands.explain.trace import Trace
 
@@ -160,7 +161,7 @@ def _detail(n: Any, ctx: Context) -> dict[str, Any]:
         asked = d.get("exposure") or []
         exposure = ({"exposure": asked[0][0], "reason": asked[0][1], "repo": asked[0][2], "source": asked[0][3]}
                     if asked else "not asked: no block-tier text rule fired")
-        counts = {k: len(ctx.cache.get(k) or ()) for k in ("text_rules", "policies", "grounded_rules")}
+        counts = {p.key: len(ctx.cache.get(p.key) or ()) for p in planes.PLANES if p.stage == "governed"}
         return {"rules": counts, "prefilter_admitted": text.get("admitted", []), "checked_path": text.get("path"),
                 "exemptions": text.get("exemptions", []), "exposure": exposure}
     if stage in ("scope", "blast radius"):
@@ -279,8 +280,7 @@ def _policy(gov: Any, *, consulted: bool, snapshot: dict[str, Any] | None) -> di
         for key in ("written_at", "digest", "source", "dialect"):
             if gov.cache.get(key) is not None:
                 out[key] = gov.cache[key]
-        out["counts"] = {k: len(gov.cache.get(k) or ()) for k in ("text_rules", "policies", "grounded_rules",
-                                                                   "tripwires", "memory_policies")}
+        out["counts"] = {p.key: len(gov.cache.get(p.key) or ()) for p in planes.PLANES if p.governed}
         from yupana.projection.dump import inert_policies
 
         out["inert_policies"] = inert_policies(gov.cache)

@@ -18,7 +18,7 @@ into ``trace.stderr``, and the environment a hook would see (``$BOBBIN_ROLE``) i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import contextlib
 import os
@@ -28,6 +28,10 @@ import time
 from collections.abc import Iterator
 
 from yupana.hooks.effects import RehearsalEffects
+
+if TYPE_CHECKING:
+    from yupana.edit.model import FileEdit
+    from yupana.hooks.runtime import HookRuntime
 
 
 class Note:
@@ -59,13 +63,14 @@ class Trace:
     def __init__(self) -> None:
         self.notes: list[Note] = []
         self.effects = RehearsalEffects(tracer=self)
-        self.records: list[dict] = self.effects.records
-        self.notices: list[dict] = self.effects.notices
+        self.records: list[dict[str, Any]] = self.effects.records
+        self.notices: list[dict[str, Any]] = self.effects.notices
         self.stderr = ""
         self.started = time.monotonic()
         self.finished = self.started
 
-    def stage(self, owner, stage: str, state: str, why: str, edit, detail: dict) -> None:
+    def stage(self, owner: HookRuntime, stage: str, state: str, why: str, edit: FileEdit | None,
+              detail: dict[str, Any]) -> None:
         """The hooks' stage notes (:meth:`yupana.hooks.runtime.HookRuntime.note`)."""
         file = getattr(edit, "rel", None) if edit is not None else None
         self.notes.append(Note(stage, state, why, file, detail, owner))

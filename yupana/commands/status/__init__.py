@@ -43,12 +43,14 @@ import os
 import sys
 import time
 
+from yupana import planes
+
 EXIT_OK, EXIT_ERROR, EXIT_DEGRADED, EXIT_LOWERED = 0, 1, 3, 4
 SCHEMA_VERSION = 1
 DEFAULT_WINDOW_SECS = 86400
 DEFAULT_LAST_N = 100
 PROBE_QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"
-RULE_PLANES = ("structural", "text", "grounded", "tripwires", "memory_policies", "ci_jobs")
+RULE_PLANES = tuple(p.status for p in planes.PLANES if p.rule_set)  # a count here: the rule set is loaded
 # The hooks read [yupana.policy] notify_on_fail_open (the Rust original did not: interop §8 item 4).
 NOTIFY_ON_FAIL_OPEN_READ = True
 SIGNED_NOTE = ("no signed rule set exists yet: the resident, signed rule cache is not built, so nothing signed "
@@ -314,20 +316,19 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
 
 
 def plane_counts(body: dict[str, Any]) -> dict[str, Any]:
-    """Entries per plane of a cache (``ci_jobs`` and ``work_item_scopes`` None when UNKNOWN)."""
-    ci = body.get("ci_map")
-    scopes = body.get("work_item_scopes")
-    return {
-        "structural": len(body.get("policies") or ()),
-        "text": len(body.get("text_rules") or ()),
-        "exemption_selectors": len(body.get("exemption_selectors") or ()),
-        "grounded": len(body.get("grounded_rules") or ()),
-        "tripwires": len(body.get("tripwires") or ()),
-        "memory_policies": len(body.get("memory_policies") or ()),
-        "ci_jobs": len(ci.get("jobs") or ()) if isinstance(ci, dict) else None,
-        "work_item_scopes": len(scopes) if isinstance(scopes, dict) else None,
-        "unprojected": len(body.get("unprojected") or ()),
-    }
+    """Entries per plane of a cache, under each registry row's ``status`` label (an object plane
+    that is not an object — ``ci_jobs``, ``work_item_scopes`` — is None: UNKNOWN)."""
+    counts: dict[str, Any] = {}
+    for p in planes.PLANES:
+        if p.status is None:
+            continue
+        value = body.get(p.key)
+        if p.shape == "list":
+            counts[p.status] = len(value or ())
+        else:
+            counts[p.status] = planes.count(p.key, value) if isinstance(value, dict) else None
+    counts["unprojected"] = len(body.get("unprojected") or ())
+    return counts
 
 
 def _refresh_info(state: dict[str, Any], path: str | None, now: int) -> dict[str, Any] | None:

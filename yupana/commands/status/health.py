@@ -69,7 +69,7 @@ def summarise(records: list[dict[str, Any]], now: int, *, window_secs: int, last
     invocations: dict[str, list[dict[str, Any]]] = {hook: [] for hook in HOOK_RECORDS}
     pending: dict[object, dict[str, Any]] = {}  # pre-edit session -> degradations awaiting its guard record
     open_bash: dict[object, dict[str, Any]] = {}  # pre-bash session -> its latest invocation
-    unattributed = {kind: 0 for kind in DEGRADATIONS}
+    unattributed = dict.fromkeys(DEGRADATIONS, 0)
     for rec in records:
         kind = rec.get("kind")
         session = rec.get("session")

@@ -175,10 +175,10 @@ def _rule_set(report: dict[str, Any], add: Any) -> None:
 
 
 def _counts(counts: dict[str, Any]) -> str:
-    names = (("structural", "structural"), ("text", "text"), ("exemption_selectors", "exemption selectors"),
-             ("grounded", "grounded"), ("tripwires", "tripwires"), ("memory_policies", "memory policies"),
-             ("ci_jobs", "CI map jobs"))
-    return ", ".join(f"{label} {'UNKNOWN' if counts[key] is None else counts[key]}" for key, label in names)
+    from yupana import planes
+
+    return ", ".join(f"{p.status_words} {'UNKNOWN' if counts[p.status] is None else counts[p.status]}"
+                     for p in planes.PLANES if p.status is not None and p.status_words is not None)
 
 
 def _live(live: dict[str, Any]) -> str:
