@@ -192,12 +192,21 @@ def test_the_twin_indexes_repository_exposure_by_name_and_the_json_keeps_the_ent
 
 def _poison_twin(path: str, marker: str) -> None:
     """Rewrite the twin's content (same key) so a read reveals whether it used the twin."""
+    from yupana.state import hot_derive
+    from yupana.state.hot_file import HotFile
+    from yupana.state.hot_view import PLANE, TextRules
+
     hot = cache.hot_path_for(path)
     with open(hot, "rb") as fh:
-        twin = marshal.load(fh)
-    twin["cache"]["text_rules"][0]["name"] = marker
+        twin = HotFile(fh.read())
+    derived = dict(twin.header["meta"])
+    for name in twin.header["sections"]:
+        if name.startswith(PLANE):
+            derived[name[len(PLANE):]] = twin.load(name)
+    derived["text_rules"] = [dict(rule) for rule in TextRules(twin)]
+    derived["text_rules"][0]["name"] = marker
     with open(hot, "wb") as fh:
-        marshal.dump(twin, fh)
+        fh.write(hot_derive.image(derived, {"key": twin.header["key"], "json_sha1": twin.header["json_sha1"]}))
 
 
 def test_the_twin_is_used_when_its_key_matches(path):

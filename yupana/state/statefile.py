@@ -23,6 +23,10 @@ import errno
 import os
 import stat
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    import mmap
+
 #: Bounds, by what the file is. The projection cache of a 50k-subject catalogue is ~40 MB.
 CACHE_LIMIT = 256 << 20
 SNAPSHOT_LIMIT = 16 << 20
@@ -114,6 +118,28 @@ def read(path: str, limit: int = SMALL_LIMIT, *, tail: int | None = None) -> byt
         if len(data) > limit and tail is None:
             raise _refuse(path, f"grew past the {limit}-byte bound for this state file while it was read")
         return data[:limit] if tail is not None else data
+    finally:
+        os.close(fd)
+
+
+def map_file(path: str, limit: int = CACHE_LIMIT) -> "mmap.mmap":
+    """A read-only map of the regular file ``path`` (at most ``limit`` bytes), after the checks
+    :func:`read` makes; raises OSError or :class:`Refused`, ValueError for an empty file.
+
+    A reader that needs a few sections of a large file (the hot twin) takes only those: the
+    pages it never touches are never read. The map outlives a rename over ``path``: it keeps
+    the very file it was opened on, whole.
+    """
+    import mmap  # ~0.2 ms; only the hot twin's reader needs it
+
+    fd = _open(path)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(path, f"is {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise _refuse(path, f"is {st.st_size} bytes, over the {limit}-byte bound for this state file")
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     finally:
         os.close(fd)
 
