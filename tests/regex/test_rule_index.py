@@ -21,7 +21,7 @@ from yupana.evaluate import text_rules
 from yupana.regex import rule_index
 from yupana.regex.prefilter import may_match
 from yupana.state import hot_derive
-from yupana.state.hot_file import HotFile
+from yupana.state.hot_view import HotFile
 from yupana.state.hot_view import HotCache
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -30,12 +30,12 @@ ALPHABET = "abcAB\u00df\u212ak-. \u00e9"
 
 def _twin(rules: list[dict]) -> HotCache:
     derived = hot_derive.derive_hot({"version": 1, "written_at": 1, "endpoint": "x", "text_rules": rules})
-    return HotCache(HotFile(hot_derive.image(derived, {"key": None, "json_sha1": ""})))
+    return HotCache(HotFile(data=hot_derive.image(derived, {"key": None, "json_sha1": ""})))
 
 
 def _index(prefilters: list) -> rule_index.Index:
     meta, sections = rule_index.build(prefilters)
-    return rule_index.Index(meta, lambda name: memoryview(sections[name]))
+    return rule_index.Index(meta, lambda name, start, end: sections[name][start:end])
 
 
 literal = st.text(alphabet=ALPHABET, min_size=1, max_size=6)

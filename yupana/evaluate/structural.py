@@ -15,6 +15,9 @@ the hook wraps each local rule the same way. The rule semantics are the Rust ori
 * the Selector's ``.scm`` query runs on the **introduced text only**; the gate keeps the
   captures whose text it matches; then ``must-match`` (each kept capture must match),
   ``must-not-match`` (none may) or ``must-exist`` (at least one must);
+* before any of that, the literals the pattern and gate require (derived on the cold path)
+  decide what they can (:func:`decided_without_parsing`): a small edit without ``unwrap`` in it
+  never loads tree-sitter for a no-unwrap policy;
 * blocking is class first (:func:`yupana.evaluate.policy_blocks`); the hook applies the mode.
 
 A query, pattern, gate or glob that does not compile gives that policy an UNKNOWN finding
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 from yupana import globs
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blocks
+from yupana.regex.prefilter import may_match
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -103,6 +107,19 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
                 continue
             if not text:
                 continue
+            decided = decided_without_parsing(policy, text)
+            if decided is not None:
+                if decided:
+                    out.append(Finding(name, PLANE, "", outcome=SATISFIED, blocking=policy_blocks(
+                        rule.get("class"), policy.get("effect")), class_=rule.get("class"), verification_point=vp,
+                        source=source, rel=rel, extra={"tier": TIER, "prefiltered": True}))
+                else:
+                    bad = [{"text": "", "line": 0}]
+                    out.append(Finding(name, PLANE, _message(name, rule, rel, bad), outcome=UNSATISFIED,
+                                       blocking=policy_blocks(rule.get("class"), policy.get("effect")),
+                                       class_=rule.get("class"), verification_point=vp, source=source, rel=rel,
+                                       extra={"tier": TIER, "violations": bad, "prefiltered": True}))
+                continue
             query, match_type, pattern, gate = _compile_rule(rule)
             tree = trees.get(lang)
             if tree is None:
@@ -128,6 +145,37 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
         out.append(Finding(name, PLANE, _message(name, rule, rel, bad), outcome=UNSATISFIED, blocking=blocking,
                            class_=rule.get("class"), verification_point=vp, source=source, rel=rel, extra=extra))
     return out
+
+
+def decided_without_parsing(policy: dict, text: str) -> bool | None:
+    """True (satisfied) or False (violated) when the policy's outcome on ``text`` follows from
+    its regexes' required literals alone; None when only the query can tell.
+
+    Every capture is a substring of the introduced text, so a literal the text lacks is in no
+    capture: ``must-not-match`` needs its pattern (and gate) to match some capture, so without
+    their literals it is satisfied; ``must-match`` judges only captures the gate keeps, so
+    without the gate's literals it is satisfied; ``must-exist`` needs its pattern to match some
+    capture, so without the pattern's literals it is violated. ``_needs`` (the prefilters of
+    pattern and gate) is derived on the cold path (:func:`yupana.state.hot_derive.derive_hot`);
+    a policy without it (local rules) is always parsed.
+    """
+    needs = policy.get("_needs")
+    if not needs:
+        return None
+    rule = policy.get("rule") or {}
+    match_type = rule.get("match_type")
+    pattern, gate = needs.get("pattern"), needs.get("gate")
+    gate_absent = bool(rule.get("gate")) and gate is not None and not may_match(gate, text)
+    if match_type == "must-not-match":
+        if gate_absent or (pattern is not None and not may_match(pattern, text)):
+            return True
+    elif match_type == "must-match":
+        if gate_absent:
+            return True
+    elif match_type == "must-exist":
+        if pattern is not None and not may_match(pattern, text):
+            return False
+    return None
 
 
 def _not_evaluated(policies: list[dict], language: str | None, rel: str) -> list[Finding]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 
 from yupana.state import cache as cache_mod
-from yupana.workers import detached
 from yupana import redact
 from yupana.state import refresh_state, spool, stores
 
@@ -128,6 +127,8 @@ def start_refresh(cache_path: str, root: str, override: str | None = None) -> bo
 
     Returns True when a worker was spawned. Never raises and never waits.
     """
+    from yupana.workers import detached  # only when a refresh is due
+
     args = ["refresh-worker", "--root", root]
     if override:
         args += ["--config", override]
@@ -137,6 +138,8 @@ def start_refresh(cache_path: str, root: str, override: str | None = None) -> bo
 def refresh_lock_free(cache_path: str) -> bool:
     """Whether :func:`start_refresh` would spawn a worker now: nobody holds the single-flight
     lock (looked at without creating it; a rehearsal's answer)."""
+    from yupana.workers import detached
+
     return detached.lock_free(refresh_state.lock_path(cache_path))
 
 

@@ -62,13 +62,18 @@ class GuardContext(HookRuntime):
 
     def wire_set(self) -> list:
         if self._wires is None:
+            policy = self.cfg["policy"]
+            local = policy.get("tripwires") or []
+            gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
+            governed = (gov.cache.get("tripwires") or []) if gov is not None else []
+            if not local and not governed:
+                self._wires = []  # no wire anywhere: nothing to load (nor the evaluator's module)
+                return self._wires
             from yupana.evaluate import tripwires
 
-            policy = self.cfg["policy"]
-            wires, broken = tripwires.load_local(policy.get("tripwires") or [], {r.get("name") for r in policy.get("rules") or ()})
-            gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
-            if gov is not None:
-                more, bad = tripwires.load_governed(gov.cache.get("tripwires") or [])
+            wires, broken = tripwires.load_local(local, {r.get("name") for r in policy.get("rules") or ()})
+            if governed:
+                more, bad = tripwires.load_governed(governed)
                 wires += more
                 broken += bad
             for name, entry in broken:

@@ -38,6 +38,7 @@ could not run, and why; nothing is written, marked or spawned.
 
 from __future__ import annotations
 
+import os
 import time
 
 from yupana import settings
@@ -102,12 +103,16 @@ class Guard(GovernedStage):
 
     def recurrence(self) -> None:
         """Issue 13 §1: a prior denial near this edit is context, never a decision."""
-        from yupana.evaluate import recurrence
         from yupana.state import cache as cache_mod
         from yupana.state import denials, stores
 
         edit = self.inv.edits[0]
         corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root), denials.NAME)
+        if self.outcome.decision != "deny" and not _nonempty(corpus):
+            # nothing to compare with and nothing to keep: no embedding, nor its modules
+            return self.note("recurrence", SKIPPED, "no prior denial near this edit (the corpus is empty)", edit)
+        from yupana.evaluate import recurrence
+
         rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
         sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.inv.edits], corpus=corpus,
                                           now=int(time.time()), denied_by=rule,
@@ -331,13 +336,13 @@ class Guard(GovernedStage):
     def tripwires(self, edit, fired: set, evaluated: set, rule_wires: bool) -> None:
         """Path-only wires (``rule_wires`` False: first, never deadline-gated), or the wires
         conditioned on a local rule (after the rules ran)."""
-        from yupana.evaluate import tripwires
-
         stage = "rule tripwires" if rule_wires else "tripwires"
         wires = [w for w in self.wire_set() if bool(w.rule) == rule_wires]
         if not wires:
             return self.note(stage, SKIPPED, "no rule-conditioned tripwire" if rule_wires else
                              "no well-formed path-only tripwire, local or governed", edit)
+        from yupana.evaluate import tripwires
+
         found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
         if not found:
             return self.note(stage, RAN, f"none of {len(wires)} wire(s) covers this path", edit, wires=wires)
@@ -357,3 +362,10 @@ class Guard(GovernedStage):
             if effect == "throttle":
                 self.record_throttle(edit, f)
         self.note(stage, RAN, "", edit, wires=wires)
+
+
+def _nonempty(path: str | None) -> bool:
+    try:
+        return bool(path) and os.stat(path).st_size > 0  # type: ignore[arg-type]
+    except OSError:
+        return False

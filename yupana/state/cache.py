@@ -21,14 +21,14 @@ from __future__ import annotations
 import os
 import time
 
-from yupana.state import atomic, paths, statefile, stores
+from yupana.state import paths, statefile, stores
 # normalize_endpoint is part of this module's API (it is where caches compare endpoints).
 from yupana.state.stores import normalize_endpoint as normalize_endpoint  # re-exported
 
 from yupana import fastjson, redact
 from yupana.regex import prefilter as regex_prefilter
-from yupana.state.hot_file import HOT_FORMAT, HotFile
-from yupana.state.hot_view import HotCache
+from yupana.state import hot_view
+from yupana.state.hot_view import HOT_FORMAT, HotCache, HotFile
 
 from yupana.planes import CACHE_VERSION, LIST_PLANES, OPTIONAL_PLANES
 
@@ -117,7 +117,7 @@ def save_detailed(cache: dict[str, Any], path: str | None = None,
     for key in ("source", "notices"):
         if cache.get(key):
             cache[key] = redact.redact_fields(cache[key])
-    from yupana.state import cache_entries, hot_derive
+    from yupana.state import atomic, cache_entries, hot_derive
 
     try:
         body = fastjson.dumps(cache).encode("utf-8")
@@ -152,9 +152,15 @@ def _prior_memo(target: str) -> dict[str, Any]:
     from yupana.state import hot_derive
 
     try:
-        return hot_derive.memo_of(HotFile(statefile.map_file(hot_path_for(target))))
+        twin = hot_view.open_file(hot_path_for(target), statefile.CACHE_LIMIT)
+    except (OSError, ValueError):
+        return {}
+    try:
+        return hot_derive.memo_of(twin)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return {}
+    finally:
+        twin.close()
 
 
 def derive_hot(cache: dict[str, Any]) -> dict[str, Any]:
@@ -223,9 +229,10 @@ def read(path: str, hot: bool = True) -> tuple[Served | None, Miss | None]:
         return None, Miss("unreadable", f"cannot stat {path}: {exc.strerror}")
     if hot:
         try:
-            twin = HotFile(statefile.map_file(hot_path_for(path)))
+            twin = hot_view.open_file(hot_path_for(path), statefile.CACHE_LIMIT)
             if twin.header.get("key") == _hot_key(st):
                 return _check_meta(HotCache(twin), path)  # its planes were checked when it was derived
+            twin.close()
         except (OSError, ValueError, KeyError, TypeError):  # absent, refused, empty, Corrupt
             pass
     try:
@@ -239,7 +246,7 @@ def read(path: str, hot: bool = True) -> tuple[Served | None, Miss | None]:
     if miss or not hot:
         return checked, miss
     assert checked is not None
-    from yupana.state import hot_derive
+    from yupana.state import atomic, hot_derive
 
     image = hot_derive.image(hot_derive.derive_hot(checked), {"key": _hot_key(st), "json_sha1": _sha1(data)})
     try:
@@ -248,7 +255,7 @@ def read(path: str, hot: bool = True) -> tuple[Served | None, Miss | None]:
             atomic.write(hot_path_for(path), image)  # the twin of the very file just read
     except (OSError, ValueError):
         pass
-    return HotCache(HotFile(image)), None
+    return HotCache(HotFile(data=image)), None
 
 
 def _check_meta(cache: HotCache, path: str) -> tuple[HotCache | None, Miss | None]:

@@ -6,8 +6,9 @@ projection.json): each text rule's literal prefilter ``_prefilter`` and required
 ``_run``; a memory policy's ``_prefilter``; compiled globs (``_paths`` of a tripwire,
 ``_applies_to`` of a structural policy); a structural policy's ``_needs`` (the prefilters of
 its pattern and gate, :func:`yupana.evaluate.structural.decided_without_parsing`); the
-repositories' exposure by name (``_repo_exposure``). :func:`image` lays the result out in
-sections (:mod:`yupana.state.hot_file`): every plane in its own, each text rule a record of
+grounding set's ``_needles`` (:func:`grounding_needles`); the repositories' exposure by name
+(``_repo_exposure``). :func:`image` lays the result out in
+sections (:mod:`yupana.state.hot_view`): every plane in its own, each text rule a record of
 its own behind the literal index (:mod:`yupana.regex.rule_index`). A ``memo`` (pattern →
 prefilters, from the twin being replaced) spares recomputing what has not changed.
 """
@@ -15,13 +16,13 @@ prefilters, from the twin being replaced) spares recomputing what has not change
 from __future__ import annotations
 
 import marshal
+import sys
 
 from yupana import globs
 from yupana.planes import BY_KEY
 from yupana.regex import prefilter as regex_prefilter
 from yupana.regex import rule_index
-from yupana.state import hot_file
-from yupana.state.hot_view import INDEX, PLANE, RULE_OFFSETS, RULES
+from yupana.state.hot_view import HOT_FORMAT, INDEX, MAGIC, PLANE, RULE_OFFSETS, RULES, HotFile, TextRules
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
     Memo = dict[str, tuple[Any, Any]]
 
-HOT_FORMAT = hot_file.HOT_FORMAT
 
 
 def prefilters(pattern: str, memo: Memo | None = None) -> tuple[Any, Any]:
@@ -73,6 +73,9 @@ def derive_hot(cache: dict[str, Any], memo: Memo | None = None) -> dict[str, Any
                          "gate": prefilters(rule["gate"], memo)[0] if rule.get("gate") else None}
         policies.append(pol)
     out["policies"] = policies
+    grounding = cache.get("grounding")
+    if isinstance(grounding, dict):
+        out["grounding"] = dict(grounding, _needles=grounding_needles(grounding))
     # Hooks look a repository's exposure up by name: one small dict marshals ~4x faster than
     # the entries (the JSON keeps them; a hook never needs their IRI or comment).
     out["_repo_exposure"] = {e["repo"]: e.get("exposure") for e in cache.get("repo_exposure") or ()
@@ -104,21 +107,41 @@ def image(derived: dict[str, Any], header: dict[str, Any]) -> bytes:
                         if (p.get("rule") or {}).get("verification_point") in (None, "PAG")})
     head = dict(header, format=HOT_FORMAT, algorithm=regex_prefilter.ALGORITHM, meta=meta,
                 text_rules={"count": len(rules), "index": index_meta}, policy_languages=languages)
-    return hot_file.build(head, sections)
+    return build(head, sections)
 
 
-def memo_of(file: hot_file.HotFile) -> Memo:
+def build(header: dict[str, Any], sections: dict[str, bytes]) -> bytes:
+    """The file's bytes: ``header`` plus the section table, then every section."""
+    table = {}
+    at = 0
+    for name, data in sections.items():
+        table[name] = (at, len(data))
+        at += len(data)
+    head = marshal.dumps(dict(header, byteorder=sys.byteorder, sections=table))
+    return b"".join([MAGIC, len(head).to_bytes(4, "little"), head, *sections.values()])
+
+
+def memo_of(file: HotFile) -> Memo:
     """The prefilters a twin already holds, by pattern (empty when derived by other code)."""
     memo: Memo = {}
     if file.header.get("format") != HOT_FORMAT or file.header.get("algorithm") != regex_prefilter.ALGORITHM:
         return memo
-    from yupana.state.hot_view import TextRules
-
     for rule in TextRules(file):
         pattern = rule.get("pattern")
         if isinstance(pattern, str):
             memo[pattern] = (rule.get("_prefilter"), rule.get("_run"))
     return memo
+
+
+def grounding_needles(grounding: dict[str, Any]) -> list[str]:
+    """What a text must contain for any of its tokens to ground or to be an unresolvable
+    reference (:func:`yupana.evaluate.grounded.may_reference`): ``P-`` for every prefix (those
+    of the set, and the head of every dashed id, which each such id contains), and every id
+    without a dash whole."""
+    ids = [i for i in grounding.get("ids") or () if isinstance(i, str)]
+    heads = {i.rsplit("-", 1)[0] for i in ids if "-" in i} | {p for p in grounding.get("prefixes") or ()
+                                                              if isinstance(p, str)}
+    return sorted({h + "-" for h in heads} | {i for i in ids if "-" not in i})
 
 
 def _with_globs(entry: dict[str, Any], key: str) -> dict[str, Any]:
