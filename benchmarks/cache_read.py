@@ -4,9 +4,10 @@
 
 For each size, three ways a hook can get the cache (``cache.load_servable``):
 
-* ``hot twin``   — projection.hot matches: one marshal load (the normal case);
+* ``hot twin``   — projection.hot matches: open it and read its header (the normal case;
+  planes and text rules are read later, only those an edit needs);
 * ``json+derive`` — no usable twin (the first hook after another tool wrote the JSON):
-  parse the JSON, derive regex prefilters and glob tokens, rewrite the twin;
+  parse the JSON, derive regex prefilters, glob tokens and the literal index, rewrite the twin;
 * ``json only``  — parse and shape-check the JSON, nothing derived (``hot=False``, what
   ``yupana project --dump`` reads).
 

@@ -34,6 +34,10 @@ from __future__ import annotations
 
 import time
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 #: Bumped whenever the analysis changes, so hot twins derived by an older one are rebuilt.
 ALGORITHM = 3
 
@@ -46,21 +50,41 @@ RUN_CHECK_LIMIT = 1 << 20  # longer texts skip the required-run check (admitting
 
 def prefilter(pattern: str) -> tuple[tuple[str, ...], bool] | None:
     """The required literals of ``pattern`` (see the module docstring), or None."""
+    return prefilters(pattern)[0]
+
+
+def prefilters(pattern: str) -> tuple[tuple[tuple[str, ...], bool] | None, tuple[bytes, int] | None]:
+    """(:func:`prefilter`, :func:`required_run`) of ``pattern``, from one parse of it."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN:
-        return None
+        return None, None
     from yupana.regex import literals as lit
+    from yupana.regex import runs
 
     try:
-        req, any_ci = lit.required_literals(pattern)
-    except (lit.Unsupported, RecursionError, ValueError):
-        return None
-    except Exception:  # noqa: BLE001 - a parser gap means "no prefilter" (always evaluate), never a crash
-        return None
+        parser = lit.Parser(pattern)
+        ast = parser.parse()
+    except Exception:  # noqa: BLE001 - Unsupported, RecursionError, a parser gap: no prefilter, never a crash
+        return None, None
+    return _literal_prefilter(ast, parser.any_ci), _guarded(runs.required_run_of, ast)
+
+
+def _literal_prefilter(ast: tuple, any_ci: bool) -> tuple[tuple[str, ...], bool] | None:
+    from yupana.regex import literals as lit
+
+    req = _guarded(lit.required_literals_of, ast, any_ci)
     if not req or len(req) > lit.MAX_LITERALS or "" in req:
         return None
     if len(req) > lit.MAX_WEAK and all(len(x) == 1 for x in req):
         return None  # e.g. \\d or [0-9a-f]: nearly every text passes; not worth the scans
     return tuple(sorted(req, key=lambda x: (-len(x), x))), any_ci
+
+
+def _guarded(analysis: Any, *args: Any) -> Any:
+    """``analysis(*args)``, or None when it gives up (a gap in the model means no prefilter)."""
+    try:
+        return analysis(*args)
+    except Exception:  # noqa: BLE001 - Unsupported, RecursionError, ValueError: all mean "none"
+        return None
 
 
 def may_match(pf: tuple[tuple[str, ...], bool] | None, text: str, folded: str | None = None) -> bool:
@@ -81,17 +105,7 @@ def may_match(pf: tuple[tuple[str, ...], bool] | None, text: str, folded: str | 
 
 def required_run(pattern: str) -> tuple[bytes, int] | None:
     """The required-run prefilter of ``pattern`` (see the module docstring), or None."""
-    if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN:
-        return None
-    from yupana.regex import runs
-    from yupana.regex.syntax import Unsupported
-
-    try:
-        return runs.required_run(pattern)
-    except (Unsupported, RecursionError, ValueError):
-        return None
-    except Exception:  # noqa: BLE001 - a parser gap means "no prefilter" (always evaluate), never a crash
-        return None
+    return prefilters(pattern)[1]
 
 
 def may_run(rr: tuple[bytes, int] | None, text: str, marked: dict[bytes, bytes] | None = None) -> bool:

@@ -33,6 +33,7 @@ import time
 GRAM = 3
 CASE, FOLD = "c", "f"
 WINDOW = 256 * 1024  # characters of text turned into trigrams between deadline checks
+MAX_CHOICES = 12  # trigrams of one literal weighed when choosing where to file it
 _SEED = {CASE: 0x5BD1E995, FOLD: 0x27D4EB2F}
 _MIX = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
@@ -50,20 +51,23 @@ def _hash(ns: str, gram: str) -> int:
 
 
 def u32_array(values: list[int]) -> bytes:
-    """``values`` as native ``uint32`` (what ``memoryview(...).cast("I")`` reads back)."""
-    buf = bytearray(4 * len(values))
-    view = memoryview(buf).cast("I")
-    for i, v in enumerate(values):
-        view[i] = v
-    return bytes(buf)
+    """``values`` as native ``uint32`` (what ``memoryview(...).cast("I")`` reads back). Cold."""
+    from array import array
+
+    packed = array("I", values)
+    assert packed.itemsize == 4
+    return packed.tobytes()
 
 
 def build(prefilters: list[Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """(meta, sections) indexing rule ``i`` by ``prefilters[i]`` (None: always a candidate)."""
+    """(meta, sections) indexing rule ``i`` by ``prefilters[i]`` (None: always a candidate). Cold."""
+    from array import array
+    from collections import Counter
+
     always: list[int] = []
-    filed: list[tuple[int, str, set[str], str]] = []
+    filed: list[tuple[int, list[str], str]] = []  # (rule, its literal's keys in order, ns + literal)
     short: dict[str, set[int]] = {}
-    shared: dict[tuple[str, str], int] = {}
+    every: list[str] = []
     for i, pf in enumerate(prefilters):
         if pf is None:
             always.append(i)
@@ -74,41 +78,40 @@ def build(prefilters: list[Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
             if len(lit) < GRAM:
                 short.setdefault(ns + lit, set()).add(i)
                 continue
-            grams = {lit[j:j + GRAM] for j in range(len(lit) - GRAM + 1)}
-            filed.append((i, ns, grams, lit))
-            for gram in grams:
-                shared[ns, gram] = shared.get((ns, gram), 0) + 1
-    postings: dict[tuple[str, str], set[int]] = {}
-    filed_under: list[tuple[str, str, tuple[str, str]]] = []
-    for i, ns, grams, lit in filed:
-        gram = min(grams, key=lambda g: (shared[ns, g], g))
-        postings.setdefault((ns, gram), set()).add(i)
-        filed_under.append((ns, lit, (ns, gram)))
+            step = max(1, (len(lit) - GRAM) // MAX_CHOICES + 1)  # a long literal offers a spread of its trigrams
+            keys = sorted({ns + lit[j:j + GRAM] for j in range(0, len(lit) - GRAM + 1, step)})
+            filed.append((i, keys, ns + lit))
+            every += keys
+    shared = Counter(every)  # how many literals share each key (counted in C, once)
+    postings: dict[str, set[int]] = {}
+    filed_under: list[tuple[str, str]] = []
+    for i, keys, lit in filed:
+        key = min(keys, key=shared.__getitem__)  # the first of the least shared (keys are sorted)
+        postings.setdefault(key, set()).add(i)
+        filed_under.append((lit, key))
     bits = max(4, (2 * len(postings)).bit_length())
     size = 1 << bits
     table = [0] * size
     flat: list[int] = []
-    starts: dict[tuple[str, str], int] = {}
-    for (ns, gram), ids in sorted(postings.items()):
-        start = starts[ns, gram] = len(flat)
+    starts: dict[str, int] = {}
+    for key, ids in sorted(postings.items()):
+        start = starts[key] = len(flat)
         flat.append(len(ids))
         flat.extend(sorted(ids))
-        h = _hash(ns, gram)
+        h = _hash(key[0], key[1:])
         slot = h >> (64 - bits)
         while table[slot]:
             slot = (slot + 1) & (size - 1)
         table[slot] = (((h & _MASK32) or 1) << 32) | start
-    packed = bytearray(8 * size)
-    view = memoryview(packed).cast("Q")
-    for i, v in enumerate(table):
-        view[i] = v
+    packed = array("Q", table)
+    assert packed.itemsize == 8
     # for the scan: every literal whole (a longer needle is searched faster than its trigram),
     # with the posting it is filed in
-    literals = sorted({(ns, lit, starts[key]) for ns, lit, key in filed_under})
-    meta = {"bits": bits, "keys": len(postings), "literals": len(literals), "always": tuple(always), "rules": len(prefilters),
-            "short": {k: tuple(sorted(v)) for k, v in short.items()},
-            "namespaces": sorted({ns for ns, _ in postings} | {k[0] for k in short})}
-    return meta, {"table": bytes(packed), "postings": u32_array(flat), "literals": marshal.dumps(literals)}
+    literals = sorted({(lit[0], lit[1:], starts[key]) for lit, key in filed_under})
+    meta = {"bits": bits, "keys": len(postings), "literals": len(literals), "always": tuple(always),
+            "rules": len(prefilters), "short": {k: tuple(sorted(v)) for k, v in short.items()},
+            "namespaces": sorted({k[0] for k in postings} | {k[0] for k in short})}
+    return meta, {"table": packed.tobytes(), "postings": u32_array(flat), "literals": marshal.dumps(literals)}
 
 
 class Index:

@@ -51,7 +51,11 @@ def _walk(node: tuple) -> tuple[frozenset, bool, int]:
 def required_run(pattern: str) -> tuple[bytes, int] | None:
     """(translation table, run length) for ``pattern``, or None when it would exclude too
     little to be worth checking. Raises what the parser raises for unmodelled syntax."""
-    ast = Parser(pattern).parse()
+    return required_run_of(Parser(pattern).parse())
+
+
+def required_run_of(ast: tuple) -> tuple[bytes, int] | None:
+    """:func:`required_run` of an already parsed pattern."""
     ascii_part, non, length = _walk(ast)
     if length < MIN_RUN or len(ascii_part) > MAX_ALPHABET:
         return None

@@ -64,7 +64,16 @@ def fold_alphabet(alphabet: tuple[frozenset, bool], ci: bool) -> tuple[frozenset
     return alphabet
 
 
+_ONE: dict[str, tuple[frozenset, bool]] = {}  # the alphabet of each single character seen
+
+
 def _alphabet_of(chars: frozenset) -> tuple[frozenset, bool]:
+    if len(chars) == 1:
+        c = next(iter(chars))
+        found = _ONE.get(c)
+        if found is None:
+            found = _ONE[c] = (chars, False) if c < "\x80" else (frozenset(), True)
+        return found
     return frozenset(c for c in chars if c < "\x80"), any(c >= "\x80" for c in chars)
 
 

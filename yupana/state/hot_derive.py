@@ -38,7 +38,7 @@ def prefilters(pattern: str, memo: Memo | None = None) -> tuple[Any, Any]:
         found = memo.get(pattern)
         if found is not None:
             return found
-    found = (regex_prefilter.prefilter(pattern), regex_prefilter.required_run(pattern))
+    found = regex_prefilter.prefilters(pattern)
     if memo is not None:
         memo[pattern] = found
     return found

@@ -29,9 +29,6 @@ import marshal
 import os
 import sys
 
-from yupana.regex.prefilter import Admission
-from yupana.regex.rule_index import Index
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from typing import Any
@@ -153,6 +150,8 @@ class TextRules:
     __slots__ = ("file", "count", "index", "_rules")
 
     def __init__(self, file: HotFile) -> None:
+        from yupana.regex.rule_index import Index  # a hook that reads no text rule loads no index
+
         info = file.header["text_rules"]
         self.file = file
         self.count: int = info["count"]
@@ -192,6 +191,8 @@ class TextRules:
     def candidates(self, text: str, deadline_at: float | None = None) -> tuple[list[dict[str, Any]], int]:
         """(the rules whose prefilters admit ``text``, in order; how many were not looked at
         because ``deadline_at`` passed) — :func:`yupana.evaluate.text_rules.candidates`."""
+        from yupana.regex.prefilter import Admission
+
         admission = Admission(text, deadline_at)
         ids = self.index.candidates(text, admission.folded, deadline_at)
         if ids is None:
@@ -213,13 +214,19 @@ class TextRules:
 class HotCache:
     """The cache a hook is served: ``get``/``[]`` as on the JSON's dict, sections on demand."""
 
-    __slots__ = ("file", "meta", "text_rules", "_planes")
+    __slots__ = ("file", "meta", "_text_rules", "_planes")
 
     def __init__(self, file: HotFile) -> None:
         self.file = file
         self.meta: dict[str, Any] = file.header["meta"]
-        self.text_rules = TextRules(file)
+        self._text_rules: TextRules | None = None
         self._planes: dict[str, Any] = {}
+
+    @property
+    def text_rules(self) -> TextRules:
+        if self._text_rules is None:
+            self._text_rules = TextRules(self.file)
+        return self._text_rules
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self.meta:
