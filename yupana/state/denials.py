@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 
 from yupana import fastjson
-from yupana.state import statefile
+from yupana.state import statefile, stores
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-NAME = "denials.jsonl"
+NAME = stores.DENIALS_FILE
 MAX_ENTRIES = 300
 MAX_AGE_SECS = 30 * 86400
 MAX_BYTES = 1024 * 1024  # read bound
