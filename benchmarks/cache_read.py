@@ -4,10 +4,11 @@
 
 For each size, three ways a hook can get the cache (``cache.load_servable``):
 
-* ``hot twin``   — projection.hot matches: one marshal load (the normal case);
+* ``hot twin``   — projection.hot matches: open it and read its header (the normal case;
+  planes and text rules are read later, only those an edit needs);
 * ``json+derive`` — no usable twin (the first hook after another tool wrote the JSON):
-  parse the JSON, derive regex prefilters and glob tokens, rewrite the twin;
-* ``json only``  — parse and shape-check the JSON, nothing derived (``hot=False``, what
+  parse the JSON, derive regex prefilters, glob tokens and the literal index, rewrite the twin;
+* ``json only``  — parse and shape-check the JSON, nothing derived (``load_servable_json``, what
   ``yupana project --dump`` reads).
 
 Reported in-process (median ms of the call) and as whole processes: the median wall time
@@ -75,7 +76,7 @@ def in_process(path: str, hot: bool, drop: bool, runs: int) -> float:
         if drop:
             _drop_twin(path)
         t0 = time.perf_counter()
-        found, miss = cache.load_servable(path, EP, 3600, int(time.time()), hot=hot)
+        found, miss = (cache.load_servable if hot else cache.load_servable_json)(path, EP, 3600, int(time.time()))
         times.append(time.perf_counter() - t0)
         assert miss is None and found is not None, miss
     return statistics.median(times) * 1000
@@ -107,7 +108,8 @@ def main() -> None:
             for mode, (hot, drop) in MODES.items():
                 ms = in_process(path, hot, drop, args.runs)
                 code = (f"import time; from yupana.state import cache; "
-                        f"f, m = cache.load_servable({path!r}, {EP!r}, 3600, int(time.time()), hot={hot}); "
+                        f"f, m = cache.{'load_servable' if hot else 'load_servable_json'}({path!r}, {EP!r}, 3600, "
+                        f"int(time.time())); "
                         f"assert m is None")
                 whole_process([py, "-c", code], 1, (lambda: _drop_twin(path)) if drop else None)  # warm bytecode
                 base = whole_process([py, "-c", "pass"], args.runs)

@@ -187,17 +187,26 @@ def test_the_twin_indexes_repository_exposure_by_name_and_the_json_keeps_the_ent
         assert json.load(fh)["repo_exposure"] == entries
     found, _ = cache.read(path)
     assert found["_repo_exposure"] == {"widgets": "public"}
-    assert cache.read(path, hot=False)[0]["repo_exposure"] == entries
+    assert cache.read_json(path)[0]["repo_exposure"] == entries
 
 
 def _poison_twin(path: str, marker: str) -> None:
     """Rewrite the twin's content (same key) so a read reveals whether it used the twin."""
+    from yupana.state import hot_derive
+    from yupana.state.hot_view import HotFile
+    from yupana.state.hot_view import PLANE, TextRules
+
     hot = cache.hot_path_for(path)
     with open(hot, "rb") as fh:
-        twin = marshal.load(fh)
-    twin["cache"]["text_rules"][0]["name"] = marker
+        twin = HotFile(data=fh.read())
+    derived = dict(twin.header["meta"])
+    for name in twin.header["sections"]:
+        if name.startswith(PLANE):
+            derived[name[len(PLANE):]] = twin.load(name)
+    derived["text_rules"] = [dict(rule) for rule in TextRules(twin)]
+    derived["text_rules"][0]["name"] = marker
     with open(hot, "wb") as fh:
-        marshal.dump(twin, fh)
+        fh.write(hot_derive.image(derived, {"key": twin.header["key"], "json_sha1": twin.header["json_sha1"]}))
 
 
 def test_the_twin_is_used_when_its_key_matches(path):
@@ -205,7 +214,7 @@ def test_the_twin_is_used_when_its_key_matches(path):
     _poison_twin(path, "from-the-twin")
     found, _ = cache.read(path)
     assert found["text_rules"][0]["name"] == "from-the-twin"
-    found, _ = cache.read(path, hot=False)
+    found, _ = cache.read_json(path)
     assert found["text_rules"][0]["name"] == "r1"
 
 
@@ -337,3 +346,14 @@ def test_a_full_disk_loses_nothing(tiny_fs):
     assert error and "No space left" in error
     assert _snapshot(str(tiny_fs)) == before
     assert cache.load_servable(path, EP, 3600, NOW)[0]["text_rules"][0]["name"] == "r1"
+
+
+def test_reading_the_twin_again_and_again_leaks_no_descriptor(path):
+    """The twin is read through a descriptor (pread): a long-lived reader must not run out."""
+    assert cache.save(body(), path) is None
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3000):
+        found, miss = cache.read(path)
+        assert miss is None and found["text_rules"][0]["name"] == "r1"
+    del found
+    assert len(os.listdir("/proc/self/fd")) <= before + 1

@@ -49,7 +49,8 @@ READER = COMMON + textwrap.dedent("""
     problems = []
     generations = set()
     while not os.path.exists(stop) or reads < 50:
-        found, miss = cache.load_servable(path, EP, 3600, int(time.time()) + 1, hot=hot)
+        load = cache.load_servable if hot else cache.load_servable_json
+        found, miss = load(path, EP, 3600, int(time.time()) + 1)
         reads += 1
         if miss is not None:
             bad += 1

@@ -81,3 +81,35 @@ def test_a_huge_text_past_the_deadline_leaves_every_grounded_rule_unknown():
     assert [f.id for f in grounded.evaluate(rules, GROUNDING, big, "a.md")] == ["no_ticket"]
     assert [f.id for f in grounded.evaluate(rules, GROUNDING, "yup-12", "a.md", deadline_at=time.monotonic() - 1)] == [
         "no_ticket"]
+
+
+# ── the needle prefilter (issue 12 §1): a few searches instead of tokenising ────────────
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from yupana.state.hot_derive import grounding_needles  # noqa: E402
+
+_id = st.from_regex(r"[a-zA-Z]{1,4}(-[a-z0-9]{1,3}){0,2}", fullmatch=True)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_id, max_size=8), st.lists(st.sampled_from(["yup", "ab", "x-y", "q"]), max_size=2),
+       st.text(alphabet="abxyqYUP-1203 _.\n", max_size=60), st.sampled_from(["must-ground", "must-not-ground"]))
+def test_the_needles_decide_as_the_scan(ids, extra_prefixes, text, match_type):
+    """With the derived needles the findings are exactly the full tokenising scan's."""
+    prefixes = sorted({i.rsplit("-", 1)[0] for i in ids if "-" in i} | set(extra_prefixes))
+    plain = {"ids": sorted(set(ids)), "prefixes": prefixes}
+    derived = dict(plain, _needles=grounding_needles(plain))
+    rules = [_rule(match_type)]
+    fast = [(f.id, f.message) for f in grounded.evaluate(rules, derived, text, "a.rs")]
+    slow = [(f.id, f.message) for f in grounded.evaluate(rules, plain, text, "a.rs")]
+    assert fast == slow
+
+
+def test_a_large_edit_without_any_needle_is_not_tokenised(monkeypatch):
+    derived = dict(GROUNDING, _needles=grounding_needles(GROUNDING))
+    monkeypatch.setattr(grounded, "scan", lambda *a, **k: (_ for _ in ()).throw(AssertionError("tokenised")))
+    text = "fn main() { let x = compute(a, b); }\n" * 5000
+    assert grounded.evaluate([_rule("must-not-ground")], derived, text, "src/a.rs") == []
+    assert [f.id for f in grounded.evaluate([_rule("must-ground", name="impl")], derived, text, None)] == ["impl"]

@@ -64,10 +64,10 @@ def test_the_cache_round_trips_through_the_cache_file(projected, tmp_path):
     cache["written_at"] = 1_780_000_000
     target = str(tmp_path / "projection.json")
     assert cache_mod.save(cache, target) is None
-    loaded, miss = cache_mod.read(target, hot=False)
+    loaded, miss = cache_mod.read_json(target)
     assert miss is None
     assert loaded == fastjson.loads(fastjson.dumps(cache))
-    hot, miss = cache_mod.read(target, hot=True)
+    hot, miss = cache_mod.read(target)
     assert miss is None and hot["policies"][0]["_applies_to"] == []
 
 

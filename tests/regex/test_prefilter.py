@@ -17,7 +17,7 @@ import re2
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from yupana.regex.prefilter import may_match, prefilter
+from yupana.regex.prefilter import may_match, may_run, prefilter, required_run
 
 # Characters whose case folding differs between RE2 and Python in interesting ways.
 TRICKY = "aAbBkKsS\u212a\u017fiI\u0130\u0131\u00e9\u00c9\u00df\u1e9e\u03c3\u03c2\u03a31_-. \n{}"
@@ -122,10 +122,12 @@ def assert_sound(pattern: str, texts: list[str]) -> None:
     if compiled is None:
         return
     pf = prefilter(pattern)
+    rr = required_run(pattern)
     for text in texts:
         if compiled.search(text):
             assert may_match(pf, text), f"false negative: pattern {pattern!r}, prefilter {pf!r}, text {text!r}"
             assert may_match(pf, text, text.casefold())
+            assert may_run(rr, text), f"false negative: pattern {pattern!r}, required run {rr and rr[1]}, text {text!r}"
 
 
 @settings(max_examples=int(os.environ.get("PREFILTER_EXAMPLES", "3000")), deadline=None,

@@ -136,7 +136,7 @@ def summary_lines(outcome: Any) -> list[str]:
     """One line per plane: count, digest, duration, endpoint (plus a heading and a footer)."""
     from yupana.state import cache
 
-    body, _ = cache.read(outcome.cache_path, hot=False) if outcome.cache_path else (None, None)
+    body, _ = cache.read_json(outcome.cache_path) if outcome.cache_path else (None, None)
     body = body or {}
     rows = []
     for plane in PLANES:
@@ -179,7 +179,7 @@ def plane_digest(value: Any) -> str:
 def _outcome_json(outcome: Any) -> dict[str, Any]:
     from yupana.state import cache
 
-    body, _ = cache.read(outcome.cache_path, hot=False) if (outcome.ok and outcome.cache_path) else (None, None)
+    body, _ = cache.read_json(outcome.cache_path) if (outcome.ok and outcome.cache_path) else (None, None)
     planes = []
     for plane in PLANES:
         stats = (outcome.planes or {}).get(plane)
@@ -295,7 +295,7 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
         print("yupana: no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME",
               file=sys.stderr)
         return EXIT_FAILED
-    body, miss = cache.read(path, hot=False)
+    body, miss = cache.read_json(path)
     if miss:
         print(f"yupana: nothing to dump — {miss.reason}", file=sys.stderr)
         return EXIT_FAILED
@@ -303,7 +303,7 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     now = int(time.time())
     ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
     interval = int(quipu.get("refresh_interval_secs", 300))
-    _, refused = cache.load_servable(path, key, ttl, now, hot=False)
+    _, refused = cache.load_servable_json(path, key, ttl, now)
     if refused:
         print(f"yupana: warning: hooks would NOT serve this cache ({refused.label}): {refused.reason}", file=sys.stderr)
     age = now - body["written_at"]

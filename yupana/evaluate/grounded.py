@@ -109,6 +109,15 @@ def scan(text: str, ids: set[str], prefixes: set[str],
     return grounded, unresolvable
 
 
+def may_reference(text: str, needles: list[str]) -> bool:
+    """False only when no token of ``text`` can ground or be unresolvable: a grounding token is
+    an id, so it holds its prefix and dash (or is a dashless id, a needle itself); an
+    unresolvable one holds a known prefix and a dash. ``needles`` are derived on the cold path
+    (:func:`yupana.state.hot_derive.grounding_needles`); a few C searches instead of tokenising
+    a 200 KB edit."""
+    return any(n in text for n in needles)
+
+
 def evaluate(rules: list[dict[str, Any]], grounding: dict[str, Any] | None, introduced: str, rel: str | None = None,
              deadline_at: float | None = None) -> list[Finding]:
     """Findings of the grounded ``rules`` on ``introduced`` against ``grounding``; when
@@ -122,9 +131,11 @@ def evaluate(rules: list[dict[str, Any]], grounding: dict[str, Any] | None, intr
                    "(the last refresh could not read it); these references are unchecked")
         return [Finding(str(r.get("name")), "grounded", message, outcome=UNKNOWN, source=r.get("iri"), rel=rel)
                 for r in rules]
-    ids = set(grounding.get("ids") or ())
-    prefixes = set(grounding.get("prefixes") or ())
-    found = scan(introduced, ids, prefixes, deadline_at)
+    needles = grounding.get("_needles")
+    if needles is not None and not may_reference(introduced, needles):
+        found: tuple[list[str], list[str]] | None = ([], [])  # no token can ground or be unresolvable
+    else:
+        found = scan(introduced, set(grounding.get("ids") or ()), set(grounding.get("prefixes") or ()), deadline_at)
     if found is None:
         return [Finding(str(r.get("name")), "grounded", f"grounded rule `{r.get('name')}` not evaluated before the "
                         "deadline", outcome=UNKNOWN, source=r.get("iri"), rel=rel, extra={"deadline": True})

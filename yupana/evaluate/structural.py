@@ -15,6 +15,9 @@ the hook wraps each local rule the same way. The rule semantics are the Rust ori
 * the Selector's ``.scm`` query runs on the **introduced text only**; the gate keeps the
   captures whose text it matches; then ``must-match`` (each kept capture must match),
   ``must-not-match`` (none may) or ``must-exist`` (at least one must);
+* before any of that, the literals the pattern and gate require (derived on the cold path)
+  decide what they can (:func:`decided_without_parsing`): a small edit without ``unwrap`` in it
+  never loads tree-sitter for a no-unwrap policy;
 * blocking is class first (:func:`yupana.evaluate.policy_blocks`); the hook applies the mode.
 
 A query, pattern, gate or glob that does not compile gives that policy an UNKNOWN finding
@@ -29,10 +32,16 @@ from __future__ import annotations
 
 from yupana import globs
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, policy_blocks
+from yupana.regex.prefilter import may_match
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
-    from tree_sitter import Query, Tree
+    from collections.abc import Callable
+    from typing import Any  # a compiled re2 pattern (google-re2 ships no types)
+
+    Policy = dict[str, Any]  # a cache ``policies`` entry (or a local rule wrapped as one)
+
+    from tree_sitter import Node, Query, Tree
     from yupana.edit.payload import FileEdit
 
 PLANE = "structural"
@@ -41,14 +50,14 @@ MAX_SHOWN = 3
 MATCH_TYPES = ("must-match", "must-not-match", "must-exist")
 JUDGE_STRIDE = 128  # captures judged between deadline checks (~0.3 ms of work)
 
-_regex: dict[str, object] = {}
+_regex: dict[str, Any] = {}
 
 
 class RuleError(ValueError):
     """A structural rule that cannot run as written (what failed is in the message)."""
 
 
-def _compile_regex(pattern: str, what: str) -> object:
+def _compile_regex(pattern: str, what: str) -> Any:
     found = _regex.get(pattern)
     if found is not None:
         return found
@@ -56,7 +65,7 @@ def _compile_regex(pattern: str, what: str) -> object:
 
     try:
         compiled = compile_quiet(pattern)
-    except Exception as exc:  # re2.error, TypeError: all mean "does not compile"
+    except Exception as exc:  # noqa: BLE001 - re2.error, TypeError: all mean "does not compile"
         detail = exc.args[0] if exc.args else type(exc).__name__
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
@@ -65,7 +74,7 @@ def _compile_regex(pattern: str, what: str) -> object:
     return compiled
 
 
-def _applies(policy: dict, rule: dict, rel: str) -> bool:
+def _applies(policy: Policy, rule: dict[str, Any], rel: str) -> bool:
     """appliesTo: empty = every path; raises RuleError for a glob that does not compile."""
     if "_applies_to" in policy:
         compiled = policy["_applies_to"]
@@ -79,7 +88,7 @@ def _applies(policy: dict, rule: dict, rel: str) -> bool:
     return not compiled or globs.match_any(compiled, rel)
 
 
-def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]:
+def evaluate(policies: list[Policy], edit: "FileEdit", mode: str) -> list[Finding]:
     """Findings for every structural policy that applies to ``edit`` (a payload FileEdit)."""
     if mode == "off" or not policies:
         return []
@@ -88,20 +97,34 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
     from yupana.codegraph.parse import has_grammar, language_for_path, rule_applies_to_language
 
     language = language_for_path(rel)
-    trees: dict = {}
+    trees: dict[str, Tree] = {}
     out: list[Finding] = []
     for i, policy in enumerate(policies):
         rule = policy.get("rule") or {}
         name = str(rule.get("name") or policy.get("iri") or "unnamed-structural-rule")
         vp = rule.get("verification_point")
         lang = rule.get("language")
-        if vp not in (None, "PAG") or not rule_applies_to_language(lang, rel) or not has_grammar(lang):
+        if (vp not in (None, "PAG") or not isinstance(lang, str) or not rule_applies_to_language(lang, rel)
+                or not has_grammar(lang)):
             continue
         source = policy.get("iri") or "config"
         try:
             if not _applies(policy, rule, rel):
                 continue
             if not text:
+                continue
+            decided = decided_without_parsing(policy, text)
+            if decided is not None:
+                if decided:
+                    out.append(Finding(name, PLANE, "", outcome=SATISFIED, blocking=policy_blocks(
+                        rule.get("class"), policy.get("effect")), class_=rule.get("class"), verification_point=vp,
+                        source=source, rel=rel, extra={"tier": TIER, "prefiltered": True}))
+                else:
+                    bad = [{"text": "", "line": 0}]
+                    out.append(Finding(name, PLANE, _message(name, rule, rel, bad), outcome=UNSATISFIED,
+                                       blocking=policy_blocks(rule.get("class"), policy.get("effect")),
+                                       class_=rule.get("class"), verification_point=vp, source=source, rel=rel,
+                                       extra={"tier": TIER, "violations": bad, "prefiltered": True}))
                 continue
             query, match_type, pattern, gate = _compile_rule(rule)
             tree = trees.get(lang)
@@ -130,7 +153,38 @@ def evaluate(policies: list[dict], edit: "FileEdit", mode: str) -> list[Finding]
     return out
 
 
-def _not_evaluated(policies: list[dict], language: str | None, rel: str) -> list[Finding]:
+def decided_without_parsing(policy: Policy, text: str) -> bool | None:
+    """True (satisfied) or False (violated) when the policy's outcome on ``text`` follows from
+    its regexes' required literals alone; None when only the query can tell.
+
+    Every capture is a substring of the introduced text, so a literal the text lacks is in no
+    capture: ``must-not-match`` needs its pattern (and gate) to match some capture, so without
+    their literals it is satisfied; ``must-match`` judges only captures the gate keeps, so
+    without the gate's literals it is satisfied; ``must-exist`` needs its pattern to match some
+    capture, so without the pattern's literals it is violated. ``_needs`` (the prefilters of
+    pattern and gate) is derived on the cold path (:func:`yupana.state.hot_derive.derive_hot`);
+    a policy without it (local rules) is always parsed.
+    """
+    needs = policy.get("_needs")
+    if not needs:
+        return None
+    rule = policy.get("rule") or {}
+    match_type = rule.get("match_type")
+    pattern, gate = needs.get("pattern"), needs.get("gate")
+    gate_absent = bool(rule.get("gate")) and gate is not None and not may_match(gate, text)
+    if match_type == "must-not-match":
+        if gate_absent or (pattern is not None and not may_match(pattern, text)):
+            return True
+    elif match_type == "must-match":
+        if gate_absent:
+            return True
+    elif match_type == "must-exist":
+        if pattern is not None and not may_match(pattern, text):
+            return False
+    return None
+
+
+def _not_evaluated(policies: list[Policy], language: str | None, rel: str) -> list[Finding]:
     """UNKNOWN (``extra["deadline"]``) for each policy of ``language`` the deadline cut off."""
     out = []
     for policy in policies:
@@ -150,7 +204,7 @@ def _gated(rule_language: str | None, rel: str) -> bool:
     return rule_applies_to_language(rule_language, rel)
 
 
-def _compile_rule(rule: dict) -> tuple:
+def _compile_rule(rule: dict[str, Any]) -> tuple[Query, str, Any, Any]:
     """(query, match type, pattern, gate or None), compiled; raises RuleError."""
     match_type = rule.get("match_type")
     if match_type not in MATCH_TYPES:
@@ -161,7 +215,7 @@ def _compile_rule(rule: dict) -> tuple:
     return query, match_type, pattern, (_compile_regex(gate, "gate") if gate else None)
 
 
-def _compile_query(rule: dict) -> "Query":
+def _compile_query(rule: dict[str, Any]) -> "Query":
     from yupana.codegraph import parse
 
     source = rule.get("query")
@@ -173,7 +227,7 @@ def _compile_query(rule: dict) -> "Query":
         raise RuleError(f"selector query {source!r} does not compile ({exc})") from None
 
 
-def problems(rule: dict) -> list[tuple[str, str]]:
+def problems(rule: dict[str, Any]) -> list[tuple[str, str]]:
     """(key, what is wrong) for each part of ``rule`` that :func:`evaluate` could not compile.
 
     The very compile steps a hook takes (``yupana config check`` asks this, so check and hook
@@ -181,8 +235,9 @@ def problems(rule: dict) -> list[tuple[str, str]]:
     """
     from yupana.codegraph.parse import has_grammar
 
-    steps = [("applies_to", lambda: _applies({}, rule, "")),
-             ("pattern", lambda: _compile_regex(rule.get("pattern") or "", "pattern"))]
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("applies_to", lambda: _applies({}, rule, "")),
+        ("pattern", lambda: _compile_regex(rule.get("pattern") or "", "pattern"))]
     if rule.get("gate"):
         steps.append(("gate", lambda: _compile_regex(rule["gate"], "gate")))
     if rule.get("match_type") not in MATCH_TYPES:
@@ -198,11 +253,11 @@ def problems(rule: dict) -> list[tuple[str, str]]:
     return found
 
 
-def _judge(query: "Query", match_type: str, pattern: object, gate: object, tree: "Tree") -> tuple[int, list[dict]]:
+def _judge(query: "Query", match_type: str, pattern: Any, gate: Any, tree: "Tree") -> tuple[int, list[dict[str, Any]]]:
     """(captures kept after the gate, violations ``{text, line}``) of one rule on the introduced text."""
     from yupana.codegraph import parse
 
-    nodes: dict[int, object] = {}
+    nodes: dict[int, Node] = {}
     for found in parse.captures(query, tree.root_node).values():
         for node in found:
             nodes.setdefault(node.id, node)
@@ -211,7 +266,7 @@ def _judge(query: "Query", match_type: str, pattern: object, gate: object, tree:
     for i, node in enumerate(ordered):
         if not i % JUDGE_STRIDE:
             parse.check_deadline()  # thousands of captures (a comment per line of a huge edit)
-        snippet = node.text.decode("utf-8", "replace")
+        snippet = (node.text or b"").decode("utf-8", "replace")
         if gate is None or gate.search(snippet):
             kept.append((snippet, node.start_point[0] + 1))
     if match_type == "must-exist":
@@ -223,7 +278,7 @@ def _judge(query: "Query", match_type: str, pattern: object, gate: object, tree:
     return len(kept), bad
 
 
-def _message(name: str, rule: dict, rel: str, bad: list[dict]) -> str:
+def _message(name: str, rule: dict[str, Any], rel: str, bad: list[dict[str, Any]]) -> str:
     match_type = rule.get("match_type")
     pattern = rule.get("pattern")
     query = rule.get("query")

@@ -3,8 +3,9 @@
 Semantics (interop reference §1.2, with combined exemptions per docs/vocabulary.md):
 
 * only the introduced text is searched, never unchanged context, in any file;
-* a rule's literal prefilter (precomputed on the cold path) is checked first, so a regex is
-  compiled, and ``re2`` imported, only when some rule can actually match;
+* a rule's prefilters (required literals, required run; precomputed on the cold path) are
+  checked first, so a regex is compiled, and ``re2`` imported, only when some rule can
+  actually match; the hot twin's literal index finds those rules without reading the others;
 * the exemption (``exempt_path_regex``, the alternation of the rule's own and its linked
   selectors' regexes) is searched, unanchored, against the path relative to the file's git
   top-level; a match means the rule does not apply. A malformed exemption exempts nothing:
@@ -31,18 +32,26 @@ from __future__ import annotations
 import time
 
 from yupana.evaluate import UNKNOWN, Finding
-from yupana.regex.prefilter import may_match
+from yupana.regex.prefilter import CHECK_ABOVE_CHARS, SCAN_CHUNK, Admission
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any  # a compiled re2 pattern (google-re2 ships no types)
+
+    from yupana.state.hot_view import TextRules
+
+    Rule = dict[str, Any]
+    RuleSet = list[Rule] | TextRules
+    ExposureOf = Callable[[], tuple[str, str | None, str]]  # (exposure, why, repo)
 
 MAX_SHOWN = 3  # matched substrings quoted per rule in a message
-CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules and between windows
-SCAN_CHUNK = 256 * 1024  # characters a bounded scan takes per window (the deadline is checked between)
 SCAN_OVERLAP = 64 * 1024  # how far past its chunk a window reads, so a match straddling the boundary is whole
-FOLD_CHUNK = 1 << 20  # characters case-folded between deadline checks (~0.5 ms)
 
-_compiled: dict[str, object] = {}
+_compiled: dict[str, Any] = {}
 
 
-def _compile(pattern: str) -> object:
+def _compile(pattern: str) -> Any:
     """Compile with RE2 semantics (imports re2 on first use); raises ValueError."""
     found = _compiled.get(pattern)
     if found is not None:
@@ -51,81 +60,41 @@ def _compile(pattern: str) -> object:
 
     try:
         compiled = compile_quiet(pattern)  # RE2's own log line would leak to stderr
-    except Exception as exc:  # re2.error, TypeError, ... : all mean "does not compile"
+    except Exception as exc:  # noqa: BLE001 - re2.error, TypeError, …: all mean "does not compile"
         raise ValueError(str(exc) or type(exc).__name__) from None
     _compiled[pattern] = compiled
     return compiled
 
 
-def candidates(rules: list[dict], introduced: str, deadline_at: float | None = None) -> tuple[list[dict], int]:
-    """The rules whose literal prefilter admits ``introduced`` (no regex work at all), and
-    how many rules were not looked at because ``deadline_at`` (time.monotonic) passed.
+def candidates(rules: RuleSet, introduced: str, deadline_at: float | None = None) -> tuple[list[Rule], int]:
+    """The rules whose prefilters (required literals, required run) admit ``introduced`` —
+    no regex work at all — and how many rules were not looked at because ``deadline_at``
+    (time.monotonic) passed.
 
-    On a text over :data:`CHECK_ABOVE_CHARS` with a deadline, the case fold and each rule's
-    literal search go window by window (:func:`_fold`, :func:`_contains_any`), the deadline
-    checked between windows: one literal searched over 10 MB is ~10 ms of C, and a rule has
-    several."""
+    ``rules`` is a list of cache entries (each tested in turn), or an indexed set with its
+    own ``candidates`` (the hot twin's :class:`yupana.state.hot_view.TextRules`: only the
+    rules the literal index returns are read at all). On a text over
+    :data:`CHECK_ABOVE_CHARS` with a deadline, the case fold and each literal search go
+    window by window (:class:`yupana.regex.prefilter.Admission`)."""
     if not introduced or not rules:
         return [], 0
-    folded = None
-    out = []
-    if deadline_at is None or len(introduced) <= CHECK_ABOVE_CHARS:
-        for rule in rules:
-            pf = rule.get("_prefilter")
-            if pf is not None and pf[1] and folded is None:
-                folded = introduced.casefold()
-            if may_match(pf, introduced, folded):
-                out.append(rule)
-        return out, 0
+    if not isinstance(rules, list):
+        return rules.candidates(introduced, deadline_at)
+    admission = Admission(introduced, deadline_at)
+    out: list[Rule] = []
     for i, rule in enumerate(rules):
-        if time.monotonic() > deadline_at:
+        if admission.expired():
             return out, len(rules) - i
-        pf = rule.get("_prefilter")
-        if pf is None:
-            out.append(rule)
-            continue
-        literals, ci = pf
-        if ci and folded is None:
-            folded = _fold(introduced, deadline_at)
-            if folded is None:
-                return out, len(rules) - i
-        hit = _contains_any(literals, folded if ci else introduced, deadline_at)
-        if hit is None:
+        admitted = admission.admits(rule.get("_prefilter"), rule.get("_run"))
+        if admitted is None:
             return out, len(rules) - i
-        if hit:
+        if admitted:
             out.append(rule)
     return out, 0
 
 
-def _fold(text: str, deadline_at: float) -> str | None:
-    """``text.casefold()``, one window at a time (casefold folds each character on its own,
-    so the pieces join to the whole); None once ``deadline_at`` has passed."""
-    pieces = []
-    for at in range(0, len(text), FOLD_CHUNK):
-        if time.monotonic() > deadline_at:
-            return None
-        pieces.append(text[at:at + FOLD_CHUNK].casefold())
-    return "".join(pieces)
-
-
-def _contains_any(literals: tuple[str, ...], hay: str, deadline_at: float) -> bool | None:
-    """Whether any of ``literals`` is a substring of ``hay`` — what ``lit in hay`` answers —
-    searched ``SCAN_CHUNK`` characters at a time (each window reads on by the longest
-    literal less one, so no occurrence straddles unseen); None once ``deadline_at`` passed."""
-    reach = max(len(lit) for lit in literals) - 1
-    n = len(hay)
-    for at in range(0, n, SCAN_CHUNK):
-        if time.monotonic() > deadline_at:
-            return None
-        end = min(at + SCAN_CHUNK + reach, n)
-        for lit in literals:
-            if hay.find(lit, at, end) >= 0:
-                return True
-    return False
-
-
-def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
-             deadline_at: float | None = None, notes: dict | None = None) -> list[Finding]:
+def evaluate(rules: RuleSet, introduced: str, path_rel: str, exposure_of: ExposureOf,
+             deadline_at: float | None = None, notes: dict[str, Any] | None = None) -> list[Finding]:
     """Violations (and compile errors) of ``rules`` in ``introduced``.
 
     ``path_rel`` is the edited file relative to its project root (absolute outside it); ``exposure_of()``
@@ -146,7 +115,7 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
         notes["exemptions"] = []
     check = deadline_at is not None and len(introduced) > CHECK_ABOVE_CHARS
     for n, rule in enumerate(admitted):
-        if check and time.monotonic() > deadline_at:
+        if check and deadline_at is not None and time.monotonic() > deadline_at:
             skipped += len(admitted) - n
             break
         name = str(rule.get("name") or rule.get("iri") or "?")
@@ -189,7 +158,7 @@ def evaluate(rules: list[dict], introduced: str, path_rel: str, exposure_of,
     return out
 
 
-def _matches(regex, text: str, deadline_at: float | None) -> tuple[list[str], bool]:
+def _matches(regex: Any, text: str, deadline_at: float | None) -> tuple[list[str], bool]:
     """Distinct matched substrings of ``regex`` in ``text`` (first-seen order), and whether
     the scan finished: without a deadline one whole ``finditer``; with one, window by window."""
     found: list[str] = []
@@ -206,7 +175,7 @@ def _matches(regex, text: str, deadline_at: float | None) -> tuple[list[str], bo
     return found, True
 
 
-def _windowed(regex, text: str, deadline_at: float):
+def _windowed(regex: Any, text: str, deadline_at: float) -> Iterator[Any]:
     """The matches a whole ``regex.finditer(text)`` yields, found ``SCAN_CHUNK`` characters at
     a time so the deadline is checked between windows; yields None when it runs out.
 
@@ -240,7 +209,7 @@ def _windowed(regex, text: str, deadline_at: float):
         at = match.end() if match.end() > match.start() else match.start() + 1
 
 
-def _exemption_note(rule: dict, name: str, regex: str, path_rel: str, introduced: str, hit) -> dict:
+def _exemption_note(rule: Rule, name: str, regex: str, path_rel: str, introduced: str, hit: Any) -> dict[str, Any]:
     note = {"rule": name, "iri": rule.get("iri"), "regex": regex, "path": path_rel, "exempted": bool(hit)}
     if hit:
         note["exempted_by"] = hit.group(0)
@@ -252,7 +221,7 @@ def _exemption_note(rule: dict, name: str, regex: str, path_rel: str, introduced
     return note
 
 
-def _severity(tier: str | None, exposure_of) -> tuple[bool, str]:
+def _severity(tier: str | None, exposure_of: ExposureOf) -> tuple[bool, str]:
     if tier != "block":
         return False, "tier warn: advisory"
     exposure, reason, repo = exposure_of()

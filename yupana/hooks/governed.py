@@ -22,9 +22,15 @@ from __future__ import annotations
 import os
 
 from yupana.state import cache as cache_mod
-from yupana.workers import detached
 from yupana import redact
 from yupana.state import refresh_state, spool, stores
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.hooks.effects import Effects
+    from yupana.state.hot_view import HotCache
 
 FRESH, STALE = "fresh", "stale"
 
@@ -36,7 +42,7 @@ class Governed:
                  "last_error", "interval_secs", "overdue", "backoff_until", "path")
 
     def __init__(self, endpoint: str, ttl_secs: int, interval_secs: int, path: str | None) -> None:
-        self.cache: dict | None = None
+        self.cache: HotCache | None = None
         self.freshness: str | None = None
         self.age_secs: int | None = None
         self.miss: cache_mod.Miss | None = None
@@ -68,8 +74,8 @@ class Governed:
         return f"(policy STALE: cache age {self.age_secs}s; {self.stale_reason()})"
 
 
-def load(cfg: dict, now: int, *, root: str | None = None, override: str | None = None,
-         spawn: bool = True, record: dict | None = None, effects=None) -> Governed:
+def load(cfg: dict[str, Any], now: int, *, root: str | None = None, override: str | None = None,
+         spawn: bool = True, record: dict[str, Any] | None = None, effects: Effects | None = None) -> Governed:
     """The governed plane for ``cfg`` (the resolved config) at unix time ``now``.
 
     ``root`` and ``override`` (the project root and ``--config`` file the configuration
@@ -110,7 +116,7 @@ def load(cfg: dict, now: int, *, root: str | None = None, override: str | None =
     return gov
 
 
-def _served_stale(gov: Governed, record: dict | None, effects) -> None:
+def _served_stale(gov: Governed, record: dict[str, Any] | None, effects: Effects | None) -> None:
     reason = gov.stale_reason()
     try:
         os.write(2, redact.redact_text(f"yupana: serving the projection cache STALE (age {gov.age_secs}s, ttl "
@@ -128,6 +134,8 @@ def start_refresh(cache_path: str, root: str, override: str | None = None) -> bo
 
     Returns True when a worker was spawned. Never raises and never waits.
     """
+    from yupana.workers import detached  # only when a refresh is due
+
     args = ["refresh-worker", "--root", root]
     if override:
         args += ["--config", override]
@@ -137,6 +145,8 @@ def start_refresh(cache_path: str, root: str, override: str | None = None) -> bo
 def refresh_lock_free(cache_path: str) -> bool:
     """Whether :func:`start_refresh` would spawn a worker now: nobody holds the single-flight
     lock (looked at without creating it; a rehearsal's answer)."""
+    from yupana.workers import detached
+
     return detached.lock_free(refresh_state.lock_path(cache_path))
 
 

@@ -19,11 +19,17 @@ from yupana.hooks import protocol
 from yupana.hooks.guard_context import GuardContext
 from yupana.hooks.runtime import RAN, SKIPPED
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.edit.model import FileEdit
+
 
 class GovernedStage(GuardContext):
     """The governed plane and structural policies of one pre-edit invocation."""
 
-    def governed(self, edit) -> None:
+    def governed(self, edit: FileEdit) -> None:
         if not edit.introduced:
             return self.note("governed", SKIPPED, "no introduced text (a pure deletion)", edit)
         gov = self.gov()
@@ -34,6 +40,7 @@ class GovernedStage(GuardContext):
         from yupana.evaluate import text_rules
 
         cache = gov.cache
+        assert cache is not None  # gov() answers only a served cache
         text_rel = edit.rel  # the one repo-relative path (project root) every plane matches
         exposure_of, asked = self.exposure_for(edit)
         notes = self.effects.scratch({"path": text_rel})  # None live: only a dry run reports what was admitted
@@ -69,7 +76,7 @@ class GovernedStage(GuardContext):
         if self.governed_fields is None or self.governed_fields["exposure"] == "n/a":
             # One guard record per tool call: a patch keeps the exposure a text rule was judged by.
             self.governed_fields = {"exposure": exposure, "repo": repo}
-        judged = {"exposure_source": asked[0][3]} if asked else {}
+        judged: dict[str, str | None] = {"exposure_source": asked[0][3]} if asked else {}
         if asked and exposure == "unknown":
             judged["exposure_reason"] = asked[0][1]
         self.effects.record("governed", {
@@ -77,10 +84,11 @@ class GovernedStage(GuardContext):
             "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
             "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
-            "session": self.inv.session_id}, item=self.plate_item())
+            "session": self.sid}, item=self.plate_item())
         self.note("governed", RAN, "", edit, text=notes, exposure=asked)
 
-    def structural(self, policies: list[dict], edit, kind: str, stage: str = "structural") -> list[Finding]:
+    def structural(self, policies: list[dict[str, Any]], edit: FileEdit, kind: str,
+                   stage: str = "structural") -> list[Finding]:
         """Structural policies (governed or local) for this file's language, through the
         codegraph evaluator — imported only when some policy is for this language."""
         from yupana.codegraph.parse import language_for_path
@@ -111,7 +119,7 @@ class GovernedStage(GuardContext):
         if unknown:
             what = f"{len(unknown)} {lang} structural polic{'y' if len(unknown) == 1 else 'ies'}"
             protocol.stderr(f"yupana: {what} not evaluated on {edit.rel}: {unknown[0].message}")
-            if self.effects.first_time(self.inv.session_id, f"structural-unknown-{kind}-{lang}"):
+            if self.effects.first_time(self.sid, f"structural-unknown-{kind}-{lang}"):
                 self.outcome.notify(f"yupana: {what} could not be evaluated (UNKNOWN, not clean): "
                                     f"{unknown[0].message}")
         return found

@@ -71,13 +71,18 @@ class GuardContext(HookRuntime):
 
     def wire_set(self) -> list[Wire]:
         if self._wires is None:
+            policy = self.cfg["policy"]
+            local = policy.get("tripwires") or []
+            gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
+            governed = (gov.cache.get("tripwires") or []) if gov is not None and gov.cache is not None else []
+            if not local and not governed:
+                self._wires = []  # no wire anywhere: nothing to load (nor the evaluator's module)
+                return self._wires
             from yupana.evaluate import tripwires
 
-            policy = self.cfg["policy"]
-            wires, broken = tripwires.load_local(policy.get("tripwires") or [], {r.get("name") for r in policy.get("rules") or ()})
-            gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
-            if gov is not None and gov.cache is not None:  # (a served cache always has one)
-                more, bad = tripwires.load_governed(gov.cache.get("tripwires") or [])
+            wires, broken = tripwires.load_local(local, {r.get("name") for r in policy.get("rules") or ()})
+            if governed:
+                more, bad = tripwires.load_governed(governed)
                 wires += more
                 broken += bad
             for name, entry in broken:
@@ -101,9 +106,10 @@ class GuardContext(HookRuntime):
                 top = self.top(edit)
                 repo = payload.repo_name(top) if top else None
                 why = "the file is in no git tree" if not top else "the repository has no origin remote"
-                gov = (self._gov.cache if self._gov is not None else None) or {}
+                served = self._gov.cache if self._gov is not None else None
+                table = served.get("_repo_exposure") if served is not None else None
                 found, reason, source = exposure.resolve(
-                    self.cfg["quipu"], gov.get("_repo_exposure", gov.get("repo_exposure")),
+                    self.cfg["quipu"], table,
                     self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
                     override=self.args.config, no_repo_reason=why, workers=self.effects.workers)
                 asked.append((found, reason, repo or "unresolved", source))

@@ -157,7 +157,7 @@ class PreBash(HookRuntime):
         gov = self.gov()
         if gov is None:
             return self.note("memory", UNKNOWN, "no servable projection cache: governed command policy is NOT enforced")
-        policies = (gov.cache or {}).get("memory_policies") or []  # (a served cache is never None)
+        policies = gov.cache.get("memory_policies") or [] if gov.cache is not None else []  # (always served)
         if not policies:
             return self.note("memory", SKIPPED, "the projection holds no host-memory policy")
         from yupana.evaluate import memory
@@ -214,7 +214,7 @@ class PreBash(HookRuntime):
             self.effects.record("disk_guard_unknown", {"signature": sig, "session": self.sid,
                                                 "reason": "no servable projection cache: the history is UNKNOWN"})
             return self.note("disk", UNKNOWN, "no servable projection cache: the history is UNKNOWN", signature=sig)
-        findings, missing = disk.advise((gov.cache or {}).get("disk_history"), sig, fss)
+        findings, missing = disk.advise(gov.cache.get("disk_history") if gov.cache is not None else None, sig, fss)
         if missing:
             self.effects.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
                                                 "filesystems": len(fss), "session": self.sid})

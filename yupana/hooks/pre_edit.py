@@ -38,6 +38,7 @@ could not run, and why; nothing is written, marked or spawned.
 
 from __future__ import annotations
 
+import os
 import time
 
 from yupana import settings
@@ -109,12 +110,17 @@ class Guard(GovernedStage):
 
     def recurrence(self) -> None:
         """Issue 13 §1: a prior denial near this edit is context, never a decision."""
-        from yupana.evaluate import recurrence
         from yupana.state import cache as cache_mod
-        from yupana.state import denials, stores
+        from yupana.state import stores
 
         edit = self.parsed.edits[0]
-        corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root), denials.NAME)
+        corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root),
+                               stores.DENIALS_FILE)
+        if self.outcome.decision != "deny" and not _nonempty(corpus):
+            # nothing to compare with and nothing to keep: no embedding, nor its modules
+            return self.note("recurrence", SKIPPED, "no prior denial near this edit (the corpus is empty)", edit)
+        from yupana.evaluate import recurrence
+
         rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
         sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.parsed.edits], corpus=corpus,
                                           now=int(time.time()), denied_by=rule,
@@ -315,10 +321,11 @@ class Guard(GovernedStage):
         item = self.plate_item()
         why = "" if item else self.plate()[1]
         gov = self.gov()
-        cache = (gov.cache if gov else None) or {}
+        cache = gov.cache if gov else None
         if gov is None and item and not why:
             why = "the governed plane is not available ([yupana.quipu] enabled + endpoint, and a servable cache)"
-        found = work_items.evaluate(rung, item, cache.get("work_item_scopes"), cache.get("work_item_parents"),
+        scopes, parents = (cache.get("work_item_scopes"), cache.get("work_item_parents")) if cache else (None, None)
+        found = work_items.evaluate(rung, item, scopes, parents,
                                     edit.rel, self.args.tenant, why)
         assert found is not None  # None only for the rung "off" (returned above)
         prov = found.extra.get("provenance")
@@ -340,13 +347,13 @@ class Guard(GovernedStage):
     def tripwires(self, edit: FileEdit, fired: set[str], evaluated: set[str], rule_wires: bool) -> None:
         """Path-only wires (``rule_wires`` False: first, never deadline-gated), or the wires
         conditioned on a local rule (after the rules ran)."""
-        from yupana.evaluate import tripwires
-
         stage = "rule tripwires" if rule_wires else "tripwires"
         wires = [w for w in self.wire_set() if bool(w.rule) == rule_wires]
         if not wires:
             return self.note(stage, SKIPPED, "no rule-conditioned tripwire" if rule_wires else
                              "no well-formed path-only tripwire, local or governed", edit)
+        from yupana.evaluate import tripwires
+
         found = tripwires.evaluate(wires, edit.rel, edit.real_rel, fired, evaluated)
         if not found:
             return self.note(stage, RAN, f"none of {len(wires)} wire(s) covers this path", edit, wires=wires)
@@ -366,3 +373,10 @@ class Guard(GovernedStage):
             if effect == "throttle":
                 self.record_throttle(edit, f)
         self.note(stage, RAN, "", edit, wires=wires)
+
+
+def _nonempty(path: str | None) -> bool:
+    try:
+        return bool(path) and os.stat(path).st_size > 0  # type: ignore[arg-type]
+    except OSError:
+        return False

@@ -37,7 +37,7 @@ def _prior_counts(path: str, key: str) -> dict[str, Any] | None:
     """The counts of the cache this refresh would replace (None: none for this endpoint)."""
     from yupana.state import cache
 
-    found, miss = cache.read(path, hot=False)
+    found, miss = cache.read_json(path)
     if miss or not isinstance(found, dict) or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
         return None
     return found.get("counts") if isinstance(found.get("counts"), dict) else None

@@ -170,6 +170,10 @@ def required_literals(pattern: str) -> tuple[frozenset[str] | None, bool]:
     """(literals one of which every match of ``pattern`` contains, or None; whether they are
     case-folded). Raises :class:`Unsupported` for syntax this analysis does not model."""
     parser = Parser(pattern)
-    ast = parser.parse()
-    exact, req = _Analysis(parser.any_ci).info(ast)
-    return _req(exact, req), parser.any_ci
+    return required_literals_of(parser.parse(), parser.any_ci), parser.any_ci
+
+
+def required_literals_of(ast: Node, any_ci: bool) -> frozenset[str] | None:
+    """:func:`required_literals` of an already parsed pattern."""
+    exact, req = _Analysis(any_ci).info(ast)
+    return _req(exact, req)

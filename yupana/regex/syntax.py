@@ -8,7 +8,9 @@ when they derive prefilters themselves).
 
 The AST (plain tuples, cheap to build and to walk)::
 
-    ("chars", frozenset[str] | None, ci)  one character from a set (None: unknown / too big)
+    ("chars", frozenset[str] | None, ci, alphabet)  one character from a set (None: unknown /
+                                          too big); ``alphabet`` over-approximates that set as
+                                          (ASCII members, whether any non-ASCII character is one)
     ("empty",)                            matches the empty string (anchors, \\b, empty group)
     ("cat", [nodes]) ("alt", [nodes]) ("rep", node, lo, hi | None)
 """
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     Node = tuple[Any, ...]  # one AST node (the module docstring's shapes)
+    Alphabet = tuple[frozenset[str], bool]  # (ASCII members, non-ASCII possible)
 
 MAX_CLASS = 16  # largest character class expanded into single-character literals
 MAX_DEPTH = 200  # nesting of groups beyond which we give up (None)
@@ -48,6 +51,37 @@ _PERL = {"d": _DIGITS, "s": " \t\n\f\r", "w": _DIGITS + _UPPER + _LOWER + "_"}
 _SIMPLE_ESCAPES = {"a": "\a", "f": "\f", "t": "\t", "n": "\n", "r": "\r", "v": "\v"}
 _ZERO_WIDTH_ESCAPES = "AbBz"
 _HEX = "0123456789abcdefABCDEF"
+_ALL_ASCII = frozenset(chr(i) for i in range(128))
+_LETTERS = frozenset(_UPPER + _LOWER)
+ANY: Alphabet = (_ALL_ASCII, True)  # the alphabet of ``.``, ``\C``, ``\pL``: every character
+
+
+def fold_alphabet(alphabet: Alphabet, ci: bool) -> Alphabet:
+    """``alphabet`` as a case-insensitive match sees it: both cases of every ASCII letter, and
+    non-ASCII possible whenever a letter is (RE2's fold orbits: K and KELVIN SIGN, S and LONG
+    S, …); a non-ASCII member may fold to any ASCII letter. Over-approximate, never under."""
+    ascii_part, non = alphabet
+    if not ci:
+        return alphabet
+    letters = ascii_part & _LETTERS
+    if non:
+        return ascii_part | _LETTERS, True
+    if letters:
+        return ascii_part | frozenset(c.swapcase() for c in letters), True
+    return alphabet
+
+
+_ONE: dict[str, Alphabet] = {}  # the alphabet of each single character seen
+
+
+def _alphabet_of(chars: frozenset[str]) -> Alphabet:
+    if len(chars) == 1:
+        c = next(iter(chars))
+        found = _ONE.get(c)
+        if found is None:
+            found = _ONE[c] = (chars, False) if c < "\x80" else (frozenset(), True)
+        return found
+    return frozenset(c for c in chars if c < "\x80"), any(c >= "\x80" for c in chars)
 
 
 class Unsupported(Exception):
@@ -102,7 +136,7 @@ class Parser:
                 atom = self._escape()
             elif c == ".":
                 self.i += 1
-                atom = ("chars", None, self.ci)
+                atom = ("chars", None, self.ci, ANY)
             elif c == "^" or c == "$":
                 self.i += 1
                 atom = ("empty",)
@@ -119,7 +153,8 @@ class Parser:
     def _char(self, c: str) -> Node:
         if self.ci:
             self.any_ci = True
-        return ("chars", frozenset((c,)), self.ci)
+        chars = frozenset((c,))
+        return ("chars", chars, self.ci, fold_alphabet(_alphabet_of(chars), self.ci))
 
     def _repeats(self, atom: Node) -> Node:
         s = self.s
@@ -237,27 +272,30 @@ class Parser:
             return ("empty",)
         if c == "C":
             self.i += 2
-            return ("chars", None, self.ci)
-        chars = self._escape_chars()
+            return ("chars", None, self.ci, ANY)
+        chars, alphabet = self._escape_chars()
         if chars is None:
-            return ("chars", None, self.ci)
+            return ("chars", None, self.ci, fold_alphabet(alphabet, self.ci))
         if len(chars) == 1:
             return self._char(next(iter(chars)))
-        return self._set(chars, negated=False)
+        return self._set(chars, negated=False, alphabet=alphabet)
 
-    def _escape_chars(self) -> frozenset[str] | None:
-        """Consume an escape that denotes characters; return them (None: too many / unknown)."""
+    def _escape_chars(self) -> tuple[frozenset[str] | None, Alphabet]:
+        """Consume an escape that denotes characters; return them (None: too many / unknown)
+        and their alphabet (ASCII members, non-ASCII possible)."""
         s = self.s
         c = s[self.i + 1]
         if c in _SIMPLE_ESCAPES:
             self.i += 2
-            return frozenset(_SIMPLE_ESCAPES[c])
+            chars = frozenset(_SIMPLE_ESCAPES[c])
+            return chars, _alphabet_of(chars)
         if c in _PERL:
             self.i += 2
-            return frozenset(_PERL[c])
+            chars = frozenset(_PERL[c])
+            return chars, _alphabet_of(chars)
         if c in "DSW":
             self.i += 2
-            return None
+            return None, (_ALL_ASCII - frozenset(_PERL[c.lower()]), True)
         if c in "pP":
             self.i += 2
             if self.i < self.n and s[self.i] == "{":
@@ -267,14 +305,16 @@ class Parser:
                 self.i = end + 1
             else:
                 self.i += 1
-            return None  # Unicode classes are large; never literals
+            return None, ANY  # Unicode classes are large; never literals
         if c == "x":
-            return frozenset((self._hex(),))
+            chars = frozenset((self._hex(),))
+            return chars, _alphabet_of(chars)
         if c in _DIGITS:
             raise Unsupported("octal escape")
         if c.isascii() and not c.isalnum():
             self.i += 2
-            return frozenset((c,))
+            chars = frozenset((c,))
+            return chars, _alphabet_of(chars)
         raise Unsupported(f"escape \\{c}")
 
     def _hex(self) -> str:
@@ -303,6 +343,9 @@ class Parser:
         if negated:
             self.i += 1
         chars: set[str] | None = set()
+        ascii_part: set[str] = set()  # the alphabet, tracked beside ``chars`` (which may give up)
+        non = False  # some non-ASCII character is a member
+        all_non = False  # every non-ASCII character is (a range from <= U+0080 to U+10FFFF)
         first = True
         while True:
             if self.i >= self.n:
@@ -320,48 +363,61 @@ class Parser:
                 if members is None:
                     raise Unsupported("unknown POSIX class")
                 self.i = end + 2
+                if neg:
+                    ascii_part |= _ALL_ASCII - frozenset(members)
+                    non = True
+                else:
+                    ascii_part.update(members)
                 if neg or chars is None:
                     chars = None
                 else:
                     chars.update(members)
                 continue
-            lo = self._class_atom()
+            lo, lo_alphabet = self._class_atom()
             if lo is not None and len(lo) == 1 and s.startswith("-", self.i) and not s.startswith("-]", self.i):
                 self.i += 1
-                hi = self._class_atom()
+                hi, _ = self._class_atom()
                 if hi is None or len(hi) != 1:
                     raise Unsupported("bad range")
                 a, b = ord(next(iter(lo))), ord(next(iter(hi)))
                 if b < a:
                     raise Unsupported("bad range")
+                ascii_part.update(chr(k) for k in range(a, min(b, 127) + 1))
+                non = non or b >= 128
+                all_non = all_non or (a <= 128 and b >= 0x10FFFF)
                 if chars is not None:
                     if b - a > 4 * MAX_CLASS:
                         chars = None
                     else:
                         chars.update(chr(k) for k in range(a, b + 1))
                 continue
+            ascii_part |= lo_alphabet[0]
+            non = non or lo_alphabet[1]
             if lo is None or chars is None:
                 chars = None
             else:
                 chars.update(lo)
-        return self._set(frozenset(chars) if chars is not None else None, negated)
+        alphabet = (frozenset(_ALL_ASCII - ascii_part), not all_non) if negated else (frozenset(ascii_part), non)
+        return self._set(frozenset(chars) if chars is not None else None, negated, alphabet)
 
-    def _class_atom(self) -> frozenset[str] | None:
-        """One member of a class: a character, or a Perl/Unicode class (None: big/unknown)."""
+    def _class_atom(self) -> tuple[frozenset[str] | None, Alphabet]:
+        """One member of a class: a character, or a Perl/Unicode class (None: big/unknown), with
+        its alphabet."""
         s = self.s
         c = s[self.i]
         if c != "\\":
             self.i += 1
-            return frozenset((c,))
+            chars = frozenset((c,))
+            return chars, _alphabet_of(chars)
         if self.i + 1 >= self.n:
             raise Unsupported("trailing backslash")
         if s[self.i + 1] in "QEAbBzC":
             raise Unsupported("escape not allowed in a class")
         return self._escape_chars()
 
-    def _set(self, chars: frozenset[str] | None, negated: bool) -> Node:
+    def _set(self, chars: frozenset[str] | None, negated: bool, alphabet: Alphabet) -> Node:
         if negated or chars is None:
-            return ("chars", None, self.ci)
+            return ("chars", None, self.ci, fold_alphabet(alphabet, self.ci))
         # RE2 rewrites a two-character class like [Kk] into a case-folded literal, which
         # then matches the whole fold orbit (KELVIN SIGN) once an alternation merges it into
         # a class: ``a|[kK]`` matches "\u212a". Such a class is case-insensitive here too.
@@ -369,4 +425,4 @@ class Parser:
                                                   for c in chars))
         if ci:
             self.any_ci = True
-        return ("chars", chars, ci)
+        return ("chars", chars, ci, fold_alphabet(alphabet, ci))

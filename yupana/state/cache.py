@@ -2,12 +2,14 @@
 
 ``projection.json`` is the canonical, documented cache (docs/cache-format.md): written
 atomically after every successful refresh, readable by operators and other tools.
-``projection.hot`` is derived from it on the cold path (marshal, with regex literal
-prefilters and compiled globs) and keyed by the JSON file's inode, size and mtime (taken
-from the very file written, before its rename) and by the derivation's version; a hook
-uses it only when that key matches and otherwise parses the JSON itself (and rewrites the
-twin). Both are replaced by rename, so a reader sees a whole old file or a whole new one,
-never a mix, and a twin can never be served for a JSON file it was not derived from.
+``projection.hot`` is derived from it on the cold path (:mod:`yupana.state.hot_derive`:
+regex prefilters, compiled globs, the text rules' literal index, every plane in a section
+of its own) and keyed by the JSON file's inode, size and mtime (taken from the very file
+written, before its rename) and by the derivation's version; a hook maps it and reads only
+the sections it needs (:class:`yupana.state.hot_view.HotCache`) when that key matches, and
+otherwise parses the JSON itself (and rewrites the twin). Both are replaced by rename, so a
+reader sees a whole old file or a whole new one, never a mix, and a twin can never be served
+for a JSON file it was not derived from.
 
 Serving rules, in the order they are checked (each failure is a named miss):
 absent, unreadable, version, endpoint, future-dated, expired. ``age == ttl`` is still
@@ -16,15 +18,17 @@ servable; ``ttl == 0`` disables serving altogether. Standard library only.
 
 from __future__ import annotations
 
-import marshal
 import os
+import time
 
-from yupana.state import atomic, paths, statefile, stores
+from yupana.state import paths, statefile, stores
 # normalize_endpoint is part of this module's API (it is where caches compare endpoints).
 from yupana.state.stores import normalize_endpoint as normalize_endpoint  # re-exported
 
-from yupana import fastjson, globs, redact
+from yupana import fastjson, redact
 from yupana.regex import prefilter as regex_prefilter
+from yupana.state import hot_view
+from yupana.state.hot_view import HOT_FORMAT, HotCache, HotFile
 
 from yupana.planes import CACHE_VERSION, LIST_PLANES, OPTIONAL_PLANES
 
@@ -32,7 +36,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-HOT_FORMAT = 3
+    Served = dict[str, Any] | HotCache
 
 LIST_FIELDS = LIST_PLANES
 OPTIONAL_FIELDS = OPTIONAL_PLANES
@@ -91,13 +95,17 @@ def save(cache: dict[str, Any], path: str | None = None) -> str | None:
     return save_detailed(cache, path)[0]
 
 
-def save_detailed(cache: dict[str, Any], path: str | None = None) -> tuple[str | None, str | None]:
+def save_detailed(cache: dict[str, Any], path: str | None = None,
+                  timings: dict[str, float] | None = None) -> tuple[str | None, str | None]:
     """Like :func:`save`; returns ``(error, hot_error)``.
 
     ``error`` means projection.json was not replaced (the prior cache is untouched).
     ``hot_error`` means the JSON was written but its hot twin was not: hooks then parse the
-    JSON (slower, still correct) and rewrite the twin themselves.
+    JSON (slower, still correct) and rewrite the twin themselves. ``timings`` receives
+    ``compile_s`` (deriving the twin: prefilters, globs, the rule index — unchanged patterns
+    taken from the twin being replaced) and ``write_s`` (serialising and writing both files).
     """
+    started = time.monotonic()
     cache = dict(cache)
     cache["version"] = CACHE_VERSION
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
@@ -109,28 +117,57 @@ def save_detailed(cache: dict[str, Any], path: str | None = None) -> tuple[str |
     for key in ("source", "notices"):
         if cache.get(key):
             cache[key] = redact.redact_fields(cache[key])
-    from yupana.state import cache_entries
+    from yupana.state import atomic, cache_entries, hot_derive
 
     try:
         body = fastjson.dumps(cache).encode("utf-8")
         malformed = cache_entries.check(cache)
         if malformed:
             return f"refusing to write a malformed cache to {target}: {malformed}", None
+        compile_started = time.monotonic()
+        derived = hot_derive.derive_hot(cache, _prior_memo(target))
+        compiled = time.monotonic() - compile_started
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         st = atomic.write(target, body, fsync=True)
     except (OSError, ValueError) as exc:
         return f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}", None
+    hot_error = None
     try:
-        _write_twin(target, st, derive_hot(cache), _sha1(body))
+        compile_started = time.monotonic()
+        twin = hot_derive.image(derived, {"key": _hot_key(st), "json_sha1": _sha1(body)})
+        compiled += time.monotonic() - compile_started
+        atomic.write(hot_path_for(target), twin)
     except (OSError, ValueError) as exc:
         _unlink(hot_path_for(target))
-        return None, f"cannot write {hot_path_for(target)}: {getattr(exc, 'strerror', None) or exc}"
-    return None, None
+        hot_error = f"cannot write {hot_path_for(target)}: {getattr(exc, 'strerror', None) or exc}"
+    if timings is not None:
+        timings["compile_s"] = compiled
+        timings["write_s"] = time.monotonic() - started - compiled
+    return None, hot_error
 
 
-def _write_twin(target: str, st: os.stat_result, derived: dict[str, Any], json_sha1: str) -> None:
-    twin = {"key": _hot_key(st), "json_sha1": json_sha1, "cache": derived}
-    atomic.write(hot_path_for(target), marshal.dumps(twin))
+def _prior_memo(target: str) -> dict[str, Any]:
+    """The prefilters of the twin about to be replaced, by pattern (a refresh that changed
+    nothing recomputes nothing); empty when there is none this code wrote."""
+    from yupana.state import hot_derive
+
+    try:
+        twin = hot_view.open_file(hot_path_for(target), statefile.CACHE_LIMIT)
+    except (OSError, ValueError):
+        return {}
+    try:
+        return hot_derive.memo_of(twin)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return {}
+    finally:
+        twin.close()
+
+
+def derive_hot(cache: dict[str, Any]) -> dict[str, Any]:
+    """The cache with the hot path's derived keys (:func:`yupana.state.hot_derive.derive_hot`)."""
+    from yupana.state import hot_derive
+
+    return hot_derive.derive_hot(cache)
 
 
 def _sha1(data: bytes) -> str:
@@ -148,64 +185,32 @@ def _unlink(path: str) -> None:
         pass
 
 
-def derive_hot(cache: dict[str, Any]) -> dict[str, Any]:
-    """Add what hooks would otherwise compute per call: regex prefilters and glob tokens.
-
-    Derived keys start with an underscore and never appear in projection.json. A glob that
-    does not compile keeps ``None`` tokens; the evaluators turn that into a loud fail-open.
-    """
-    out = dict(cache)
-    rules = []
-    for rule in cache.get("text_rules") or ():
-        rule = dict(rule)
-        rule["_prefilter"] = regex_prefilter.prefilter(rule.get("pattern") or "")
-        rules.append(rule)
-    out["text_rules"] = rules
-    memory = []
-    for pol in cache.get("memory_policies") or ():
-        pol = dict(pol)
-        pol["_prefilter"] = regex_prefilter.prefilter(pol.get("command_regex") or "")
-        memory.append(pol)
-    out["memory_policies"] = memory
-    out["tripwires"] = [_with_globs(w, "paths") for w in cache.get("tripwires") or ()]
-    policies = []
-    for pol in cache.get("policies") or ():
-        pol = dict(pol)
-        pol["_applies_to"] = _compile_all((pol.get("rule") or {}).get("applies_to") or ())
-        policies.append(pol)
-    out["policies"] = policies
-    # Hooks look a repository's exposure up by name: one small dict marshals ~4x faster than
-    # the entries (the JSON keeps them; a hook never needs their IRI or comment).
-    out["_repo_exposure"] = {e["repo"]: e.get("exposure") for e in cache.get("repo_exposure") or ()
-                             if isinstance(e, dict) and isinstance(e.get("repo"), str)}
-    out["repo_exposure"] = []
-    return out
-
-
-def _with_globs(entry: dict[str, Any], key: str) -> dict[str, Any]:
-    entry = dict(entry)
-    entry["_" + key] = _compile_all(entry.get(key) or ())
-    return entry
-
-
-def _compile_all(patterns: list[Any] | tuple[Any, ...]) -> list[Any] | None:
-    try:
-        return [globs.compile_glob(p) for p in patterns]
-    except globs.GlobError:
-        return None
-
-
 # ── reading (hot path) ──────────────────────────────────────────────────────────────
 
 
-def load_servable(path: str | None, endpoint: str, ttl: int, now: int, hot: bool = True) -> tuple[dict[str, Any] | None, Miss | None]:
-    """The cache to serve for ``endpoint`` at ``now``, or the named reason there is none.
-
-    With ``hot`` the result carries the derived keys of :func:`derive_hot`.
-    """
+def load_servable(path: str | None, endpoint: str, ttl: int, now: int) -> tuple[HotCache | None, Miss | None]:
+    """The cache a hook is served for ``endpoint`` at ``now`` (the twin: the derived keys of
+    :func:`derive_hot`, sections read on demand), or the named reason there is none."""
     if not path:
-        return None, Miss("absent", "no cache path could be resolved (set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME)")
-    cache, miss = read(path, hot=hot)
+        return None, _no_path()
+    cache, miss = read(path)
+    return _servable(cache, miss, path, endpoint, ttl, now)
+
+
+def load_servable_json(path: str | None, endpoint: str, ttl: int, now: int) -> tuple[dict[str, Any] | None, Miss | None]:
+    """:func:`load_servable` for the cold commands: the JSON's dict, nothing derived."""
+    if not path:
+        return None, _no_path()
+    cache, miss = read_json(path)
+    return _servable(cache, miss, path, endpoint, ttl, now)
+
+
+def _no_path() -> Miss:
+    return Miss("absent", "no cache path could be resolved (set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME)")
+
+
+def _servable(cache: Any, miss: Miss | None, path: str, endpoint: str, ttl: int, now: int) -> tuple[Any, Miss | None]:
+    """The serving rules after the read: endpoint, future-dated, expired (in that order)."""
     if miss:
         return None, miss
     assert cache is not None
@@ -223,47 +228,77 @@ def load_servable(path: str | None, endpoint: str, ttl: int, now: int, hot: bool
     return cache, None
 
 
-def read(path: str, hot: bool = True) -> tuple[dict[str, Any] | None, Miss | None]:
-    """Read and shape-check the cache file, preferring the hot twin when it matches.
-
-    With ``hot``, a JSON read (no twin, or one for another file) is followed by rewriting
-    the twin (best effort), so only the first hook after a foreign write pays for it.
-    """
+def _stat(path: str) -> tuple[os.stat_result | None, Miss | None]:
     try:
-        st = os.stat(path)
+        return os.stat(path), None
     except FileNotFoundError:
         return None, Miss("absent", f"no projection cache at {path} (run `yupana project`)")
     except OSError as exc:
         return None, Miss("unreadable", f"cannot stat {path}: {exc.strerror}")
-    if hot:
-        try:
-            twin = marshal.loads(statefile.read(hot_path_for(path), statefile.CACHE_LIMIT))
-            if isinstance(twin, dict) and twin.get("key") == _hot_key(st):
-                return _check_shape(twin["cache"], path, entries=False)  # checked when it was derived
-        except (OSError, EOFError, ValueError, TypeError, KeyError):
-            pass
+
+
+def read(path: str) -> tuple[HotCache | None, Miss | None]:
+    """The cache as a hook reads it: the hot twin when it matches ``path``; otherwise the JSON,
+    shape-checked and derived here, and the twin rewritten (best effort), so only the first
+    hook after a foreign write pays for it."""
+    st, miss = _stat(path)
+    if st is None:
+        return None, miss
+    try:
+        twin = hot_view.open_file(hot_path_for(path), statefile.CACHE_LIMIT)
+        if twin.header.get("key") == _hot_key(st):
+            return _check_meta(HotCache(twin), path)  # its planes were checked when it was derived
+        twin.close()
+    except (OSError, ValueError, KeyError, TypeError):  # absent, refused, empty, Corrupt
+        pass
+    data, checked, miss = _read_checked(path)
+    if checked is None or data is None:
+        return None, miss
+    from yupana.state import atomic, hot_derive
+
+    image = hot_derive.image(hot_derive.derive_hot(checked), {"key": _hot_key(st), "json_sha1": _sha1(data)})
+    try:
+        fst = os.stat(path)
+        if fst.st_size == len(data) and fst.st_ino == st.st_ino and fst.st_mtime_ns == st.st_mtime_ns:
+            atomic.write(hot_path_for(path), image)  # the twin of the very file just read
+    except (OSError, ValueError):
+        pass
+    return HotCache(HotFile(data=image)), None
+
+
+def read_json(path: str) -> tuple[dict[str, Any] | None, Miss | None]:
+    """``projection.json`` shape-checked, nothing derived (the cold commands)."""
+    st, miss = _stat(path)
+    if st is None:
+        return None, miss
+    _, checked, miss = _read_checked(path)
+    return checked, miss
+
+
+def _read_checked(path: str) -> tuple[bytes | None, dict[str, Any] | None, Miss | None]:
     try:
         data = statefile.read(path, statefile.CACHE_LIMIT)
         cache = fastjson.loads(data)
     except statefile.Refused as exc:
-        return None, Miss("unreadable", f"refusing to read {exc}")
+        return None, None, Miss("unreadable", f"refusing to read {exc}")
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        return None, Miss("unreadable", f"cannot read {path}: {exc}")
-    cache, miss = _check_shape(cache, path)
-    if miss or not hot:
-        return cache, miss
-    assert cache is not None
-    derived = derive_hot(cache)
-    try:
-        fst = os.stat(path)
-        if fst.st_size == len(data) and fst.st_ino == st.st_ino and fst.st_mtime_ns == st.st_mtime_ns:
-            _write_twin(path, fst, derived, _sha1(data))
-    except (OSError, ValueError):
-        pass
-    return derived, None
+        return None, None, Miss("unreadable", f"cannot read {path}: {exc}")
+    checked, miss = _check_shape(cache, path)
+    return data, checked, miss
 
 
-def _check_shape(cache: object, path: str, entries: bool = True) -> tuple[dict[str, Any] | None, Miss | None]:
+def _check_meta(cache: HotCache, path: str) -> tuple[HotCache | None, Miss | None]:
+    """The bookkeeping a served twin must carry (its planes were checked when it was derived)."""
+    version = cache.get("version")
+    if version != CACHE_VERSION:
+        return None, Miss("version", f"{path} has cache version {version!r}; this yupana reads version {CACHE_VERSION}")
+    written = cache.get("written_at")
+    if not isinstance(written, int) or isinstance(written, bool) or not isinstance(cache.get("endpoint"), str):
+        return None, Miss("unreadable", f"{path} lacks a valid written_at or endpoint")
+    return cache, None
+
+
+def _check_shape(cache: object, path: str) -> tuple[dict[str, Any] | None, Miss | None]:
     if not isinstance(cache, dict):
         return None, Miss("unreadable", f"{path} does not hold a JSON object")
     version = cache.get("version")
@@ -282,11 +317,10 @@ def _check_shape(cache: object, path: str, entries: bool = True) -> tuple[dict[s
         if not isinstance(cache.get(key), (dict, type(None))):
             return None, Miss("unreadable", f"{path}: {key} is neither an object nor null")
         cache.setdefault(key, None)
-    if entries:
-        from yupana.state import cache_entries
+    from yupana.state import cache_entries
 
-        malformed = cache_entries.check(cache)
-        if malformed:
-            return None, Miss("unreadable", f"{path}: malformed entry {malformed}; refusing the whole cache "
-                                            "(run `yupana project` to rewrite it)")
+    malformed = cache_entries.check(cache)
+    if malformed:
+        return None, Miss("unreadable", f"{path}: malformed entry {malformed}; refusing the whole cache "
+                                        "(run `yupana project` to rewrite it)")
     return cache, None

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 
 from yupana import fastjson
-from yupana.state import atomic, statefile
+from yupana.state import statefile, stores
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-NAME = "denials.jsonl"
+NAME = stores.DENIALS_FILE
 MAX_ENTRIES = 300
 MAX_AGE_SECS = 30 * 86400
 MAX_BYTES = 1024 * 1024  # read bound
@@ -78,6 +78,8 @@ def append(path: str, entry: dict[str, Any]) -> bool:
 
 def compact(path: str, now: int) -> None:
     """Rewrite the file with its live entries only (atomic replace)."""
+    from yupana.state import atomic  # only when compacting (a hook that reads loads no writer)
+
     entries, _ = load(path, now)
     data = "".join(fastjson.dumps(e) + "\n" for e in entries)
     atomic.write_quietly(path, data.encode("utf-8"))

@@ -118,6 +118,25 @@ def read(path: str, limit: int = SMALL_LIMIT, *, tail: int | None = None) -> byt
         os.close(fd)
 
 
+def open_regular(path: str, limit: int = CACHE_LIMIT) -> int:
+    """A read-only descriptor on the regular file ``path`` of at most ``limit`` bytes, after
+    the checks :func:`read` makes; raises OSError or :class:`Refused`. The caller reads what
+    it needs with ``os.pread`` (the hot twin: a few sections of a large file) and closes it.
+    The descriptor keeps the very file it was opened on, whatever is renamed over ``path``.
+    """
+    fd = _open(path)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(path, f"is {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise _refuse(path, f"is {st.st_size} bytes, over the {limit}-byte bound for this state file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_or_none(path: str | None, limit: int = SMALL_LIMIT) -> bytes | None:
     """:func:`read`, with None for a missing, unreadable or refused file (the refusal is still noted)."""
     if not path:

@@ -32,6 +32,8 @@ import os
 from yupana.state import paths, statefile
 
 NAME_FILE = "endpoint"
+DENIALS_FILE = "denials.jsonl"  # the recurrence corpus (yupana.state.denials), named here so a hook
+# can see that it is empty without loading its reader
 _looked: str | None = None  # the legacy path already looked at in this process
 
 

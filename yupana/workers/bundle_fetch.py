@@ -106,7 +106,7 @@ def body(url: str, bundle_cfg: dict[str, Any], root: str, quipu: dict[str, Any],
     from yupana.projection import bundle
 
     ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
-    installed, miss = cache_mod.read(path, hot=False)
+    installed, miss = cache_mod.read_json(path)
     prior = dict(state.get("bundle") or {})
     current = (miss is None and installed is not None and installed.get("digest") == prior.get("digest")
                and installed.get("written_at") == prior.get("confirmed_at"))

@@ -331,7 +331,7 @@ def _not_due(path: str, key: str, quipu: dict[str, Any], state: dict[str, Any], 
     """Why the detached worker should not refresh now (None: it should)."""
     if refresh_state.in_backoff(state, now):
         return f"back-off active until {state['backoff_until']} (after {state.get('consecutive_failures')} failures)"
-    found, miss = cache.read(path, hot=False)
+    found, miss = cache.read_json(path)
     if miss or found is None or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
         return None
     age = now - found["written_at"]
@@ -342,7 +342,7 @@ def _not_due(path: str, key: str, quipu: dict[str, Any], state: dict[str, Any], 
 
 
 def _prior(outcome: RefreshOutcome, path: str, key: str) -> None:
-    found, miss = cache.read(path, hot=False)
+    found, miss = cache.read_json(path)
     if miss:
         outcome.prior_miss = miss.label
         return

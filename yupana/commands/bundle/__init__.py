@@ -102,7 +102,7 @@ def _build(args: argparse.Namespace) -> int:
                          as_json, code)
     path = refresher.cache_path_for(configured, key)
     now = int(time.time())
-    found, refused = cache.load_servable(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now, hot=False)
+    found, refused = cache.load_servable_json(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now)
     if refused:
         return _fail(refused.label, f"the cache would not be served ({refused.reason}); no bundle written", as_json)
     assert found is not None  # load_servable answers a cache or the reason it refused one

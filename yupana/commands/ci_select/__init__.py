@@ -151,7 +151,7 @@ def served_policy(cfg: dict[str, Any], top: str, now: int) -> dict[str, Any]:
     key = cache.endpoint_key(endpoint, top)
     path = stores.cache_path(key)
     out.update(endpoint=key, cache_path=path)
-    body, miss = cache.load_servable(path, key, ttl, now, hot=False)
+    body, miss = cache.load_servable_json(path, key, ttl, now)
     if miss is not None:
         out["miss"] = {"label": miss.label, "reason": miss.reason}
         return out

@@ -176,7 +176,7 @@ def signed_rule_set_section(cfg: dict[str, Any], root: str, now: int) -> dict[st
     key = cache.endpoint_key(cfg["quipu"].get("endpoint") or "", root)
     state = refresh_state.read(path, key)
     installed = state.get("bundle") or {}
-    found, refused = cache.load_servable(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now, hot=False)
+    found, refused = cache.load_servable_json(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now)
     loaded = bool(installed) and found is not None and found.get("digest") == installed.get("digest")
     out = {"loaded": loaded, "state": "loaded" if loaded else ("refused" if installed else "never-loaded"),
            "version": installed.get("digest"), "key_id": installed.get("key_id"),
@@ -267,10 +267,10 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
     key = cache.endpoint_key(endpoint, root)
     path = stores.cache_path(key)
     out.update(endpoint=key, cache_path=path)
-    body, miss = cache.load_servable(path, key, ttl, now, hot=False)
+    body, miss = cache.load_servable_json(path, key, ttl, now)
     if miss is not None:
         out["miss"] = {"label": miss.label, "reason": miss.reason}
-        found, _ = cache.read(path, hot=False) if path and miss.label in ("expired", "future-dated") else (None, None)
+        found, _ = cache.read_json(path) if path and miss.label in ("expired", "future-dated") else (None, None)
         if found is not None:
             out["written_at"] = found["written_at"]
             out["cache_age_secs"] = now - found["written_at"]

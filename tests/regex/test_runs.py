@@ -1,0 +1,95 @@
+"""The required-run prefilter never hides a match that google-re2 would find, and it does
+exclude the everyday texts that the literal prefilter cannot (so ``re2`` stays unloaded)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import re2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from yupana.regex.prefilter import may_run, prefilter, required_run
+from tests.regex.test_prefilter import TRICKY, patterns
+
+PROSE = ("Deployment notes\n\nThe widget service now reads its settings from the environment; see the "
+         "runbook section on rollouts for the order of steps and who to ask when a canary fails.\n")
+CODE = "let total = compute(a, b);\nfn helper(x: u32) -> u32 { x + 1 }\n"
+
+
+@pytest.mark.parametrize(("pattern", "hit"), [
+    (r"[A-Za-z0-9+/]{40,}={0,2}", "token: " + "QUJD" * 11 + "=="),
+    (r"\b[0-9a-f]{40}\b", "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed it"),
+    (r"\b(?:[0-9]{4}[ -]?){3}[0-9]{4}\b", "card 4111 1111 1111 1111 on file"),
+    (r"[^\x00-\x7F]{20,}", "x" + "\u00e9" * 20),
+    (r"\b(?:[0-9]{1,3}\.){3}[0-9]{1,3}\b", "ping 10.1.2.3 now"),
+])
+def test_literal_less_corpus_patterns_are_narrowed(pattern, hit):
+    """The corpus patterns with no literal prefilter: excluded on prose and code, admitted on a match."""
+    rr = required_run(pattern)
+    assert rr is not None
+    assert re2.search(pattern, hit) and may_run(rr, hit)
+    for text in (PROSE, CODE):
+        assert not re2.search(pattern, text)
+        assert not may_run(rr, text), f"{pattern!r} should not need to run on {text[:30]!r}"
+
+
+@pytest.mark.parametrize("pattern", [r".*", r"\w+", r"ab", r"[^a]{5}", r"\pL{4}", r"x?"])
+def test_patterns_whose_runs_exclude_little_get_none(pattern):
+    assert required_run(pattern) is None
+
+
+def test_case_folding_and_non_ascii_are_members():
+    """(?i)k matches KELVIN SIGN; [^\\x00-\\x7F] matches any non-ASCII character, as bytes."""
+    rr = required_run(r"(?i)k{3}")
+    assert rr is not None and may_run(rr, "\u212a\u212a\u212a") and may_run(rr, "kKk")
+    assert not may_run(rr, "kk k")
+    rr = required_run("[\u00e9\u00e8]{3}")
+    assert rr is not None and may_run(rr, "\u00e9\u00e8\u00e9") and not may_run(rr, "eee")
+
+
+def test_the_memo_is_per_table():
+    a, b = required_run(r"[0-9]{5}"), required_run(r"[a-f]{5}")
+    memo: dict[bytes, bytes] = {}
+    assert may_run(a, "x 12345 y", memo) and not may_run(b, "x 12345 y", memo)
+    assert len(memo) == 3  # the encoding and two tables
+
+
+def _sound(pattern: str, texts: list[str]) -> None:
+    try:
+        compiled = re2.compile(pattern)
+    except Exception:  # noqa: BLE001 - RE2 refused the pattern
+        return
+    rr = required_run(pattern)
+    for text in texts:
+        if compiled.search(text):
+            assert may_run(rr, text), f"false negative: {pattern!r} run {rr and rr[1]} text {text!r}"
+
+
+@settings(max_examples=int(os.environ.get("PREFILTER_EXAMPLES", "3000")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(patterns, st.integers(1, 4), st.text(alphabet=" ;\n\u00a0", max_size=3),
+       st.lists(st.text(alphabet=TRICKY + "xyz0123456789", max_size=24), max_size=4))
+def test_no_false_negatives_on_repeated_samples(pair, times, gap, others):
+    """Samples repeated (so runs are long enough to matter) and cut by separators."""
+    pattern, sample = pair
+    _sound(pattern, [sample * times, gap + sample + gap, (sample + gap) * times, *others])
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.sampled_from([r"[a-c]{3,}", r"(?:ab|c\d){2}", r"[^\s]{4}", r"(?i:[k-m]{3})", r"\d+\.\d+\.\d+",
+                        r"[\x{80}-\x{10FFFF}]{3}", r"[^\x00-\x{10FFFF}a]{3}|zz z"]),
+       st.text(alphabet="abc1234. \u212akKlm\u00e9\u4e2dzZ\n", max_size=30))
+def test_no_false_negatives_on_class_heavy_patterns(pattern, text):
+    _sound(pattern, [text])
+
+
+def test_both_prefilters_are_independent():
+    """A pattern with a literal keeps it; the run is an extra, separate requirement."""
+    pattern = r"\bAKIA[0-9A-Z]{16}\b"
+    assert prefilter(pattern) == (("AKIA",), False)
+    rr = required_run(pattern)
+    assert rr is not None and rr[1] == 20
+    assert not may_run(rr, "AKIA is a prefix")
+    assert may_run(rr, "key AKIAABCDEFGHIJKLMNOP")

@@ -1,0 +1,255 @@
+"""What a hook reads of the projection cache: the hot twin, one byte range at a time. Stdlib only.
+
+The container. ``projection.hot`` is one file (replaced by rename, like every state file)::
+
+    b"YUPANAHT"  u32 header length (little-endian)  header (marshal)  section bytes …
+
+The header is a small dict: the format, the byte order of the integer arrays inside, what the
+file was derived from (``key``, ``json_sha1``), the cache's bookkeeping (``meta``: version,
+endpoint, written_at, counts, …) and ``sections``: name → (offset from the end of the
+header, length). :func:`open_file` opens it once (:func:`yupana.state.statefile.open_regular`)
+and :class:`HotFile` ``pread``\\ s only the byte ranges asked for, so a hook that needs the
+memory policies never reads the 50,000 text rules stored beside them; what it never touches
+costs nothing, at exit included (``pread`` rather than ``mmap``: that module alone costs a
+hook ~0.25 ms).
+
+The view. :class:`HotCache` answers ``get(key)`` like the cache's dict (docs/cache-format.md):
+the bookkeeping fields from the header, a plane from its own section — unmarshalled the first
+time it is asked for, never before. Text rules are :class:`TextRules`: each rule is stored on
+its own, and :meth:`TextRules.candidates` returns the rules whose prefilters admit a text by
+asking the literal index (:mod:`yupana.regex.rule_index`) which ones can, so a hook with
+50,000 rules in the catalogue reads the handful that share a trigram with the edit. The
+layout is written by :mod:`yupana.state.hot_derive`.
+"""
+
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+MAGIC = b"YUPANAHT"
+PREFIX = len(MAGIC) + 4
+HEAD_READ = 1 << 16  # the first read takes the header whole in the common case
+#: Bumped whenever the layout changes (a twin of another format is derived again).
+HOT_FORMAT = 4
+
+
+class Corrupt(ValueError):
+    """Not a hot twin this code can read (another format, truncated, damaged)."""
+
+
+class HotFile:
+    """A parsed container: the header, and byte ranges on demand — from an open descriptor
+    (``fd``, with the file's ``size``) or from the bytes themselves (``data``)."""
+
+    __slots__ = ("fd", "data", "header", "base", "_table")
+
+    def __init__(self, *, fd: int | None = None, size: int = 0, data: bytes | None = None) -> None:
+        self.fd = fd  # owned: closed by close(), on a failure here, or when the file is freed
+        self.data = data
+        if data is not None:
+            size = len(data)
+        try:
+            self._parse(size)
+        except BaseException:
+            self.close()
+            raise
+
+    def _parse(self, size: int) -> None:
+        first = self.read(0, min(size, HEAD_READ))
+        if len(first) < PREFIX or first[:len(MAGIC)] != MAGIC:
+            raise Corrupt("not a hot twin (no YUPANAHT prefix)")
+        length = int.from_bytes(first[len(MAGIC):PREFIX], "little")
+        raw = first[PREFIX:PREFIX + length] if PREFIX + length <= len(first) else self.read(PREFIX, length)
+        try:
+            header = marshal.loads(raw)
+        except (EOFError, ValueError, TypeError) as exc:
+            raise Corrupt(f"unreadable header ({exc})") from None
+        if not isinstance(header, dict) or not isinstance(header.get("sections"), dict):
+            raise Corrupt("header without a section table")
+        if header.get("byteorder") != sys.byteorder:
+            raise Corrupt(f"written on a {header.get('byteorder')}-endian machine")
+        self.header = header
+        self.base = PREFIX + length
+        self._table: dict[str, tuple[int, int]] = header["sections"]
+        end = max((off + n for off, n in self._table.values()), default=0)
+        if self.base + end > size:
+            raise Corrupt("truncated: a section ends past the end of the file")
+
+    def close(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            self.data = b""
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except OSError:
+            pass
+
+    def read(self, offset: int, n: int) -> bytes:
+        if self.data is not None:
+            return self.data[offset:offset + n]
+        assert self.fd is not None
+        got = os.pread(self.fd, n, offset)
+        if len(got) != n:
+            raise Corrupt(f"short read at {offset} ({len(got)} of {n} bytes)")
+        return got
+
+    def has(self, name: str) -> bool:
+        return name in self._table
+
+    def span(self, name: str, start: int, end: int) -> bytes:
+        """Bytes ``start:end`` of section ``name``; KeyError when the file has none by that name."""
+        off, n = self._table[name]
+        end = min(end, n)
+        return self.read(self.base + off + start, max(0, end - start))
+
+    def raw(self, name: str) -> bytes:
+        """The whole of section ``name``."""
+        return self.span(name, 0, self._table[name][1])
+
+    def load(self, name: str) -> Any:
+        """Section ``name`` unmarshalled; :class:`Corrupt` when it does not unmarshal."""
+        try:
+            return marshal.loads(self.raw(name))
+        except (EOFError, ValueError, TypeError) as exc:
+            raise Corrupt(f"section {name!r} does not unmarshal ({exc})") from None
+
+
+def open_file(path: str, limit: int) -> HotFile:
+    """The hot twin at ``path`` (its descriptor stays open for the process: a hook is short);
+    raises OSError (absent, refused) or :class:`Corrupt`."""
+    from yupana.state import statefile
+
+    fd = statefile.open_regular(path, limit)
+    try:
+        size = os.fstat(fd).st_size
+    except OSError:
+        os.close(fd)
+        raise
+    return HotFile(fd=fd, size=size)
+
+
+_MISSING = object()
+PLANE = "plane:"  # section name prefix of every plane but the text rules
+RULES, RULE_OFFSETS = "text_rules:records", "text_rules:offsets"
+INDEX = "text_rules:index:"
+
+
+class TextRules:
+    """The text rules of a hot twin: counted from the header, read one record at a time."""
+
+    __slots__ = ("file", "count", "index", "_rules")
+
+    def __init__(self, file: HotFile) -> None:
+        from yupana.regex.rule_index import Index  # a hook that reads no text rule loads no index
+
+        info = file.header["text_rules"]
+        self.file = file
+        self.count: int = info["count"]
+        self.index = Index(info["index"], lambda name, start, end: file.span(INDEX + name, start, end))
+        self._rules: dict[int, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        return self.rule(i)
+
+    def __iter__(self) -> Any:
+        return (self.rule(i) for i in range(self.count))
+
+    def rule(self, i: int) -> dict[str, Any]:
+        """Rule ``i`` (the cache's order), with its derived ``_prefilter`` and ``_run``."""
+        found = self._rules.get(i)
+        if found is None:
+            bounds = memoryview(self.file.span(RULE_OFFSETS, 4 * i, 4 * i + 8)).cast("I")
+            try:
+                found = marshal.loads(self.file.span(RULES, bounds[0], bounds[1]))
+            except (EOFError, ValueError, TypeError, IndexError) as exc:
+                raise Corrupt(f"text rule {i} does not unmarshal ({exc})") from None
+            self._rules[i] = found
+        return found
+
+    def all(self) -> list[dict[str, Any]]:
+        """Every rule, in order (``explain``, tests; a hook uses :meth:`candidates`)."""
+        return [self.rule(i) for i in range(self.count)]
+
+    def candidates(self, text: str, deadline_at: float | None = None) -> tuple[list[dict[str, Any]], int]:
+        """(the rules whose prefilters admit ``text``, in order; how many were not looked at
+        because ``deadline_at`` passed) — :func:`yupana.evaluate.text_rules.candidates`."""
+        from yupana.regex.prefilter import Admission
+
+        admission = Admission(text, deadline_at)
+        ids = self.index.candidates(text, admission.folded, deadline_at)
+        if ids is None:
+            return [], self.count
+        ordered = sorted(ids)
+        out: list[dict[str, Any]] = []
+        for n, i in enumerate(ordered):
+            if admission.expired():
+                return out, len(ordered) - n
+            rule = self.rule(i)
+            admitted = admission.admits(rule.get("_prefilter"), rule.get("_run"))
+            if admitted is None:
+                return out, len(ordered) - n
+            if admitted:
+                out.append(rule)
+        return out, 0
+
+
+class HotCache:
+    """The cache a hook is served: ``get``/``[]`` as on the JSON's dict, sections on demand."""
+
+    __slots__ = ("file", "meta", "_text_rules", "_planes")
+
+    def __init__(self, file: HotFile) -> None:
+        self.file = file
+        self.meta: dict[str, Any] = file.header["meta"]
+        self._text_rules: TextRules | None = None
+        self._planes: dict[str, Any] = {}
+
+    @property
+    def text_rules(self) -> TextRules:
+        if self._text_rules is None:
+            self._text_rules = TextRules(self.file)
+        return self._text_rules
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self.meta:
+            return self.meta[key]
+        if key == "text_rules":
+            return self.text_rules
+        if key in self._planes:
+            return self._planes[key]
+        name = PLANE + key
+        if not self.file.has(name):
+            return default
+        value = self._planes[key] = self.file.load(name)
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key, _MISSING) is not _MISSING
+
+    def policy_languages(self) -> tuple[str, ...]:
+        """The languages some pre-edit structural policy is for (no section read)."""
+        return tuple(self.file.header.get("policy_languages") or ())
