@@ -32,7 +32,7 @@ EXIT_BUSY = 3
 SLOW_SECS = 1.0
 
 PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
-          "ci_map", "repo_exposure", "grounding", "work_item_scopes", "work_item_parents", "work_item_status",
+          "ci_map", "repo_exposure", "landing_policies", "grounding", "work_item_scopes", "work_item_parents", "work_item_status",
           "disk_history",
           "unprojected")
 # Where a plane's fetch time is accounted in the projection's stats, when not under its own name.
