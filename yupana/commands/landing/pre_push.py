@@ -25,11 +25,13 @@ can and lets the push proceed). docs/landing.md is the operator page.
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import sys
 import time
+
+TYPE_CHECKING = False  # annotations only: the hook's start-up imports neither typing nor re
+if TYPE_CHECKING:
+    from typing import Any
 
 ALLOW, BLOCK = 0, 1
 
