@@ -312,8 +312,8 @@ def test_without_a_key_the_record_is_unsigned_and_says_so(land):
     assert record["kind"] == "landing-certified" and record["signed"] is False
     assert "signature" not in record and "key_id" not in record
     assert f"no signing key at {land.key}" in record["unsigned_reason"]
-    done = land.yupana("landing", "verify", "--last", "--key", "ed25519:" + "A" * 43 + "=")
-    assert done.returncode == 3 and "UNSIGNED" in done.stdout.decode()
+    done = land.yupana("landing", "verify", "--last")  # no key anywhere: an unsigned record needs none
+    assert done.returncode == 3 and "UNSIGNED" in done.stdout.decode() and "no signing key at" in done.stdout.decode()
 
 
 def _signed_push(land) -> dict:
@@ -349,6 +349,9 @@ def test_another_key_does_not_verify(land):
     other = land.yupana("landing", "keygen", "--out", str(land.base / "other.pk8"), "--json")
     done = land.yupana("landing", "verify", "--last", "--key", json.loads(other.stdout)["public_key"])
     assert done.returncode == 1 and "unknown-key" in done.stdout.decode()
+    land.key.unlink()  # a signed record and no key to check it with: a usage error, never "verified"
+    done = land.yupana("landing", "verify", "--last")
+    assert done.returncode == 2 and "no key to verify with" in done.stderr.decode()
 
 
 def test_a_record_signed_for_a_certification_it_does_not_show_is_refused(land):
@@ -379,6 +382,16 @@ def test_a_deletion_lands_nothing_and_is_not_certified(land):
     assert land.certifications() == [] and "nothing lands" in done.stderr.decode()
 
 
+def test_an_annotated_tag_is_certified_for_the_commit_it_tags(land):
+    land.catalogue(catalogue())
+    land.install()
+    land.git("tag", "-a", "v1", "-m", "release")
+    done = land.push("v1")
+    assert done.returncode == 0, done.stderr.decode()
+    [record] = land.certifications()
+    assert record["ref"] == "refs/tags/v1" and record["kind"] == "landing-certified" and land.ran() == ["unit"]
+
+
 def test_pre_commit_passes_the_ref_in_its_variables(land):
     land.catalogue(catalogue())
     base = land.head()
@@ -392,6 +405,18 @@ def test_pre_commit_passes_the_ref_in_its_variables(land):
     [record] = land.certifications()
     assert record["kind"] == "landing-certified" and record["sha"] == sha and record["remote_sha"] == base
     assert record["changed"] == 1 and record["repo"] == "widgets"
+
+
+def test_a_remote_name_alone_is_resolved_to_its_url(land):
+    land.catalogue(catalogue())
+    line = f"refs/heads/main {land.head()} refs/heads/main {'0' * 40}\n".encode()
+    done = land.yupana("hook", "pre-push", "origin", stdin=line)
+    assert done.returncode == 0, done.stderr.decode()
+    [record] = land.certifications()
+    assert record["repo"] == "widgets" and record["url"] == str(land.base / "widgets.git")
+    garbled = land.yupana("hook", "pre-push", "origin", str(land.base / "widgets.git"), stdin=b"not a ref line\n")
+    assert garbled.returncode == 0 and land.certifications()[-1]["kind"] == "landing-unknown"
+    assert "the pushed refs cannot be read" in land.certifications()[-1]["reason"]
 
 
 def test_the_fixture_catalogue_through_the_embedded_store(land, tmp_path):

@@ -11,8 +11,8 @@ as ``keygen`` prints it, or a PEM public key file), else the public half of this
 
 Exit codes: 0 every record checked verifies; 1 one does not (``format``, ``unknown-key``,
 ``signature``, ``inconsistent``); 3 one is unsigned (it says so; there is nothing to verify)
-and none failed; 2 nothing to check or nothing to check it with (no record, no key, a file
-that cannot be read).
+and none failed; 2 nothing to check or nothing to check it with (no record, a signed record
+and no key, a file that cannot be read).
 
 ``yupana landing keygen [--out FILE]`` creates the ed25519 signing key (PKCS#8 DER, mode
 0600, never over an existing file) at ``--out``, else at ``signing_key_path``, and prints its
@@ -84,7 +84,7 @@ def verify(cfg: dict[str, Any], root: str, args: argparse.Namespace, as_json: bo
         trusted = certificate.trusted_keys(args.key, root, key)
     except certificate.Refusal as exc:
         return _usage("landing.verify", exc.message, as_json)
-    if not trusted:
+    if not trusted and any(isinstance(r, dict) and r.get("signed") is True for r in records):
         return _usage("landing.verify", f"no key to verify with: pass --key ed25519:<base64> (or a PEM public key "
                                         f"file), or create this project's signing key ({key.path or 'unset'})", as_json)
     results = []

@@ -141,8 +141,11 @@ class PrePush:
         return name, env.get("PRE_COMMIT_REMOTE_URL") or name
 
     def _repo_name(self) -> str:
+        from yupana.commands.landing import pushed
         from yupana.edit.git_repo import name_from_url, repo_name
 
+        if self.remote and (not self.url or self.url == self.remote):  # a remote's name alone: ask git for its URL
+            self.url = pushed.remote_url(self.top, self.remote) or self.url
         if self.url:
             return name_from_url(self.url) or "unresolved"
         return repo_name(self.top) or "unresolved"

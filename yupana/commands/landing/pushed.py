@@ -135,6 +135,13 @@ def changed_paths(top: str, update: Update, remote: str | None) -> list[str]:
     return paths
 
 
+def remote_url(top: str, remote: str) -> str | None:
+    """The URL git pushes to for the remote named ``remote`` (None when it names none)."""
+    done = run_git(top, ["remote", "get-url", "--push", remote])
+    url = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+    return url or None
+
+
 def _url_like(remote: str) -> bool:
     return "/" in remote or ":" in remote or remote.endswith(".git") or os.path.isabs(remote)
 
@@ -144,6 +151,9 @@ def attribution(top: str, sha: str) -> str | None:
     HEAD is ``sha`` and nothing is modified, staged or untracked-and-not-ignored)."""
     done = run_git(top, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
     head = done.stdout.decode("ascii", "replace").strip() if done.returncode == 0 else ""
+    peeled = run_git(top, ["rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}"])  # an annotated tag: its commit
+    if peeled.returncode == 0:
+        sha = peeled.stdout.decode("ascii", "replace").strip() or sha
     if head != sha:
         return (f"the working tree is at {head[:12] or 'no commit'}, not the pushed commit {sha[:12]} (check the "
                 "pushed branch out, then push again)")
