@@ -258,9 +258,12 @@ def test_a_partial_map_is_unknown_and_runs_nothing(enforcing):
     assert {r["outcome"] for r in record["requirements"]} == {"unknown"} and enforcing.ran() == []
 
 
-def test_no_ci_map_is_unknown(enforcing):
+def test_no_ci_map_is_unknown(enforcing, env):
     enforcing.catalogue(catalogue(ci_map=False))
     _unknown(enforcing, enforcing.push(), reason="no CI map is projected")
+    [noise] = env.records("ci_shift_unknown")  # the CI-map clause's count, in the metrics spool
+    assert noise["cause"] == "no-map" and noise["source"] == "pre-push" and noise["repo"] == "widgets"
+    assert landing_kinds(env.records()) == []  # the certification itself is not there
 
 
 def test_no_servable_cache_is_unknown_and_starts_a_refresh(enforcing):

@@ -189,6 +189,8 @@ class PrePush:
             selection = ci_map.select(cache.get("ci_map"), changed)
         elif changed is not None:
             why_none = why_no_policy
+        if changed is not None:
+            self._coverage_unknown(selection, served, len(changed))
         requirements: list[landing.Requirement] = []
         run = None
         for name in (policy or {}).get("requires") or ():
@@ -220,6 +222,28 @@ class PrePush:
         record = self.write(update, fields)
         self._report(update, outcome, reason, policy, served, record)
         return outcome
+
+    def _coverage_unknown(self, selection: Any, served: dict[str, Any], changed: int) -> None:
+        """The CI-map clause's noise count: an UNKNOWN selection at the pre-push seam is a
+        ``ci_shift_unknown`` record in the metrics spool, as ``yupana ci-select`` writes one
+        (``source: "pre-push"``). Not a certification: those stay in the landing spool."""
+        from yupana.commands.ci_select import NO_CACHE, NOT_CONFIGURED
+        from yupana.evaluate import ci_map
+        from yupana.state import spool
+
+        miss = (served["miss"] or {}).get("label")
+        if served["not_configured"]:
+            cause, reason = NOT_CONFIGURED, f"the governed plane is not configured ({served['not_configured']})"
+        elif served["_cache"] is None:
+            cause, reason = NO_CACHE, f"no servable projection cache ({miss})"
+        elif selection is not None and selection.state == ci_map.UNKNOWN:
+            cause, reason = selection.cause, selection.reason
+        else:
+            return
+        spool.record("ci_shift_unknown", {"reason": reason, "cause": cause, "changed": changed, "miss": miss,
+                                          "policy_freshness": served["freshness"],
+                                          "policy_age_secs": served["cache_age_secs"], "source": self.hook,
+                                          "repo": self.repo})
 
     def _policy(self, cache: dict[str, Any] | None, served: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         from yupana.evaluate import landing
