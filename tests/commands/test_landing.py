@@ -319,6 +319,19 @@ def test_without_a_key_the_record_is_unsigned_and_says_so(land):
     assert done.returncode == 3 and "UNSIGNED" in done.stdout.decode() and "no signing key at" in done.stdout.decode()
 
 
+def test_keygen_keeps_a_key_inside_the_work_tree_out_of_git_and_never_replaces_one(land):
+    config = land.root / ".bobbin" / "config.toml"
+    config.write_text(config.read_text().replace(f'signing_key_path = "{land.key}"', 'signing_key_path = "yupana-signing.pk8"'))
+    land.commit("key in the tree")
+    key = land.keygen()
+    path = land.root / "yupana-signing.pk8"
+    assert key["private_key"] == str(path) and (path.stat().st_mode & 0o777) == 0o600
+    assert key["excluded_in"] and land.git("status", "--porcelain").stdout == b""  # git will not commit it
+    before = path.read_bytes()
+    again = land.yupana("landing", "keygen")
+    assert again.returncode == 1 and "never replaced" in again.stderr.decode() and path.read_bytes() == before
+
+
 def _signed_push(land) -> dict:
     key = land.keygen()
     land.catalogue(catalogue())

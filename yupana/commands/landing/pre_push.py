@@ -98,6 +98,7 @@ class PrePush:
         self.top = top
         self.root = project_root.nearest(cwd) or self.top
         self.remote, self.url = self._remote()
+        self.repo = self._repo_name()
         try:
             self.cfg = settings.load(self.root, self.args.config)["config"]
         except ConfigError as exc:
@@ -125,7 +126,6 @@ class PrePush:
         if not landing:
             _say("yupana: landing: nothing lands (no ref, or deletions only): no certification")
             return ALLOW
-        self.repo = self._repo_name()
         served = self._served()
         blocked = False
         for update in landing:
