@@ -491,6 +491,19 @@ def test_a_landing_spool_that_cannot_be_written_is_said_and_the_push_proceeds(la
     assert "the certification could not be recorded" in done.stderr.decode()
 
 
+def test_a_configuration_error_is_unknown_and_the_push_proceeds(land):
+    land.catalogue(catalogue())
+    land.install()
+    config = land.root / ".bobbin" / "config.toml"
+    config.write_text(config.read_text().replace('landing = "advise"', 'landing = "always"'))
+    land.commit("broken config")
+    done = land.push()
+    assert done.returncode == 0 and land.remote_head() == land.head() and land.ran() == []
+    [record] = land.certifications()
+    assert record["kind"] == "landing-unknown" and record["repo"] == "widgets" and record["rung"] == "?"
+    assert "configuration error" in record["reason"] and "landing" in record["reason"]
+
+
 # ── install git ──────────────────────────────────────────────────────────────────────
 
 
