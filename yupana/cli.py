@@ -1,9 +1,11 @@
 """Entry point. ``yupana hook …`` dispatches without touching the cold path.
 
-Hook invocations are parsed by hand (argparse alone imports :mod:`re` and gettext) and can
-never exit non-zero: an argument this version does not understand, or any exception
-escaping a hook, is a stderr line and an allow (exit 0, empty stdout). Every other command
-is looked up in :data:`COMMANDS` and imported only when it is the one asked for.
+Hook invocations are parsed by hand (argparse alone imports :mod:`re` and gettext). A client
+hook can never exit non-zero: an argument this version does not understand, or any exception
+escaping a hook, is a stderr line and an allow (exit 0, empty stdout). A git hook
+(``pre-push``) exits 1 only when its runtime says to refuse the push, and 0 on every fault.
+Every other command is looked up in :data:`COMMANDS` and imported only when it is the one
+asked for.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ COMMANDS = {
     "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
     "metrics": ("yupana.commands.metrics", "hook health and the rule set in OpenMetrics text (node_exporter textfile)"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
+    "landing": ("yupana.commands.landing", "verify signed landing certifications; create their signing key"),
     "bundle": ("yupana.commands.bundle", "sign the validated projection into one bundle a fleet fetches (build, keygen)"),
-    "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex)"),
-    "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code or Codex"),
+    "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex), "
+                                           "or git's pre-push hook"),
+    "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code, Codex or git"),
     "refresh-worker": ("yupana.workers.refresh_worker", "internal: the detached single-flight refresher"),
     "exposure-worker": ("yupana.workers.exposure_worker", "internal: the detached repository-exposure lookup"),
     "disk-flush": ("yupana.workers.disk_flush", "internal: write queued disk-impact samples to the store"),
@@ -42,12 +46,14 @@ GLOBAL_BOOL_FLAGS = ("--json", "--quiet", "--verbose")
 
 
 class HookArgs:
-    """Options a hook receives: tenant (``--tenant`` else $BOBBIN_ROLE) and config override."""
+    """Options a hook receives: tenant (``--tenant`` else $BOBBIN_ROLE), config override, and a
+    git hook's positional arguments (pre-push: the remote's name and URL)."""
 
-    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose")
+    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose", "positional")
 
     def __init__(self, event: str) -> None:
         self.event = event
+        self.positional: list[str] = []
         self.tenant: str | None = None
         self.config: str | None = None
         self.json = False
@@ -60,12 +66,15 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
     event = None
     values: dict[str, str] = {}
     flags: set[str] = set()
+    positional: list[str] = []
     seen_hook = False
     i = 0
     while i < len(argv):
         arg = argv[i]
         name, eq, inline = arg.partition("=")
-        if name in GLOBAL_VALUE_FLAGS:
+        if event is not None and len(positional) < _positional(event) and not arg.startswith("-"):
+            positional.append(arg)  # git's arguments, verbatim (git refuses a remote name or URL that starts with "-")
+        elif name in GLOBAL_VALUE_FLAGS:
             if eq:
                 values[name] = inline
             elif i + 1 < len(argv):
@@ -92,11 +101,18 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
     args.json = "--json" in flags
     args.quiet = "--quiet" in flags
     args.verbose = "--verbose" in flags
+    args.positional = positional
     return args
 
 
+def _positional(event: str) -> int:
+    row = HOOKS.get(event)
+    return row.positional if row is not None else 0
+
+
 def run_hook(argv: list[str]) -> int:
-    """Run a hook; whatever happens, exit 0 (never 2: that is Claude Code's block channel)."""
+    """Run a hook; whatever happens, exit 0 (never 2: that is Claude Code's block channel) —
+    except a git hook whose runtime refuses (exit 1: git's "do not push")."""
     import gc
 
     # A hook is a short process that frees nothing it could not free at exit: the cyclic
@@ -107,13 +123,15 @@ def run_hook(argv: list[str]) -> int:
     except ValueError as exc:
         _stderr(f"yupana: hook invocation not understood ({exc}); allowing the tool call")
         return 0
+    row = HOOKS[args.event]
     try:
-        HOOKS[args.event].runtime().main(args)
-    except BaseException as exc:  # noqa: BLE001 - no crash path may block an agent
+        code = row.runtime().main(args)
+    except BaseException as exc:  # noqa: BLE001 - no crash path may block an agent or a push
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return 0
         _stderr(f"yupana: hook {args.event} failed ({type(exc).__name__}: {exc}); allowing the tool call")
-    return 0
+        return 0
+    return 1 if row.protocol == "git" and code == 1 else 0
 
 
 def _stderr(line: str) -> None:
@@ -163,7 +181,7 @@ def _run_command(argv: list[str]) -> int:
         description="Governance-plane client for fleets of AI coding agents.",
         epilog="commands:\n"
         + "\n".join(f"  {name:<15}{summary}" for name, (_, summary) in COMMANDS.items() if name not in INTERNAL_COMMANDS)
-        + f"\n  hook EVENT     run a hook ({', '.join(HOOKS)}); reads the payload on stdin",
+        + f"\n  hook EVENT     run a hook ({', '.join(HOOKS)}); reads the payload (git: the pushed refs) on stdin",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"yupana {__version__}")

@@ -143,6 +143,9 @@ POLICY = table(
     verify=field("bool", False),
     work_item_scope=enum("off", *MODES),
     action_scope=enum("off", *MODES),
+    # The landing certification of a git push (yupana hook pre-push, docs/landing.md): off does
+    # nothing, advise certifies and never blocks, enforce blocks a refused push. mode is its ceiling.
+    landing=enum("off", *MODES),
     disk_advisory=field("bool", True),
     # This project's repository exposure when no governed source states it (docs/configuration.md).
     exposure=enum(None, "public", "internal", optional=True),

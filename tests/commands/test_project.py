@@ -13,7 +13,7 @@ from catalogue_kit import configure, write_catalogue
 from servers.faulty import FaultyServer
 
 PLANES = ("policies", "text_rules", "exemption_selectors", "grounded_rules", "tripwires", "memory_policies",
-          "ci_map", "repo_exposure", "grounding", "work_item_scopes", "work_item_parents", "work_item_status", "disk_history",
+          "ci_map", "repo_exposure", "landing_policies", "grounding", "work_item_scopes", "work_item_parents", "work_item_status", "disk_history",
           "unprojected")
 
 

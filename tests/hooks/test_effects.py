@@ -156,4 +156,6 @@ def test_post_edit_notice_alike(env, tmp_path):
 
 
 def test_every_registered_hook_is_covered_here():
-    assert set(registry.HOOKS) == {"pre-edit", "pre-bash", "post-edit"}  # a new hook adds its case above
+    assert set(registry.CLIENT_HOOKS) == {"pre-edit", "pre-bash", "post-edit"}  # a new hook adds its case above
+    # git's pre-push runs commands and is never rehearsed: tests/commands/test_landing.py runs it for real
+    assert {n for n, h in registry.HOOKS.items() if h.protocol == "git"} == {"pre-push"}

@@ -192,6 +192,16 @@ EXPOSURE = """
 aegis:repo_widgets aegis:exposure "public" ; rdfs:comment "open source" , "since 2024" .
 aegis:repo_infra a aegis:GitRepo ; aegis:exposure "internal" .
 """
+LANDING = """
+aegis:landing_strict a aegis:LandingPolicy ; rdfs:label "strict" ;
+    aegis:requires "ci-selection-complete" , "local-commands-pass" .
+aegis:landing_service a aegis:LandingPolicy ; rdfs:label "service" ; aegis:requires "ci-selection-complete" .
+aegis:repotype_service a aegis:RepositoryType ; aegis:landingPolicy aegis:landing_service .
+aegis:repotype_bare a aegis:RepositoryType .
+aegis:repo_widgets aegis:landingPolicy aegis:landing_strict ; aegis:repositoryType aegis:repotype_service .
+aegis:repo_infra aegis:repositoryType aegis:repotype_service .
+aegis:repo_scratch aegis:repositoryType aegis:repotype_bare .
+"""
 WIRED = {"SHANTY_ROOT": "/srv/shanty", "SHANTY_AGENT": "polecat-3"}
 
 

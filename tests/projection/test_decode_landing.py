@@ -1,6 +1,6 @@
 """Landing policies (issue 13 §2 vocabulary): the repository's own aegis:landingPolicy first,
 else its repository type's; strict decoding; the bundled catalogue's statements pass the
-shapes and decode. (The refresh does not project this plane yet.)"""
+shapes and decode; the refresh projects them as the ``landing_policies`` plane."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from yupana.endpoint.base import Term
 from yupana.projection import decode_landing, gate
 from yupana.projection.errors import ProjectionError
 from yupana.projection.subject import Subject
+
+from .helpers import LANDING
 
 AEGIS = "http://aegis.gastown.local/ontology/"
 PREFIXES = "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n@prefix aegis: <" + AEGIS + "> .\n"
@@ -76,3 +78,49 @@ def test_the_shapes_refuse_an_unknown_requirement_and_a_second_policy():
     assert not report.conforms
     focus = {r.focus for r in report.results if r.severity == "violation"}
     assert {AEGIS + "landing_service", AEGIS + "repo_larkspur-freight"} <= focus
+
+
+# ── the plane, through a real refresh over the embedded store ─────────────────────────
+
+
+def test_the_refresh_projects_one_entry_per_repository_with_a_policy(projected):
+    cache = projected(LANDING).cache
+    assert cache["landing_policies"] == [
+        {"iri": AEGIS + "repo_infra", "repo": "infra", "policy": AEGIS + "landing_service", "label": "service",
+         "requires": ["ci-selection-complete"], "source": "repository-type",
+         "repository_type": AEGIS + "repotype_service"},
+        {"iri": AEGIS + "repo_widgets", "repo": "widgets", "policy": AEGIS + "landing_strict", "label": "strict",
+         "requires": ["ci-selection-complete", "local-commands-pass"], "source": "repository",
+         "repository_type": None},  # its own policy wins over its type's
+    ]  # repo_scratch: its type names no policy, so it has none (UNKNOWN)
+    assert cache["counts"]["landing_policies"] == 2
+
+
+def test_no_landing_statement_is_an_empty_plane(projected):
+    assert projected("").cache["landing_policies"] == []
+
+
+@pytest.mark.parametrize("old,new,subject,prop", [
+    ("aegis:repo_widgets aegis:landingPolicy", "aegis:widgets aegis:landingPolicy", "widgets", "aegis:landingPolicy"),
+    ("aegis:repo_infra aegis:repositoryType aegis:repotype_service",
+     "aegis:repo_infra aegis:repositoryType aegis:repotype_gone", "repo_infra", "aegis:repositoryType"),
+    ("aegis:repotype_bare a aegis:RepositoryType .", "aegis:repotype_bare a aegis:GitRepo .", "repo_scratch",
+     "aegis:repositoryType"),
+    ("aegis:repotype_service a aegis:RepositoryType ; aegis:landingPolicy aegis:landing_service .",
+     "aegis:repotype_service a aegis:RepositoryType ; aegis:landingPolicy aegis:landing_gone .",
+     "repotype_service", "aegis:landingPolicy"),
+    ('rdfs:label "strict"', 'rdfs:label " "', "landing_strict", "rdfs:label"),
+    ('aegis:requires "ci-selection-complete" .', 'aegis:requires "all-green" .', "landing_service", "aegis:requires"),
+])
+def test_a_malformed_statement_fails_the_refresh_naming_subject_and_property(projected, old, new, subject, prop):
+    assert old in LANDING
+    with pytest.raises(ProjectionError) as err:
+        projected(LANDING.replace(old, new))
+    assert err.value.subject == AEGIS + subject and err.value.property == prop, str(err.value)
+
+
+def test_a_broken_policy_on_an_unused_type_still_fails_the_refresh(projected):
+    body = LANDING + "aegis:repotype_lonely a aegis:RepositoryType ; aegis:landingPolicy aegis:repo_infra .\n"
+    with pytest.raises(ProjectionError) as err:
+        projected(body)
+    assert err.value.subject == AEGIS + "repotype_lonely" and "not an aegis:LandingPolicy" in err.value.message

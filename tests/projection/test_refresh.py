@@ -21,6 +21,7 @@ from .helpers import (
     AEGIS,
     CI,
     ITEMS,
+    LANDING,
     MEMORY,
     OTHERS,
     SELECTOR,
@@ -35,7 +36,7 @@ from .helpers import (
 )
 
 EVERYTHING = (structural('; aegis:hostedAtLayer "tool"') + MEMORY + wire() + OTHERS
-              + rule("; aegis:exemptionSelector aegis:sel_fixtures") + SELECTOR + grounded() + ITEMS + CI + history(3))
+              + rule("; aegis:exemptionSelector aegis:sel_fixtures") + SELECTOR + grounded() + ITEMS + CI + LANDING + history(3))
 
 
 def documented_fields() -> set[str]:
@@ -93,7 +94,7 @@ def test_plane_stats_account_for_every_request(store):
     assert sum(p.requests for p in proj.planes.values()) == len(endpoint.sent)
     assert set(proj.planes) == {"policies", "text_rules", "exemption_selectors", "grounded_rules", "ci_map", "classes",
                                 "grounding", "work_item_scopes", "work_item_parents", "work_item_status", "disk_history",
-                                "repo_exposure"}
+                                "repo_exposure", "landing_policies"}
     assert proj.planes["text_rules"].count == 1 and proj.planes["policies"].count == 6
     assert all(p.duration_s >= 0 for p in proj.planes.values())
 

@@ -43,7 +43,7 @@ def repo_name(top: str) -> str | None:
             gitdir = os.path.join(gitdir, common.strip())
         config = _read_small(os.path.join(gitdir, "config"))
         url = _origin_url(config) if config else None
-        return _name_from_url(url) if url else None
+        return name_from_url(url) if url else None
     except (OSError, ValueError):
         return None
 
@@ -123,7 +123,11 @@ def _config_value(value: str) -> str:
     return "".join(out).strip()
 
 
-def _name_from_url(url: str) -> str | None:
+def name_from_url(url: str) -> str | None:
+    """A repository's name from one of its URLs: the last path segment (after ``:`` for
+    scp-style URLs with no ``/``), trailing ``/`` and ``.git`` stripped; None when empty.
+    The rule the exposure lookup applies to ``origin`` and the landing lookup to the URL
+    a push goes to."""
     u = url.strip().rstrip("/")
     if "/" in u:
         u = u.rsplit("/", 1)[1]

@@ -7,6 +7,14 @@ explain`` recognises its payload (``infer``: a payload key and the value it must
 None: the default; rows are tried in order), and whether it reads the tenant from
 ``$BOBBIN_ROLE`` only (``tenant_env``: explain's ``--tenant`` then stands in for it). Adding a hook is adding a row (and its module). Nothing is imported
 here: the registry costs a hook nothing.
+
+``protocol`` says whose hook it is. ``client`` (Claude Code, Codex): a JSON payload on stdin,
+the client's JSON on stdout, exit 0 always; the runtime is a
+:class:`yupana.hooks.runtime.HookRuntime` and ``yupana explain`` can rehearse it. ``git``: git
+runs it (``yupana hook pre-push REMOTE URL``, ref lines on stdin); its runtime's ``main``
+returns the exit status git acts on (0 proceed, 1 refuse), takes up to ``positional``
+arguments after the event, and runs commands — it is cold, lives with its command
+(``yupana.commands.landing.pre_push``) and is not rehearsed by ``explain``.
 """
 
 from __future__ import annotations
@@ -20,10 +28,11 @@ if TYPE_CHECKING:
 class Hook:
     """One registered hook (see the module docstring)."""
 
-    __slots__ = ("name", "module", "entry", "event", "description", "infer", "tenant_env")
+    __slots__ = ("name", "module", "entry", "event", "description", "infer", "tenant_env", "protocol", "positional")
 
     def __init__(self, name: str, module: str, entry: str, event: str, description: str,
-                 infer: tuple[str, str] | None = None, tenant_env: bool = False) -> None:
+                 infer: tuple[str, str] | None = None, tenant_env: bool = False, protocol: str = "client",
+                 positional: int = 0) -> None:
         self.name = name
         self.module = module
         self.entry = entry
@@ -31,6 +40,8 @@ class Hook:
         self.description = description
         self.infer = infer
         self.tenant_env = tenant_env
+        self.protocol = protocol
+        self.positional = positional
 
     def runtime(self) -> type[HookRuntime]:
         """The hook's runtime class (imports its module)."""
@@ -47,7 +58,11 @@ HOOKS: dict[str, Hook] = {h.name: h for h in (
     Hook("post-edit", "yupana.hooks.post_edit", "PostEdit", "PostToolUse",
          "tell the model when an edit landed outside its work item's observed ground",
          infer=("hook_event_name", "PostToolUse")),
+    Hook("pre-push", "yupana.commands.landing.pre_push", "PrePush", "git pre-push",
+         "certify a git push against its repository's landing policy (signed landing-* record)",
+         protocol="git", positional=2),
 )}
+CLIENT_HOOKS = tuple(name for name, h in HOOKS.items() if h.protocol == "client")  # what explain can rehearse
 DEFAULT = "pre-edit"  # what explain assumes when no row's ``infer`` matches the payload
 
 
@@ -58,6 +73,6 @@ def get(name: str) -> Hook:
 def infer(data: dict[str, Any]) -> tuple[str, str]:
     """(hook, how it was chosen) for a decoded payload (``yupana explain`` without ``--hook``)."""
     for hook in HOOKS.values():
-        if hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:
+        if hook.protocol == "client" and hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:
             return hook.name, f"{hook.infer[0]} {hook.infer[1]}"
     return DEFAULT, f"tool_name {data.get('tool_name')!r}, hook_event_name {data.get('hook_event_name')!r}"

@@ -47,25 +47,35 @@ def public_key_text(raw_public: bytes) -> str:
     return KEY_PREFIX + base64.b64encode(raw_public).decode("ascii")
 
 
-def generate_private_pem() -> tuple[bytes, bytes]:
-    """A new key pair: (PKCS#8 PEM private key, raw public key)."""
+def generate_private_pem(*, der: bool = False) -> tuple[bytes, bytes]:
+    """A new key pair: (PKCS#8 private key — PEM, or DER with ``der`` — raw public key)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     key = Ed25519PrivateKey.generate()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
+    encoding = serialization.Encoding.DER if der else serialization.Encoding.PEM
+    pem = key.private_bytes(encoding, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     return pem, _raw_public(key.public_key())
 
 
+def public_of(private_key: Any) -> bytes:
+    """The raw 32-byte public key of an ed25519 private key."""
+    return _raw_public(private_key.public_key())
+
+
 def load_private(path: str) -> Any:
-    """The ed25519 private key in the PEM (PKCS#8) file ``path``; BundleError(key) otherwise."""
+    """The ed25519 private key in the PKCS#8 file ``path`` (PEM, or DER as a ``.pk8`` file
+    holds it); BundleError(key) otherwise."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     try:
         with open(path, "rb") as fh:
-            key = serialization.load_pem_private_key(fh.read(), password=None)
+            data = fh.read()
+        if data.lstrip().startswith(b"-----BEGIN"):
+            key = serialization.load_pem_private_key(data, password=None)
+        else:
+            key = serialization.load_der_private_key(data, password=None)
     except (OSError, ValueError, TypeError) as exc:
         raise BundleError("key", f"cannot read the signing key {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if not isinstance(key, Ed25519PrivateKey):

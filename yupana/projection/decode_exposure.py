@@ -22,14 +22,15 @@ REPO_PREFIX = AEGIS + "repo_"
 _NOT_IN_NAME = "/#?"
 
 
-def repo_name(subject: Subject) -> str:
-    """The repository name ``subject``'s IRI spells (``aegis:repo_<name>``), or ProjectionError."""
+def repo_name(subject: Subject, prop: str = EXPOSURE, what: str = "exposure") -> str:
+    """The repository name ``subject``'s IRI spells (``aegis:repo_<name>``), or ProjectionError
+    naming ``prop`` (the statement that made it a repository: ``aegis:exposure`` by default)."""
     iri = subject.iri
     name = iri[len(REPO_PREFIX):] if iri.startswith(REPO_PREFIX) else ""
     if not name or any(c in name for c in _NOT_IN_NAME):
-        raise subject.error(EXPOSURE, "is stated on a subject that is not a repository IRI: exposure belongs to "
-                                      "aegis:repo_<name>, <name> being the last path segment of the repository's "
-                                      "origin URL without .git (for example aegis:repo_widgets)")
+        raise subject.error(prop, f"is stated on a subject that is not a repository IRI: {what} belongs to "
+                                  "aegis:repo_<name>, <name> being the last path segment of the repository's "
+                                  "origin URL without .git (for example aegis:repo_widgets)")
     return name
 
 

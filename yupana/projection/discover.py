@@ -50,6 +50,12 @@ def repo_exposures(reader: Reader) -> list[str]:
     return reader.discover("repo_exposure_discover", "repo_exposure", prop="aegis:exposure")
 
 
+def landing_holders(reader: Reader) -> list[str]:
+    """Every subject of ``aegis:landingPolicy`` or ``aegis:repositoryType`` (the landing lookup
+    starts from the policy link, then the repository type: docs/vocabulary.md)."""
+    return reader.discover("landing_discover", "landing_policies", prop="aegis:landingPolicy")
+
+
 def policy_atoms(policies: dict[str, Subject]) -> list[str]:
     """The selector, predicate and operating-point IRIs the policies link to (sorted)."""
     found: set[str] = set()

@@ -199,6 +199,16 @@ def _exposure(cache: dict[str, Any]) -> list[str]:
                     "public repository") + _table(["REPO", "EXPOSURE", "COMMENT"], rows, [36, 9, 80])
 
 
+def _landing(cache: dict[str, Any]) -> list[str]:
+    entries = cache.get("landing_policies") or []
+    rows = [[e.get("repo"), _tail(e.get("policy") or ""), ", ".join(e.get("requires") or ()),
+             "its own" if e.get("source") == "repository" else f"type {_tail(e.get('repository_type') or '')}",
+             e.get("label")] for e in entries]
+    return _section("LANDING POLICIES", entries, "what a push must show to be certified (yupana hook pre-push); a "
+                    "repository not listed has none: UNKNOWN, never certified") + _table(
+        ["REPO", "POLICY", "REQUIRES", "FROM", "LABEL"], rows, [36, 28, 44, 28, 60])
+
+
 def _block_tier_line(found: dict[str, Any]) -> str:
     from yupana.block_tier import line
 

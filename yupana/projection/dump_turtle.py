@@ -184,6 +184,24 @@ def _exposure(cache: dict[str, Any], out: "_Writer") -> None:
         out.subject(e["iri"], None, [("aegis:exposure", e["exposure"]), ("rdfs:comment", e.get("comment"))])
 
 
+def _landing(cache: dict[str, Any], out: "_Writer") -> None:
+    entries = cache.get("landing_policies") or []
+    out.heading("landing policies", entries)
+    policies: dict[str, dict[str, Any]] = {}
+    types: dict[str, str] = {}
+    for e in entries:
+        if e.get("source") == "repository-type" and e.get("repository_type"):
+            out.subject(e["iri"], None, [("aegis:repositoryType", _Iri(e["repository_type"]))])
+            types[e["repository_type"]] = e["policy"]
+        else:
+            out.subject(e["iri"], None, [("aegis:landingPolicy", _Iri(e["policy"]))])
+        policies.setdefault(e["policy"], e)
+    for iri, policy in sorted(types.items()):
+        out.subject(iri, "aegis:RepositoryType", [("aegis:landingPolicy", _Iri(policy))])
+    for iri, e in sorted(policies.items()):
+        out.subject(iri, "aegis:LandingPolicy", [("rdfs:label", e["label"]), *[("aegis:requires", r) for r in e["requires"]]])
+
+
 def _disk(cache: dict[str, Any], out: "_Writer") -> None:
     history = cache.get("disk_history")
     out.heading("disk-impact history", history)

@@ -4,7 +4,7 @@ Order (every request shares one :class:`Deadline`):
 
 1. fatal planes — action-boundary policies and their atoms (structural policies,
    tripwires, host-memory policies), text rules and their exemption selectors, grounded
-   predicates, CI maps, repository exposure; then the ``rdfs:subClassOf`` chain above
+   predicates, CI maps, repository exposure, landing policies; then the ``rdfs:subClassOf`` chain above
    every type read. Any transport failure (truncation included) or strict-decode failure
    here fails the whole projection: :class:`EndpointError` propagates,
    :class:`ProjectionError` is raised.
@@ -33,6 +33,7 @@ from yupana.projection import (
     decode_ci,
     decode_exposure,
     decode_grounded,
+    decode_landing,
     decode_memory,
     decode_structural,
     decode_text,
@@ -125,8 +126,14 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
     with plane("repo_exposure") as stats:
         repos = reader.read("repo_exposure_read", discover.repo_exposures(reader), "repo_exposure")
         stats.count = len(repos)
+    with plane("landing_policies") as stats:
+        holders = reader.read("landing_read", discover.landing_holders(reader), "landing_policies")
+        holders.update(reader.read("landing_read", [i for i in decode_landing.type_links(holders) if i not in holders],
+                                   "landing_policies"))
+        landing = reader.read("landing_read", decode_landing.policy_links(holders), "landing_policies")
+        stats.count = len(holders)
     subjects = [*policies.values(), *atoms.values(), *rules.values(), *maps.values(), *jobs.values(),
-                *commands.values(), *repos.values()]
+                *commands.values(), *repos.values(), *holders.values(), *landing.values()]
     with plane("classes") as stats:
         stats.count = _class_chain(reader, subjects)
 
@@ -143,6 +150,8 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
         ci_map = decode_ci.decode(maps, jobs, commands)
     with plane("repo_exposure"):
         repo_exposure = decode_exposure.decode(repos)
+    with plane("landing_policies"):
+        landing_policies = decode_landing.decode_all(holders, landing)
     overclaims = (decode_structural.overclaims(structural, "policy")
                   + decode_structural.overclaims(tripwires, "tripwire"))
 
@@ -186,6 +195,7 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
         "memory_policies": memory,
         "ci_map": ci_map,
         "repo_exposure": repo_exposure,
+        "landing_policies": landing_policies,
         "disk_history": disk,
         "unprojected": membership.unprojected,
         "notices": [*reader.notices, *overclaims, *failures],

@@ -124,8 +124,26 @@ def _selector(e: dict[str, Any], w: str) -> None:
     _strings(e, "exempt_path_regexes", w)
 
 
+LANDING_REQUIREMENTS = ("ci-selection-complete", "local-commands-pass")
+LANDING_SOURCES = ("repository", "repository-type")
+
+
+def _landing(e: dict[str, Any], w: str) -> None:
+    _field(e, "repo", _STR, w, nonempty=True)
+    _field(e, "policy", _STR, w, nonempty=True)
+    _field(e, "label", _STR, w, nonempty=True)
+    _field(e, "source", _STR, w, choices=LANDING_SOURCES)
+    _field(e, "repository_type", _OPT_STR, w, required=False)
+    _strings(e, "requires", w, required=True)
+    if not e["requires"]:
+        raise Malformed(f"{w}: `requires` is empty")
+    for word in e["requires"]:
+        if word not in LANDING_REQUIREMENTS:
+            raise Malformed(f"{w}: `requires` holds {word!r}; expected {', '.join(LANDING_REQUIREMENTS)}")
+
+
 CHECKS = {"text_rules": _text_rule, "grounded_rules": _grounded, "policies": _policy, "tripwires": _tripwire,
-          "memory_policies": _memory, "exemption_selectors": _selector}
+          "memory_policies": _memory, "exemption_selectors": _selector, "landing_policies": _landing}
 
 
 def check(cache: dict[str, Any]) -> str | None:

@@ -18,6 +18,7 @@ _ENV_OVERRIDES = {
     "metrics.jsonl": "YUPANA_METRICS_PATH",
     "verdicts.jsonl": "YUPANA_VERDICT_PATH",
     "throttles.jsonl": "YUPANA_THROTTLE_PATH",
+    "landing.jsonl": "YUPANA_LANDING_PATH",
 }
 
 
@@ -76,6 +77,12 @@ def store_dir(endpoint_key: str, base: str | None = None) -> str | None:
 
 def metrics_spool() -> str | None:
     return state_file("metrics.jsonl")
+
+
+def landing_spool() -> str | None:
+    """The landing certifications (``landing-*`` records): their own population, never the
+    metrics spool's (docs/records.md "Landing certifications")."""
+    return state_file("landing.jsonl")
 
 
 def temp_dir() -> str:

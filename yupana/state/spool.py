@@ -69,13 +69,17 @@ def record(kind: str, fields: dict[str, Any] | None = None, *, item: str | None 
         # A lone surrogate (from a "\ud800" escape in a payload) cannot be UTF-8; inside a JSON
         # string, backslashreplace turns it back into the same JSON escape.
         line = (redact.redact_text(fastjson.dumps(rec)) + "\n").encode("utf-8", "backslashreplace")
-        return _append(target, line)
+        return append(target, line)
     except Exception as exc:  # noqa: BLE001 - the spool must never raise into a hook
         _last_error = f"{type(exc).__name__}: {exc}"
         return False
 
 
-def _append(target: str, line: bytes) -> bool:
+def append(target: str, line: bytes) -> bool:
+    """Append one whole line (bytes, newline included) to the spool file ``target`` as
+    :func:`record` does — O_APPEND, the 64 MiB rotation, a regular file only — for a caller
+    whose line must be written byte for byte (a signed landing certification); False, never
+    an exception, when it could not be (:func:`last_error` says why)."""
     global _last_error
     try:
         try:

@@ -28,12 +28,14 @@ or ``ci_shift_unknown`` for UNKNOWN (docs/records.md). Operator page: docs/ci-ma
 
 from __future__ import annotations
 
-from typing import Any
-
-import argparse
 import os
 import sys
 import time
+
+TYPE_CHECKING = False  # `yupana hook pre-push` reuses this runner: argparse and typing load only for the command
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
 SCHEMA_VERSION = 1

@@ -29,7 +29,7 @@ class GitError(Exception):
 
 def repo_top(cwd: str) -> str:
     """The top of the work tree containing ``cwd``."""
-    out = _git(cwd, ["rev-parse", "--show-toplevel"], f"{cwd} is not inside a git work tree "
+    out = git_output(cwd, ["rev-parse", "--show-toplevel"], f"{cwd} is not inside a git work tree "
                "(run yupana ci-select from the repository whose change you want checked)")
     top = out.decode("utf-8", "surrogateescape").strip()
     if not top:
@@ -41,21 +41,21 @@ def commit_of(top: str, ref: str) -> str:
     """The commit ``ref`` names; GitError when it names none."""
     if not ref or ref.startswith("-"):
         raise GitError(f"{ref!r} is not a ref (pass --base REF, or set [yupana] base_ref)")
-    out = _git(top, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+    out = git_output(top, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
                f"the base {ref!r} names no commit in {top} (fetch it, pass --base REF, or set [yupana] base_ref)")
     return out.decode("ascii", "replace").strip()
 
 
 def outgoing(top: str, base: str) -> list[str]:
     """Paths changed since ``base`` on this branch, plus uncommitted and untracked ones."""
-    if _run(top, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).returncode != 0:
+    if run_git(top, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).returncode != 0:
         raise GitError(f"{top} has no commit yet (HEAD is unborn): there is no outgoing change to select checks for")
     base_sha = commit_of(top, base)
-    committed = _git(top, ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", f"{base_sha}...HEAD", "--"],
+    committed = git_output(top, ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", f"{base_sha}...HEAD", "--"],
                      f"git cannot diff {base!r}...HEAD in {top} (do the branches share history? pass --base REF)")
-    uncommitted = _git(top, ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "HEAD", "--"],
+    uncommitted = git_output(top, ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "HEAD", "--"],
                        f"git cannot list the uncommitted changes in {top}")
-    untracked = _git(top, ["ls-files", "--others", "--exclude-standard", "-z", "--full-name"],
+    untracked = git_output(top, ["ls-files", "--others", "--exclude-standard", "-z", "--full-name"],
                      f"git cannot list the untracked files in {top}")
     paths: list[str] = []
     seen: set[str] = set()
@@ -90,15 +90,17 @@ def relative_paths(top: str, given: list[str]) -> list[str]:
     return out
 
 
-def _git(cwd: str, args: list[str], problem: str) -> bytes:
-    done = _run(cwd, args)
+def git_output(cwd: str, args: list[str], problem: str) -> bytes:
+    """git's stdout for ``args`` in ``cwd``; GitError(``problem`` + git's last stderr line) when it fails."""
+    done = run_git(cwd, args)
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(problem + (f": {detail[-1]}" if detail else ""))
     return bytes(done.stdout)
 
 
-def _run(cwd: str, args: list[str]) -> subprocess.CompletedProcess[bytes]:
+def run_git(cwd: str, args: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """``git -C cwd args`` with output captured and stdin closed; GitError when git cannot run."""
     try:
         return subprocess.run(["git", "-C", cwd, *args], capture_output=True, stdin=subprocess.DEVNULL,
                               timeout=GIT_TIMEOUT_SECS)

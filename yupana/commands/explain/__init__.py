@@ -35,7 +35,7 @@ import time
 from yupana.hooks import registry
 
 EXIT_OK, EXIT_ERROR, EXIT_PAYLOAD = 0, 1, 2
-HOOKS = tuple(registry.HOOKS)
+HOOKS = registry.CLIENT_HOOKS  # a git hook (pre-push) runs commands: it is not rehearsed
 
 
 class PayloadError(Exception):

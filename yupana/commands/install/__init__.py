@@ -1,9 +1,10 @@
-"""``yupana install claude|codex`` (and, through :func:`apply`, ``yupana uninstall``).
+"""``yupana install claude|codex|git`` (and, through :func:`apply`, ``yupana uninstall``).
 
 Claude Code: ``<project>/.claude/settings.json`` (``--project``, the default: the git
 top-level of the current directory) or ``~/.claude/settings.json`` (``--user``). Codex:
 ``$CODEX_HOME/hooks.json`` (default ``~/.codex``) and the hooks' trust in
-``$CODEX_HOME/config.toml``, asked from and verified with ``codex app-server``.
+``$CODEX_HOME/config.toml``, asked from and verified with ``codex app-server``. git: the
+repository's ``pre-push`` hook for landing certification (:mod:`yupana.commands.install.git`).
 
 The merge keeps every other key and hook; a second run changes nothing and says so;
 ``--dry-run`` prints the unified diff and writes nothing; a file that cannot be read as a
@@ -24,7 +25,7 @@ import sys
 
 from yupana.commands.install import hooks as hooks_file
 
-CLIENTS = ("claude", "codex")
+CLIENTS = ("claude", "codex", "git")
 UNTRUSTED_EXIT = 3
 
 
@@ -37,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
     parser.add_argument("--codex-bin", default=None,
                         help="codex: the codex command asked for hook hashes (default: codex on PATH)")
+    parser.add_argument("--force", action="store_true",
+                        help="git: replace a pre-push hook that is not yupana's (kept as pre-push.yupana-backup)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,9 +50,13 @@ def apply(args: argparse.Namespace, install: bool) -> int:
     if args.client == "claude":
         return _claude(args, install)
     if args.project or args.user:
-        print("yupana: Codex reads hooks from $CODEX_HOME/hooks.json only; --project/--user apply to claude",
-              file=sys.stderr)
+        print("yupana: --project/--user apply to claude (Codex reads $CODEX_HOME/hooks.json, git the repository's "
+              "hooks directory)", file=sys.stderr)
         return 1
+    if args.client == "git":
+        from yupana.commands.install import git as install_git
+
+        return install_git.run(install, force=bool(getattr(args, "force", False)), dry_run=args.dry_run)
     from yupana.commands.install import codex_run as install_codex_run
 
     return install_codex_run.run(args, install)

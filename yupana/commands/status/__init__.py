@@ -15,7 +15,10 @@ It reports, resolved for the tenant (``--tenant``, else ``$BOBBIN_ROLE``):
   live store does not answer) or ``degraded`` (nothing servable: the guard fails open on
   governed policy); counts per plane, the digest, cache age / TTL / endpoint, and the
   refresher's last attempt, error and back-off (``refresh-state.json``);
-* **signed rule set** — always ``never-loaded`` (no signed rule cache exists yet);
+* **signed rule set** — the bundle this host installed, or ``never-loaded``;
+* **landing** — the ``[yupana.policy] landing`` rung, the signing key (present, key id), the
+  git pre-push hook, and this project's last landing certification (its own population:
+  the landing spool, never counted with the hooks' records);
 * **hooks** — health from the metrics spool (:mod:`yupana.commands.status.health`);
 * **clients** — per coding client found on this machine: registered or not, wrapper and
   timeout, Codex trust, last record seen for this project (:mod:`yupana.commands.status.clients`).
@@ -151,6 +154,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
         "metrics": {"record_paths": cfg["metrics"]["record_paths"]},
         "rule_set": rule_set,
         "signed_rule_set": signed_rule_set_section(cfg, root, now),
+        "landing": landing_section(cfg, root, now),
         "hooks": status_health.summarise(records, now, window_secs=window_secs, last_n=last_n,
                                          window_complete=bool(complete)),
         "spool": spool_info,
@@ -162,6 +166,13 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
                                                spool_complete=spool_info["read_all"] and not spool_info["rotated"])
     report["exit_code"] = exit_code(report)
     return report
+
+
+def landing_section(cfg: dict[str, Any], root: str, now: int) -> dict[str, Any]:
+    """``landing``: the rung, signing key, git hook and last certification (docs/status.md "Landing")."""
+    from yupana.commands.status import landing
+
+    return landing.section(cfg, root, now)
 
 
 def signed_rule_set_section(cfg: dict[str, Any], root: str, now: int) -> dict[str, Any]:

@@ -27,11 +27,43 @@ def render(report: dict[str, Any]) -> str:
               if signed.get("version") else "")
     last = f"; last refresh failed ({signed['last_error_kind']}: {signed['last_error']})" if signed.get("last_error_kind") else ""
     add("signed rules", f"{signed['state']}{detail} — {signed['note']}{last}")
+    _landing(report, add)
     _hooks(report, add)
     _clients(report, add)
     from yupana import terminal
 
     return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
+
+
+def _landing(report: dict[str, Any], add: Any) -> None:
+    landing = report.get("landing")
+    if not landing:
+        return
+    hook = landing["git_hook"]
+    where = (f"git pre-push hook installed at {hook['path']}" if hook["ours"] else
+             f"git pre-push hook NOT installed ({hook['path'] or hook['error']})")
+    add("landing", f"{landing['effective']} (landing = {landing['setting']}, mode = {landing['mode']} is the ceiling); "
+                   f"{where}")
+    key = landing["signing_key"]
+    if key["key_id"]:
+        add("signing key", f"{key['key_id']} at {key['path']}")
+    elif key["present"]:
+        add("signing key", f"{WARN} {key['path']} cannot be used: {key['error']}")
+    else:
+        add("signing key", f"absent ({key['path'] or 'signing_key_path unset'}): certifications are written UNSIGNED "
+                           "— `yupana landing keygen` creates it")
+    last = landing["last"]
+    if last is None:
+        add("last landing", f"none for this project ({landing['spool']['records']} certification(s) in "
+                            f"{landing['spool']['path']})")
+    else:
+        counts = ", ".join(f"{k.removeprefix('landing-')} {v}" for k, v in sorted(landing["counts"].items()))
+        signed = f"signed {last['key_id']}" if last["signed"] else "UNSIGNED"
+        add("last landing", f"{last['outcome'].upper()} {_ago(last['age_secs'] or 0)} ago: repo `{last['repo']}` "
+                            f"{last['ref'] or ''} {(last['sha'] or '')[:12]} ({signed}) — {last['reason']}")
+        add("", f"this project: {counts} (landing spool; never counted with the hooks' records)")
+    for note in landing["notes"]:
+        add("", f"{WARN} {note}")
 
 
 def _adder(lines: list[str]) -> Any:
