@@ -215,3 +215,37 @@ def test_a_patch_keeps_the_exposure_its_text_rule_was_judged_by(env, tmp_path):
     assert "db1.corp.example" in result.message and "FRT-1" in result.message
     guard = env.records("guard")[-1]
     assert guard["exposure"] == "public" and guard["repo"] == "widgets"
+
+
+# ── a twin too large to derive in a hook (issue 12 §1: the first hook after an upgrade) ──
+
+
+def test_a_large_catalogue_without_its_twin_fails_open_loudly_and_a_worker_derives_it(env, tmp_path):
+    """No usable hot twin and a JSON past the inline bound: the hook does not spend seconds
+    deriving 4,000 rules' prefilters; it fails open loudly (the `rebuilding` miss), starts the
+    twin worker, and the next edit is judged by the rebuilt twin."""
+    import os
+
+    from yupana.state import cache
+
+    repo = Repo(tmp_path / "big", env).config(_config())
+    rules = [text_rule(f"rule_{i:05d}", rf"\bcodename{i:05d}\b", tier="block") for i in range(4000)]
+    write_cache(env, ENDPOINT, text_rules=rules + [text_rule("rule_no_internal_hostnames", HOST)])
+    _exposure(env, "widgets", "public")
+    path = env.cache_for(ENDPOINT)
+    assert os.path.getsize(path) > cache.INLINE_DERIVE_BYTES
+    os.unlink(cache.hot_path_for(str(path)))  # as after an upgrade that changed the twin's format
+    started = time.monotonic()
+    first = hook(env, _edit(repo, "db1.corp.example"))
+    assert not first.denied and "too large to derive inside a hook; a worker is deriving it" in first.stderr
+    assert "failed open" in first.message and "NOT enforced" in first.message
+    [failed] = env.records("fail_open")
+    assert failed["miss"] == "rebuilding"
+    assert time.monotonic() - started < 5
+    deadline = time.monotonic() + 60
+    while not os.path.exists(cache.hot_path_for(str(path))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    found, miss = cache.read(str(path))
+    assert miss is None and len(found.text_rules) == 4001
+    second = hook(env, _edit(repo, "db1.corp.example"))
+    assert second.denied and "rule_no_internal_hostnames" in second.reason

@@ -50,11 +50,12 @@ class Workers:
 
     __slots__ = ()
 
-    def refresh(self, cache_path: str, root: str, override: str | None) -> bool:
-        """One ``yupana refresh-worker`` unless a refresh holds the lock; True when started."""
+    def refresh(self, cache_path: str, root: str, override: str | None, *, twin_only: bool = False) -> bool:
+        """One ``yupana refresh-worker`` unless a refresh holds the lock; True when started
+        (``twin_only``: one that only derives the hot twin)."""
         from yupana.hooks import governed
 
-        return governed.start_refresh(cache_path, root, override)
+        return governed.start_refresh(cache_path, root, override, twin_only=twin_only)
 
     def exposure_lookup(self, endpoint: str, repo: str, root: str, override: str | None) -> bool:
         """One ``yupana exposure-worker`` for ``repo`` unless one is pending; True when started."""
@@ -86,7 +87,7 @@ class RehearsedWorkers(Workers):
 
     __slots__ = ()
 
-    def refresh(self, cache_path: str, root: str, override: str | None) -> bool:
+    def refresh(self, cache_path: str, root: str, override: str | None, *, twin_only: bool = False) -> bool:
         from yupana.hooks import governed
 
         return governed.refresh_lock_free(cache_path)

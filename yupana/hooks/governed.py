@@ -95,6 +95,9 @@ def load(cfg: dict[str, Any], now: int, *, root: str | None = None, override: st
     path = stores.cache_path(key)
     gov = Governed(key, ttl, interval, path)
     data, gov.miss = cache_mod.load_servable(path, key, ttl, now)
+    if gov.miss is not None and gov.miss.label == cache_mod.REBUILDING and spawn and path:
+        start = effects.workers.refresh if effects is not None else start_refresh
+        gov.refresh_started = start(path, root, override, twin_only=True)  # the twin, from the JSON at hand
     state = refresh_state.read(path, key)
     until = state.get("backoff_until")
     gov.backoff_until = until if isinstance(until, int) else None
@@ -108,7 +111,7 @@ def load(cfg: dict[str, Any], now: int, *, root: str | None = None, override: st
             gov.last_error = err if isinstance(err, str) and err else "unknown error"
         gov.freshness = STALE if (gov.overdue or gov.last_error) else FRESH
     due = gov.cache is None or gov.overdue
-    if due and spawn and path and not refresh_state.in_backoff(state, now):
+    if due and spawn and path and not gov.refresh_started and not refresh_state.in_backoff(state, now):
         start = effects.workers.refresh if effects is not None else start_refresh
         gov.refresh_started = start(path, root, override)
     if gov.freshness == STALE:
@@ -129,8 +132,9 @@ def _served_stale(gov: Governed, record: dict[str, Any] | None, effects: Effects
     (effects.record if effects is not None else spool.record)("served_from_cache", fields)
 
 
-def start_refresh(cache_path: str, root: str, override: str | None = None) -> bool:
-    """Start one detached ``yupana refresh-worker`` unless a refresh already runs.
+def start_refresh(cache_path: str, root: str, override: str | None = None, *, twin_only: bool = False) -> bool:
+    """Start one detached ``yupana refresh-worker`` unless a refresh already runs (``twin_only``:
+    one that only derives the hot twin from the JSON at hand, no store asked).
 
     Returns True when a worker was spawned. Never raises and never waits.
     """
@@ -139,6 +143,8 @@ def start_refresh(cache_path: str, root: str, override: str | None = None) -> bo
     args = ["refresh-worker", "--root", root]
     if override:
         args += ["--config", override]
+    if twin_only:
+        args += ["--twin-only"]
     return detached.spawn_locked(refresh_state.lock_path(cache_path), args)
 
 

@@ -154,7 +154,9 @@ class HookRuntime:
         if loaded.cache is None:
             miss = loaded.miss
             reason = miss.reason if miss else "no servable projection cache"
-            started = "; a refresh was started" if loaded.refresh_started else ""
+            rebuilding = miss is not None and miss.label == "rebuilding"
+            started = ("; a worker is deriving it" if rebuilding else "; a refresh was started") \
+                if loaded.refresh_started else ""
             self.policy_unavailable()
             self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{started}) — "
                          f"{self.unguarded}", {"miss": miss.label if miss else None, "reason": reason})

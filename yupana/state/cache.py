@@ -12,7 +12,9 @@ reader sees a whole old file or a whole new one, never a mix, and a twin can nev
 for a JSON file it was not derived from.
 
 Serving rules, in the order they are checked (each failure is a named miss):
-absent, unreadable, version, endpoint, future-dated, expired. ``age == ttl`` is still
+absent, unreadable, version, endpoint, future-dated, expired — and, for a hook, rebuilding:
+no usable twin and a JSON too large to derive one inside a hook's budget (a detached worker
+derives it: ``yupana refresh-worker --twin-only``). ``age == ttl`` is still
 servable; ``ttl == 0`` disables serving altogether. Standard library only.
 """
 
@@ -77,6 +79,10 @@ def endpoint_key(configured: str, root: str | None = None) -> str:
 def hot_path_for(path: str) -> str:
     base, _ = os.path.splitext(path)
     return base + ".hot"
+
+
+INLINE_DERIVE_BYTES = 1 << 20  # ~2,000 rules: a hook derives a missing twin itself up to this (~0.1-0.2 s, once)
+REBUILDING = "rebuilding"  # the miss label of a twin left to the worker
 
 
 def _hot_key(st: os.stat_result) -> tuple[Any, ...]:
@@ -237,10 +243,12 @@ def _stat(path: str) -> tuple[os.stat_result | None, Miss | None]:
         return None, Miss("unreadable", f"cannot stat {path}: {exc.strerror}")
 
 
-def read(path: str) -> tuple[HotCache | None, Miss | None]:
+def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss | None]:
     """The cache as a hook reads it: the hot twin when it matches ``path``; otherwise the JSON,
     shape-checked and derived here, and the twin rewritten (best effort), so only the first
-    hook after a foreign write pays for it."""
+    hook after a foreign write (or an upgrade) pays for it — when the JSON is at most
+    :data:`INLINE_DERIVE_BYTES`; a larger one is the ``rebuilding`` miss (deriving 50,000
+    rules takes seconds, past any hook's budget) unless ``derive_any`` (the twin worker)."""
     st, miss = _stat(path)
     if st is None:
         return None, miss
@@ -251,6 +259,9 @@ def read(path: str) -> tuple[HotCache | None, Miss | None]:
         twin.close()
     except (OSError, ValueError, KeyError, TypeError):  # absent, refused, empty, Corrupt
         pass
+    if st.st_size > INLINE_DERIVE_BYTES and not derive_any:
+        return None, Miss(REBUILDING, f"the hot twin of {path} is missing or out of date and the catalogue "
+                                      f"({st.st_size // 1024} KiB) is too large to derive inside a hook")
     data, checked, miss = _read_checked(path)
     if checked is None or data is None:
         return None, miss

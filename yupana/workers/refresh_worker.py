@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lock-fd", type=int, default=None,
                         help="an inherited descriptor of refresh.lock, already locked by the spawning hook")
     parser.add_argument("--force", action="store_true", help="refresh even when not due or backing off")
+    parser.add_argument("--twin-only", action="store_true",
+                        help="only derive the hot twin from the projection.json at hand (no store is asked): what a "
+                             "hook starts when the twin is missing and the catalogue too large to derive inline")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
         from yupana.workers import refresher
 
         _log_cache = refresher.cache_path_of(root, getattr(args, "config", None))
+        if args.twin_only:
+            return rebuild_twin(_log_cache, args.lock_fd)
 
         outcome = refresher.refresh_now(
             root, getattr(args, "config", None), lock_fd=args.lock_fd, only_if_due=not args.force,
@@ -56,6 +61,36 @@ def run(args: argparse.Namespace) -> int:
     for warning in outcome.warnings:
         log(f"warning: {warning}")
     return 0 if outcome.ok or outcome.status in (refresher.SKIPPED, refresher.BUSY) else 1
+
+
+def rebuild_twin(cache_path: str | None, lock_fd: int | None) -> int:
+    """Derive the hot twin of ``cache_path`` from its projection.json under the refresh lock (a
+    running refresh writes a new twin anyway: then nothing is done)."""
+    from yupana.state import cache, refresh_state
+    from yupana.workers import detached
+
+    if not cache_path:
+        log("twin not rebuilt: no cache path could be resolved")
+        return 1
+    held = None
+    if lock_fd is None:
+        held = detached.try_lock(refresh_state.lock_path(cache_path))
+        if held is None:
+            log("twin not rebuilt: a refresh holds the lock (it writes the twin itself)")
+            return 0
+    try:
+        started = time.monotonic()
+        found, miss = cache.read(cache_path, derive_any=True)
+        if found is None:
+            log(f"twin not rebuilt: {miss.reason if miss else 'no cache'}")
+            return 1
+        log(f"hot twin derived from {cache_path} in {time.monotonic() - started:.2f}s")
+        return 0
+    finally:
+        if lock_fd is not None:
+            os.close(lock_fd)
+        if held is not None:
+            held.close()
 
 
 def log(message: str) -> None:
