@@ -80,17 +80,7 @@ def candidates(rules: RuleSet, introduced: str, deadline_at: float | None = None
         return [], 0
     if not isinstance(rules, list):
         return rules.candidates(introduced, deadline_at)
-    admission = Admission(introduced, deadline_at)
-    out: list[Rule] = []
-    for i, rule in enumerate(rules):
-        if admission.expired():
-            return out, len(rules) - i
-        admitted = admission.admits(rule.get("_prefilter"), rule.get("_run"))
-        if admitted is None:
-            return out, len(rules) - i
-        if admitted:
-            out.append(rule)
-    return out, 0
+    return Admission(introduced, deadline_at).select(rules, len(rules))
 
 
 def evaluate(rules: RuleSet, introduced: str, path_rel: str, exposure_of: ExposureOf,

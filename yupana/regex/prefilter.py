@@ -36,6 +36,7 @@ import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from yupana.regex.syntax import Node
@@ -182,6 +183,20 @@ class Admission:
         if rr is not None and len(self.text) <= RUN_CHECK_LIMIT:
             return may_run(rr, self.text, self._marked)
         return True
+
+    def select(self, rules: Iterable[dict[str, Any]], total: int) -> tuple[list[dict[str, Any]], int]:
+        """The rules (cache entries with ``_prefilter`` and ``_run``) this text admits, in
+        order, and how many of the ``total`` were not looked at because the deadline passed."""
+        out: list[dict[str, Any]] = []
+        for n, rule in enumerate(rules):
+            if self.expired():
+                return out, total - n
+            admitted = self.admits(rule.get("_prefilter"), rule.get("_run"))
+            if admitted is None:
+                return out, total - n
+            if admitted:
+                out.append(rule)
+        return out, 0
 
     def _contains_any(self, literals: tuple[str, ...], hay: str) -> bool | None:
         """Whether any of ``literals`` is a substring of ``hay`` — what ``lit in hay`` answers —

@@ -300,24 +300,27 @@ def _read_checked(path: str) -> tuple[bytes | None, dict[str, Any] | None, Miss 
 
 def _check_meta(cache: HotCache, path: str) -> tuple[HotCache | None, Miss | None]:
     """The bookkeeping a served twin must carry (its planes were checked when it was derived)."""
+    miss = _meta_miss(cache, path)
+    return (None, miss) if miss else (cache, None)
+
+
+def _meta_miss(cache: dict[str, Any] | HotCache, path: str) -> Miss | None:
+    """Why ``cache``'s version, ``written_at`` or ``endpoint`` cannot be served, or None."""
     version = cache.get("version")
     if version != CACHE_VERSION:
-        return None, Miss("version", f"{path} has cache version {version!r}; this yupana reads version {CACHE_VERSION}")
+        return Miss("version", f"{path} has cache version {version!r}; this yupana reads version {CACHE_VERSION}")
     written = cache.get("written_at")
     if not isinstance(written, int) or isinstance(written, bool) or not isinstance(cache.get("endpoint"), str):
-        return None, Miss("unreadable", f"{path} lacks a valid written_at or endpoint")
-    return cache, None
+        return Miss("unreadable", f"{path} lacks a valid written_at or endpoint")
+    return None
 
 
 def _check_shape(cache: object, path: str) -> tuple[dict[str, Any] | None, Miss | None]:
     if not isinstance(cache, dict):
         return None, Miss("unreadable", f"{path} does not hold a JSON object")
-    version = cache.get("version")
-    if version != CACHE_VERSION:
-        return None, Miss("version", f"{path} has cache version {version!r}; this yupana reads version {CACHE_VERSION}")
-    written = cache.get("written_at")
-    if not isinstance(written, int) or isinstance(written, bool) or not isinstance(cache.get("endpoint"), str):
-        return None, Miss("unreadable", f"{path} lacks a valid written_at or endpoint")
+    miss = _meta_miss(cache, path)
+    if miss:
+        return None, miss
     for key in LIST_FIELDS:
         value = cache.get(key)
         if value is None:

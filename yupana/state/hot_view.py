@@ -197,18 +197,7 @@ class TextRules:
         ids = self.index.candidates(text, admission.folded, deadline_at)
         if ids is None:
             return [], self.count
-        ordered = sorted(ids)
-        out: list[dict[str, Any]] = []
-        for n, i in enumerate(ordered):
-            if admission.expired():
-                return out, len(ordered) - n
-            rule = self.rule(i)
-            admitted = admission.admits(rule.get("_prefilter"), rule.get("_run"))
-            if admitted is None:
-                return out, len(ordered) - n
-            if admitted:
-                out.append(rule)
-        return out, 0
+        return admission.select((self.rule(i) for i in sorted(ids)), len(ids))
 
 
 class HotCache:
