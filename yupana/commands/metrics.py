@@ -22,6 +22,10 @@ BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 _HOOK_OF_KIND = {"guard": "pre-edit", "pre_bash_invoked": "pre-bash"}
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (OpenMetrics text is the output format: no --json)
+GLOBAL_FLAGS: tuple[str, ...] = ("--config",)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="PATH", default=None,
                         help="write here atomically (e.g. /var/lib/node_exporter/textfile/yupana.prom); "
