@@ -7,7 +7,8 @@ colour. Standard library only (why not rich: docs/architecture.md, "Terminal out
   whole; the others are cut with "…" while they stay readable; past that each row becomes a
   record (its name, then ``header: value`` pairs packed into wrapped lines). A prose last
   column (``wrap_last``) continues under itself instead of being cut.
-* :func:`wrap` — prose lines wrapped at words; a ``label : value`` line continues under its value.
+* :func:`wrap` — prose lines wrapped at words; a ``label: value`` line (the label within the
+  first 24 columns) continues under its value.
 * :func:`paint` — state words coloured (⚠, UNKNOWN, STALE, FAILED … red; fresh, conforms,
   ALLOW green; section headings bold) only when stdout is a terminal and ``$NO_COLOR`` is
   unset or empty (``$FORCE_COLOR`` forces it, e.g. for ``less -R``; ``TERM=dumb`` disables it).
@@ -100,8 +101,8 @@ def table(headers: list[str], rows: list[list[str]], limit: int | None, *, wrap_
 
 
 def wrap(lines: list[str], limit: int | None) -> list[str]:
-    """Prose lines longer than ``limit`` wrapped at words: a ``label : value`` line continues under
-    its value, any other two columns further in."""
+    """Prose lines longer than ``limit`` wrapped at words: a ``label: value`` line (its colon within
+    the first 24 columns) continues under its value, any other two columns further in."""
     if limit is None:
         return lines
     import textwrap
@@ -112,9 +113,9 @@ def wrap(lines: list[str], limit: int | None) -> list[str]:
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip()) + 2)
-        label = line.find(" : ")  # "tenant      : value": continue under the value
-        if 0 < label < 24:
-            indent = " " * (label + 3)
+        label = line.find(": ")  # "tenant      : value", "signed rules: value": continue under the value
+        if 0 < label < 24 and ":" not in line[:label] and line[:label].strip():
+            indent = " " * (label + 2)
         out += textwrap.wrap(line, limit, subsequent_indent=indent, break_on_hyphens=False) or [line]
     return out
 
