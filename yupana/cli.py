@@ -162,7 +162,7 @@ def _run_command(argv: list[str]) -> int:
 
     from yupana import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class(argparse)(
         prog="yupana",
         description="Governance-plane client for fleets of AI coding agents.",
         epilog="commands:\n"
@@ -198,6 +198,9 @@ def _run_command(argv: list[str]) -> int:
                 parser.error(f"{flag} does nothing for `yupana {wanted}` (of the global flags it takes {takes})")
     try:
         args = parser.parse_args(argv)
+    except BrokenPipeError:  # --help or --version written straight into a closed pipe (unbuffered stdout)
+        _silence_stdout()
+        return CLOSED_PIPE
     except SystemExit as done:  # --help, --version or a usage error: printed; a closed pipe ends it as below
         if _flush(sys.stdout):
             _silence_stdout()
@@ -248,6 +251,21 @@ def _flush(stream) -> bool:
     except (OSError, ValueError):
         pass
     return False
+
+
+def _parser_class(argparse):  # the module, passed in: imported lazily (never on a hook's path)
+    """ArgumentParser whose help and usage writes let a closed pipe through as BrokenPipeError.
+
+    Some builds of Python 3.11 swallow OSError in ``_print_message`` (so ``yupana --help | head -0``
+    would exit 0), others raise it: one behaviour everywhere, ended by :data:`CLOSED_PIPE`.
+    Subparsers take the class of their parent."""
+
+    class Parser(argparse.ArgumentParser):
+        def _print_message(self, message: str, file=None) -> None:
+            if message:
+                (file or sys.stderr).write(message)
+
+    return Parser
 
 
 def _global_flags_in(argv: list[str]) -> list[str]:
