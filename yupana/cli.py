@@ -18,6 +18,12 @@ from yupana.hooks.registry import HOOKS
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     import argparse
+    from typing import Protocol
+
+    from _typeshed import SupportsWrite
+
+    class Flushable(Protocol):
+        def flush(self) -> None: ...
 
 # name -> (module, one-line summary). Each module defines add_arguments(parser) and run(args).
 COMMANDS = {
@@ -43,6 +49,19 @@ UNRECORDED_COMMANDS = INTERNAL_COMMANDS + ("explain",)  # explain is a dry run: 
 
 GLOBAL_VALUE_FLAGS = ("--tenant", "--config")
 GLOBAL_BOOL_FLAGS = ("--json", "--quiet", "--verbose")
+# What each global flag means; a command takes only those it declares in its GLOBAL_FLAGS (and
+# they may come before or after the command word). A hook takes --tenant and --config; it
+# accepts the others and ignores them (its output is its client's protocol, and refusing a
+# flag would mean allowing the tool call).
+GLOBAL_HELP = {
+    "--json": "machine-readable output (docs/json.md)",
+    "--quiet": "no progress lines: only results and errors",
+    "--verbose": "every progress stage on stderr as it starts, even when piped",
+    "--tenant": "tenant/role id (default: $BOBBIN_ROLE)",
+    "--config": "config file replacing discovery (must exist)",
+}
+HOOK_FLAGS = ("--tenant", "--config")
+CLOSED_PIPE = 141  # 128 + SIGPIPE: the status a shell reports for a filter whose reader went away
 
 
 class HookArgs:
@@ -176,7 +195,7 @@ def _run_command(argv: list[str]) -> int:
 
     from yupana import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="yupana",
         description="Governance-plane client for fleets of AI coding agents.",
         epilog="commands:\n"
@@ -185,23 +204,41 @@ def _run_command(argv: list[str]) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"yupana {__version__}")
-    _add_globals(parser)
+    _add_globals(parser, tuple(GLOBAL_HELP), top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = command_word(argv)
+    honoured: tuple[str, ...] = ()
     for name, (module_name, summary) in COMMANDS.items():
         p = sub.add_parser(name, help=summary, description=summary)
-        _add_globals(p, suppress=True)
         if name == wanted:
             module = __import__(module_name, fromlist=["run"])
+            honoured = module.GLOBAL_FLAGS
+            _add_globals(p, tuple(GLOBAL_HELP), shown=honoured)  # the others parse, to be refused by name below
             module.add_arguments(p)
             p.set_defaults(_run=module.run)
     hook = sub.add_parser("hook", help="run a hook", description="Run a hook; reads the payload on stdin.",
                           epilog="events:\n" + "\n".join(f"  {h.name:<11}{h.event:<13}{h.description}"
-                                                         for h in HOOKS.values()),
+                                                         for h in HOOKS.values())
+                          + "\n\n--json, --quiet and --verbose are accepted and ignored: a hook's stdout is its "
+                            "client's protocol",
                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_globals(hook, suppress=True)
+    _add_globals(hook, tuple(GLOBAL_HELP), shown=HOOK_FLAGS)
     hook.add_argument("event", choices=sorted(HOOKS))
-    args = parser.parse_args(argv)
+    if wanted in COMMANDS:  # a global flag the command does nothing with, before or after its word
+        for flag in _global_flags_in(argv):
+            if flag not in honoured:
+                takes = f"only {', '.join(honoured)}" if honoured else "none"
+                parser.error(f"{flag} does nothing for `yupana {wanted}` (of the global flags it takes {takes})")
+    try:
+        args = parser.parse_args(argv)
+    except BrokenPipeError:  # --help or --version written straight into a closed pipe (unbuffered stdout)
+        _silence_stdout()
+        return CLOSED_PIPE
+    except SystemExit as done:  # --help, --version or a usage error: printed; a closed pipe ends it as below
+        if _flush(sys.stdout):
+            _silence_stdout()
+            return CLOSED_PIPE
+        return done.code if isinstance(done.code, int) else 2
     from yupana import bytecode
 
     bytecode.ensure_compiled()
@@ -218,27 +255,64 @@ def _run_command(argv: list[str]) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)  # no command prints a secret
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
     except KeyboardInterrupt:
-        return 130
+        code = 130
     except BrokenPipeError:  # the reader went away (`yupana … | head`): stop quietly, as a Unix filter does
-        _silence_stdout()
-        return 141  # 128 + SIGPIPE, the status a shell reports for a filter killed by the closed pipe
+        code = CLOSED_PIPE
     except Exception:  # noqa: BLE001 - the traceback Python would print, through the redacting stderr
         # (same exit status)
         import traceback
 
         traceback.print_exc()
-        return 1
+        code = 1
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BrokenPipeError:
-                _silence_stdout()
-            except (OSError, ValueError):
-                pass
+        closed = _flush(sys.stdout)  # what is still buffered meets the closed pipe here (stdout is a pipe)
+        _flush(sys.stderr)
         sys.stdout, sys.stderr = streams
+    if code == CLOSED_PIPE or closed:
+        _silence_stdout()
+        return CLOSED_PIPE
+    return code
+
+
+def _flush(stream: Flushable) -> bool:
+    """Flush ``stream``; True when its reader has gone away."""
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """ArgumentParser whose help and usage writes let a closed pipe through as BrokenPipeError.
+
+    Some builds of Python 3.11 swallow OSError in ``_print_message`` (so ``yupana --help | head -0``
+    would exit 0), others raise it: one behaviour everywhere, ended by :data:`CLOSED_PIPE`.
+    Subparsers take the class of their parent. (argparse is imported here: never on a hook's path.)"""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+            if message:
+                (file or sys.stderr).write(message)
+
+    return Parser
+
+
+def _global_flags_in(argv: list[str]) -> list[str]:
+    """The global flags given in ``argv`` (``--config X`` and ``--config=X`` alike), up to ``--``."""
+    found = []
+    for arg in argv:
+        if arg == "--":
+            break
+        name = arg.partition("=")[0]
+        if name in GLOBAL_HELP and (name in GLOBAL_VALUE_FLAGS or name == arg):
+            found.append(name)
+    return found
 
 
 def _silence_stdout() -> None:
@@ -248,21 +322,22 @@ def _silence_stdout() -> None:
         return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stdout.fileno())
+        os.dup2(devnull, 1)  # file descriptor 1: whatever object sys.stdout is now
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
 
 
-def _add_globals(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
+def _add_globals(parser: argparse.ArgumentParser, flags: tuple[str, ...], top: bool = False, shown: tuple[str, ...] | None = None) -> None:
+    """The global ``flags`` on ``parser``: on the top-level parser with their defaults, on a
+    command's parser without (so a flag given before the command word is not reset after it);
+    only those in ``shown`` (default: all) are listed in its ``--help``."""
     import argparse
 
-    default = argparse.SUPPRESS if suppress else None
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                        help="machine-readable output")
-    parser.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                        help="no progress lines: only results and errors")
-    parser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                        help="every progress stage on stderr as it starts, even when piped")
-    parser.add_argument("--tenant", default=default, help="tenant/role id (default: $BOBBIN_ROLE)")
-    parser.add_argument("--config", default=default, help="config file replacing discovery (must exist)")
+    for flag in flags:
+        bool_flag = flag in GLOBAL_BOOL_FLAGS
+        default = (False if bool_flag else None) if top else argparse.SUPPRESS
+        listed = shown is None or flag in shown
+        text = GLOBAL_HELP[flag] + (" — for the commands that take it" if top else "")
+        parser.add_argument(flag, action="store_true" if bool_flag else "store", default=default,
+                            help=text if listed else argparse.SUPPRESS)

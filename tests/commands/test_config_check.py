@@ -150,3 +150,25 @@ def test_a_rejected_regex_leaves_no_re2_log_line_on_the_hooks_stderr(yupana, tmp
     err = hook.stderr.decode()
     assert "does not compile as RE2" in err  # the finding, in yupana's own words
     assert "re2.cc" not in err and "Error parsing" not in err and "absl::" not in err, err  # issue 14 §1
+
+
+def test_a_governed_regex_re2_refuses_fails_the_refresh_with_re2s_reason_and_no_log_line(yupana, tmp_path):
+    """The refresh (cold path) compiles every governed regex once: RE2's own words go into the
+    error, naming subject and property; RE2's C++ log line never reaches the terminal."""
+    import shutil
+
+    from conftest import REPO
+
+    catalogue = tmp_path / "cat"
+    shutil.copytree(REPO / "fixtures" / "catalogue", catalogue)
+    rules = catalogue / "text-rules.ttl"
+    rules.write_text(rules.read_text().replace('aegis:regex "LARKSPUR-GUARD-CANARY-7f3a9c"',
+                                               'aegis:regex "LARKSPUR-(?<=x)GUARD"'))
+    root = tmp_path / "p"
+    (root / ".bobbin").mkdir(parents=True)
+    (root / ".bobbin" / "config.toml").write_text(f'[yupana.quipu]\nenabled = true\nendpoint = "file:{catalogue}"\n')
+    done = yupana("project", cwd=root)
+    err = done.stderr.decode()
+    assert done.returncode == 1
+    assert "rule_liveness_canary: aegis:regex: RE2 refuses the regex 'LARKSPUR-(?<=x)GUARD': invalid perl operator" in err, err
+    assert "re2.cc" not in err and "Error parsing" not in err and "E0000" not in err

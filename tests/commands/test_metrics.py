@@ -1,4 +1,5 @@
-"""``yupana metrics`` through the real CLI, read back by prometheus_client's OpenMetrics parser."""
+"""``yupana metrics`` through the real CLI, read back by prometheus_client's OpenMetrics parser,
+by its Prometheus text-format parser, and by the real node_exporter's textfile collector."""
 
 from __future__ import annotations
 
@@ -36,13 +37,13 @@ def test_hook_counts_latency_and_rule_set_parse_as_openmetrics(yupana, env, root
     hist = fams["yupana_hook_duration_seconds"]
     assert hist.type == "histogram"
     assert samples(hist, "yupana_hook_duration_seconds_count")[(("hook", "pre-edit"),)] == 3
-    info = samples(fams["yupana_rule_set"])
+    info = samples(fams["yupana_rule_set_info"])
     cached = json.loads(env.cache_path.read_text())
     ((labels, value),) = info.items()
     assert dict(labels)["digest"] == cached["digest"] and dict(labels)["state"] == "loaded" and value == 1
     assert 0 <= samples(fams["yupana_cache_age_seconds"])[()] <= 60
     assert samples(fams["yupana_rule_set_rules"])[(("plane", "text"),)] == 3
-    ((labels, _),) = samples(fams["yupana_last_refresh"]).items()
+    ((labels, _),) = samples(fams["yupana_last_refresh_info"]).items()
     assert dict(labels)["outcome"] == "success"
 
 
@@ -57,7 +58,7 @@ def test_fail_open_and_served_from_cache_are_counted_by_kind(yupana, env, root):
     assert samples(fams["yupana_fail_open"]) == {(("hook", "pre-edit"), ("kind", "projection")): 1,
                                                  (("hook", "pre-bash"), ("kind", "config")): 1}
     assert samples(fams["yupana_served_from_cache"]) == {(("hook", "pre-edit"),): 1}
-    assert dict(next(iter(samples(fams["yupana_rule_set"]))))["state"] == "degraded"  # no cache yet
+    assert dict(next(iter(samples(fams["yupana_rule_set_info"]))))["state"] == "degraded"  # no cache yet
 
 
 def test_output_is_written_atomically_for_the_textfile_collector(yupana, env, root, tmp_path):  # noqa: F811
@@ -72,3 +73,44 @@ def test_output_is_written_atomically_for_the_textfile_collector(yupana, env, ro
     blocked.write_text("x")
     bad = yupana("metrics", "--output", str(blocked / "y.prom"), cwd=root)
     assert bad.returncode == 1 and b"cannot write" in bad.stderr
+
+
+PROMETHEUS_TEXT_TYPES = {"counter", "gauge", "histogram", "summary", "untyped"}  # the text format's own set
+
+
+def test_every_family_is_one_the_prometheus_text_format_knows(yupana, env, root):  # noqa: F811
+    """node_exporter's textfile collector parses the Prometheus text format, which drops a whole
+    file over one type it does not know (OpenMetrics' ``info``, say)."""
+    write_config(root, mode="enforce")
+    project(yupana, root)
+    edit(yupana, root)
+    text = yupana("metrics", cwd=root).stdout.decode()
+    types = {line.split()[3] for line in text.splitlines() if line.startswith("# TYPE ")}
+    assert types <= PROMETHEUS_TEXT_TYPES, types
+    prometheus = pytest.importorskip("prometheus_client.parser")
+    names = {f.name for f in prometheus.text_string_to_metric_families(text)}
+    assert {"yupana_rule_set_info", "yupana_hook_duration_seconds", "yupana_hook_invocations_total"} <= names
+
+
+def test_node_exporter_reads_the_file_the_timer_writes(yupana, env, root, tmp_path):  # noqa: F811
+    from servers.node_exporter import NodeExporter, binary
+
+    if binary() is None:
+        pytest.skip("no node_exporter (Debian: prometheus-node-exporter)")
+    write_config(root, mode="enforce")
+    project(yupana, root)
+    edit(yupana, root)
+    textfile = tmp_path / "textfile"
+    assert yupana("metrics", "--output", str(textfile / "yupana.prom"), cwd=root).returncode == 0
+    exporter = NodeExporter(str(textfile)).start()
+    try:
+        scraped = exporter.scrape()
+    finally:
+        log = exporter.stop()
+    assert "node_textfile_scrape_error 0" in scraped, log
+    fams = {f.name: f for f in pytest.importorskip("prometheus_client.parser").text_string_to_metric_families(scraped)}
+    digest = json.loads(env.cache_path.read_text())["digest"]
+    ((labels, value),) = samples(fams["yupana_rule_set_info"]).items()
+    assert dict(labels)["digest"] == digest and value == 1
+    assert samples(fams["yupana_hook_invocations_total"])  # counters arrive untyped, by their sample name
+    assert samples(fams["yupana_hook_duration_seconds"], "yupana_hook_duration_seconds_count")[(("hook", "pre-edit"),)] == 1

@@ -1,42 +1,29 @@
 """``yupana shapes validate --format junit|sarif|github`` through the real CLI, each read back by
-a consumer's parser: junitparser for JUnit, a SARIF 2.1.0 structural schema (jsonschema) for
-SARIF, GitHub's workflow-command grammar for the annotations; on quipu's real catalogues too."""
+a consumer's parser: junitparser for JUnit, the SARIF 2.1.0 schema (as pydantic-sarif's model of
+it) for SARIF, GitHub's workflow-command grammar and escaping for the annotations; on quipu's
+real catalogues too."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
-from conftest import QUIPU_FIXTURES
+from conftest import QUIPU_FIXTURES, REPO
 from tests.commands.test_shapes import BAD, GOOD, write
 
-# The SARIF 2.1.0 schema cannot be downloaded here and sarif-om 1.0.4 (PyPI) ships only classes, no
-# schema file (checked): this is
-# the subset of it every consumer (GitHub code scanning) requires, written from the spec.
-SARIF_MINIMAL = {
-    "type": "object",
-    "required": ["version", "runs"],
-    "properties": {
-        "version": {"const": "2.1.0"},
-        "runs": {"type": "array", "items": {
-            "type": "object", "required": ["tool", "results"],
-            "properties": {
-                "tool": {"type": "object", "required": ["driver"], "properties": {
-                    "driver": {"type": "object", "required": ["name"], "properties": {
-                        "rules": {"type": "array", "items": {"type": "object", "required": ["id"]}}}}}},
-                "results": {"type": "array", "items": {
-                    "type": "object", "required": ["message"],
-                    "properties": {
-                        "level": {"enum": ["none", "note", "warning", "error"]},
-                        "message": {"type": "object", "required": ["text"]},
-                        "locations": {"type": "array", "items": {"type": "object", "properties": {
-                            "physicalLocation": {"type": "object", "required": ["artifactLocation"], "properties": {
-                                "artifactLocation": {"type": "object", "required": ["uri"]},
-                                "region": {"type": "object", "properties": {
-                                    "startLine": {"type": "integer", "minimum": 1}}}}}}}}}}}}}}},
-}
+
+
+def sarif_model():
+    """The SARIF 2.1.0 object model generated from OASIS's sarif-schema-2.1.0.json (pydantic-sarif:
+    every object closed, every enumeration checked): validating against it is validating against
+    the schema."""
+    return pytest.importorskip("pydantic_sarif.model").StaticAnalysisResultsFormatSarifVersion210JsonSchema
+
+
 GITHUB_COMMAND = re.compile(r"^::(error|warning|notice)(?: ((?:[a-z]+=[^,:]*)(?:,[a-z]+=[^,:]*)*))?::(.*)$")
 
 
@@ -55,12 +42,15 @@ def test_junit_has_a_case_per_shape_and_focus_node_and_a_failure_per_violation(y
 
 
 def test_sarif_locates_each_result_in_the_data_file_at_the_focus_nodes_line(yupana, tmp_path):
-    jsonschema = pytest.importorskip("jsonschema")
     data = write(tmp_path, "bad.ttl", BAD)
     run = yupana("shapes", "validate", "--format", "sarif", data)
     assert run.returncode == 1
     log = json.loads(run.stdout)
-    jsonschema.validate(log, SARIF_MINIMAL)
+    sarif_model().model_validate(log)
+    broken = json.loads(run.stdout)
+    broken["runs"][0]["results"][0]["level"] = "fatal"  # the model is not vacuous
+    with pytest.raises(ValueError):
+        sarif_model().model_validate(broken)
     lines = BAD.splitlines()
     for result in log["runs"][0]["results"]:
         loc = result["locations"][0]["physicalLocation"]
@@ -84,6 +74,30 @@ def test_github_annotations_name_file_and_line(yupana, tmp_path):
     assert yupana("shapes", "validate", "--format", "github", write(tmp_path, "g.ttl", GOOD)).stdout == b""
 
 
+def unescape(text: str) -> str:
+    """The runner's decoding of a workflow command's data and property values (%25, %0D, %0A, %3A, %2C)."""
+    for code, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        text = text.replace(code, char)
+    return text
+
+
+def test_github_annotations_escape_what_the_runner_would_split_on(yupana, tmp_path):
+    """Titles hold ``aegis:`` names and messages may hold ``,``, ``%`` and newlines: escaped, they
+    survive the runner's parse whole."""
+    data = write(tmp_path, "odd, name%.ttl", BAD)
+    run = yupana("shapes", "validate", "--format", "github", data, cwd=tmp_path)
+    doc = json.loads(yupana("shapes", "validate", "--json", data).stdout)
+    wanted = sorted(r["message"] for r in doc["results"])
+    got = []
+    for line in run.stdout.decode().splitlines():
+        m = GITHUB_COMMAND.match(line)
+        assert m, line
+        props = {k: unescape(v) for k, v in (p.split("=", 1) for p in m.group(2).split(","))}
+        assert props["file"] == "odd, name%.ttl" and props["title"].startswith("SHACL ") and "aegis:" in props["title"]
+        got.append(unescape(m.group(3)).split(" (value: ")[0])
+    assert sorted(got) == wanted
+
+
 def test_github_annotation_for_broken_turtle_names_its_line(yupana, tmp_path):
     run = yupana("shapes", "validate", "--format", "github", write(tmp_path, "x.ttl", "@prefix : <urn:x#> .\n:a :b\n"))
     assert run.returncode == 2
@@ -94,7 +108,6 @@ def test_github_annotation_for_broken_turtle_names_its_line(yupana, tmp_path):
 @pytest.mark.skipif(not (QUIPU_FIXTURES / "shapes").is_dir(), reason="quipu fixtures absent")
 def test_quipu_catalogues_in_every_ci_format(yupana):
     junitparser = pytest.importorskip("junitparser")
-    jsonschema = pytest.importorskip("jsonschema")
     files = [str(QUIPU_FIXTURES / "shapes" / "policies"), str(QUIPU_FIXTURES / "demo.ttl")]
     text = yupana("shapes", "validate", *files, "--json")
     junit = yupana("shapes", "validate", *files, "--format", "junit")
@@ -105,5 +118,24 @@ def test_quipu_catalogues_in_every_ci_format(yupana):
     failures = sum(len(case.result) for suite in xml for case in suite)
     assert failures == expected
     log = json.loads(sarif.stdout)
-    jsonschema.validate(log, SARIF_MINIMAL)
+    sarif_model().model_validate(log)
     assert len(log["runs"][0]["results"]) == expected
+
+
+def test_the_pre_commit_manifest_is_valid_and_its_entry_validates_the_files_it_is_given(yupana, tmp_path):
+    pytest.importorskip("pre_commit")
+    import yaml  # pre-commit's own dependency
+
+    manifest = REPO / ".pre-commit-hooks.yaml"
+    check = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(manifest)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    hook = next(h for h in yaml.safe_load(manifest.read_text()) if h["id"] == "yupana-shapes")
+    assert re.search(hook["files"], "catalogue/policies.ttl") and not re.search(hook["files"], "README.md")
+    program, *words = hook["entry"].split()
+    assert program == "yupana"
+    bad, good = write(tmp_path, "bad.ttl", BAD), write(tmp_path, "good.ttl", GOOD)
+    assert yupana(*words, good).returncode == 0  # what pre-commit runs: the entry, then the changed files
+    failed = yupana(*words, good, bad)
+    assert failed.returncode == 1 and b"aegis:wire_auth" in failed.stdout
+    assert yupana(*words, str(tmp_path)).returncode == 1  # docs/shapes.md: pass_filenames false, args [DIR]

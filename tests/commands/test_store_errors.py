@@ -1,8 +1,12 @@
-"""Issue 14 §4 through the real CLI: a store error says which failure it is (refused, TLS) at
-once, quotes the endpoint the operator configured, and says what to try."""
+"""Issue 14 §4 through the real CLI: a store error says which failure it is (refused, DNS, TLS,
+timeout, HTTP, the wrong URL) at once, quotes the endpoint the operator configured, and says
+what to try."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 import time
 
 import pytest
@@ -57,3 +61,39 @@ def test_the_update_url_of_a_real_oxigraph_is_named_as_the_wrong_url(env, tmp_pa
     assert done.returncode != 0
     assert f"[yupana.quipu] endpoint = {store.update_url} is the store's update URL, not its query URL" in err, err
     assert "use the query URL" in err
+
+
+@pytest.mark.parametrize("server", ["never-answer"], indirect=True)
+def test_a_store_that_never_answers_is_a_timeout_naming_the_setting_to_raise(env, server):
+    configured = f"{server.url}/sparql"
+    env.update(YUPANA_QUIPU__ENDPOINT=configured, YUPANA_QUIPU__DIALECT="sparql11",
+               YUPANA_QUIPU__REQUEST_TIMEOUT_SECS="1")
+    err = run_yupana(["project"], env).stderr.decode()
+    assert "refresh FAILED (timeout)" in err and configured in err, err
+    assert "within 1s" in err and "raise [yupana.quipu] request_timeout_secs" in err
+    assert "connection refused" not in err
+
+
+@pytest.mark.parametrize("server", ["http-500"], indirect=True)
+def test_an_http_error_quotes_the_status_and_the_stores_words(env, server):
+    configured = f"{server.url}/sparql"
+    env.update(YUPANA_QUIPU__ENDPOINT=configured, YUPANA_QUIPU__DIALECT="sparql11")
+    err = run_yupana(["project"], env).stderr.decode()
+    assert "refresh FAILED (http)" in err and f"{configured} failed a SPARQL query (HTTP 500)" in err, err
+    assert "the database is locked" in err and "check the store's logs" in err
+
+
+def test_a_host_name_that_does_not_resolve_is_named_as_dns(env):
+    """In a private network namespace (no resolver reachable, so nothing leaves the machine)."""
+    unshare = shutil.which("unshare")
+    if not unshare or subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -rn (a user and network namespace) is not allowed here")
+    configured = "http://store.yupana-test.invalid:3030"
+    env["YUPANA_QUIPU__ENDPOINT"] = configured
+    done = subprocess.run([unshare, "-rn", sys.executable, "-m", "yupana", "project"], env=env, capture_output=True,
+                          timeout=60)
+    err = done.stderr.decode()
+    assert done.returncode == 1
+    assert "refresh FAILED (connect)" in err and f"[yupana.quipu] endpoint = {configured}:" in err, err
+    assert "the host name does not resolve" in err and "check the spelling of the host" in err
+    assert "connection refused" not in err and "within" not in err.split("\n")[0]

@@ -22,6 +22,10 @@ SCHEMA_VERSION = 1
 EXIT_OK, EXIT_BROKEN = 0, 1
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["check", "snapshot"],
                         help="check: print the resolved configuration, compile every local control, exit 1 on "
@@ -32,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from yupana import project_root, settings
 
+    if args.action == "snapshot" and getattr(args, "json", False):
+        print("yupana config: --json is for `config check`; `config snapshot` prints marshal", file=sys.stderr)
+        return 2
     root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
     override = getattr(args, "config", None)
     snap = settings.resolve_and_store(root, override, settings.fingerprint(root, override))
@@ -88,29 +95,32 @@ def flatten(value: object, loc: tuple[Any, ...] = ()) -> list[tuple[str, tuple[A
 
 
 def render(report: dict[str, Any]) -> None:
+    """The text form: the files, the mode, every resolved key and its layer, then the findings
+    (wrapped to the terminal, coloured on one: :mod:`yupana.terminal`)."""
+    from yupana import terminal
+
     if report["error"]:
         print(f"yupana: configuration error\n{report['error']}", file=sys.stderr)
         return
-    for src in report["sources"] or [{"layer": "defaults", "path": "(no config file found)"}]:
-        print(f"{src['layer']:<9} {src['path']}")
+    lines = [f"{src['layer']:<9} {src['path']}"
+             for src in report["sources"] or [{"layer": "defaults", "path": "(no config file found)"}]]
     prov = report["provenance"]
-    print(f"mode      {prov['effective']} (from {prov['source']})"
-          + ("  ⚠ the project file lowered the user's mode" if prov["lowered_by_project"] else ""))
-    print("\nresolved configuration (key = value  # where it came from)")
+    lines.append(f"mode      {prov['effective']} (from {prov['source']})"
+                 + ("  ⚠ the project file lowered the user's mode" if prov["lowered_by_project"] else ""))
+    lines += ["", "resolved configuration (key = value  # where it came from)"]
     for key, _, value in flatten(report["config"]):
-        print(f"  {key} = {json.dumps(value, ensure_ascii=False)}  # {report['origins'][key]}")
-    print()
-    for warning in report["warnings"]:
-        print(f"warning   {warning}")
-    for note in report["notes"]:
-        print(f"note      {note}")
+        lines.append(f"  {key} = {json.dumps(value, ensure_ascii=False)}  # {report['origins'][key]}")
+    lines.append("")
+    lines += [f"warning   {warning}" for warning in report["warnings"]]
+    lines += [f"note      {note}" for note in report["notes"]]
     for found in report["findings"]:
         shown = "" if found["value"] is None else f" = {json.dumps(found['value'], ensure_ascii=False)}"
-        print(f"error     {found['file']}: {found['key']}{shown}: {found['problem']}")
-        print(f"          fix: {found['fix']}")
+        lines.append(f"error     {found['file']}: {found['key']}{shown}: {found['problem']}")
+        lines.append(f"          fix: {found['fix']}")
     count = len(report["findings"])
+    if not count:
+        lines.append("ok        every local control compiles")
+    sys.stdout.write(terminal.show(lines))
     if count:
         print(f"\n{count} broken control{'s' if count != 1 else ''}: the hooks cannot run "
               f"{'them' if count != 1 else 'it'} as written", file=sys.stderr)
-    else:
-        print("ok        every local control compiles")

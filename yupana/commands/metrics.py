@@ -1,6 +1,12 @@
 """``yupana metrics [--output PATH] [--root DIR]``: hook health and the rule set in the
 OpenMetrics text format, for node_exporter's textfile collector (docs/metrics.md).
 
+The exposition is the subset both parsers read: OpenMetrics (``# EOF``, ``# UNIT``, counter
+samples ``*_total``) and the Prometheus text format node_exporter's textfile collector parses
+(which takes ``# UNIT``/``# EOF`` for comments and the counters as untyped ``*_total``
+series). Info metrics are therefore gauges named ``*_info`` with the value 1, never the
+``info`` type, which the Prometheus text parser refuses for the whole file.
+
 The figures come from the metrics spool (counters over the records it still holds: the file
 and its ``.old`` slot, so a rotation resets them — OpenMetrics counters may reset, Prometheus'
 ``rate()`` handles it) and from the projection cache and ``refresh-state.json`` (read, never
@@ -20,6 +26,10 @@ import time
 # Latency buckets (seconds) for the hooks' own work; the hot path's budget is 100 ms.
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 _HOOK_OF_KIND = {"guard": "pre-edit", "pre_bash_invoked": "pre-bash"}
+
+
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (OpenMetrics text is the output format: no --json)
+GLOBAL_FLAGS: tuple[str, ...] = ("--config",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,9 +128,11 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
 
 def _rule_set_families(lines: list[str], rs: dict[str, Any]) -> None:
     state = str(rs.get("state") or "off")
-    _family(lines, "yupana_rule_set", "info", "the governed rule set: state, digest and freshness as labels",
-            [({"state": state, "digest": rs.get("digest") or "", "freshness": rs.get("freshness") or "none"}, 1)],
-            suffix="_info")
+    # An "info" metric is a gauge named *_info whose value is 1: OpenMetrics' info type would be
+    # the purer form, but node_exporter's textfile collector reads the Prometheus text format,
+    # which knows no such type and drops the whole file over it ("unknown metric type").
+    _family(lines, "yupana_rule_set_info", "gauge", "the governed rule set: state, digest and freshness as labels",
+            [({"state": state, "digest": rs.get("digest") or "", "freshness": rs.get("freshness") or "none"}, 1)])
     age = rs.get("cache_age_secs")
     _family(lines, "yupana_cache_age_seconds", "gauge", "age of the projection cache (absent: no cache)",
             [({}, age)] if isinstance(age, int) else [], unit="seconds")
@@ -134,7 +146,7 @@ def _rule_set_families(lines: list[str], rs: dict[str, Any]) -> None:
             refresh.get("last_failure_at") is not None
         samples.append(({"outcome": "failure" if failed else "success",
                          "error_kind": str(refresh.get("last_error_kind") or "") if failed else ""}, 1))
-    _family(lines, "yupana_last_refresh", "info", "the last refresh attempt's outcome", samples, suffix="_info")
+    _family(lines, "yupana_last_refresh_info", "gauge", "the last refresh attempt's outcome", samples)
     for name, field, help_text in (
             ("yupana_last_refresh_attempt_timestamp_seconds", "last_attempt_at", "when the last refresh was attempted"),
             ("yupana_last_refresh_success_timestamp_seconds", "last_success_at", "when a refresh last succeeded")):

@@ -38,6 +38,10 @@ PLANES = tuple(p.key for p in REGISTRY) + ("unprojected",)  # the summary's rows
 TIMED_WITH = {"tripwires": "policies", "memory_policies": "policies", "unprojected": "policies"}
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (the refresh outcome or the dump as JSON; the configuration; the progress lines)
+GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config", "--quiet", "--verbose")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dump", action="store_true", help="print what the cache holds")
     parser.add_argument("--format", choices=("table", "json", "turtle"), default=None,
@@ -326,7 +330,10 @@ def render(body: dict[str, Any], fmt: str, freshness: dict[str, Any], found: dic
     except ImportError:
         dump = None  # type: ignore[assignment]
     if dump is not None:
-        text = dump.render(body, fmt=fmt, freshness=freshness, block_tier=found)
+        from yupana.commands.json_output import stamp
+
+        text = dump.render(body, fmt=fmt, freshness=freshness, block_tier=found,
+                           stamp=stamp("project.dump", {}) if fmt == "json" else None)
     else:
         out = dict(body)
         out["freshness"] = freshness["state"]

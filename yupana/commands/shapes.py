@@ -35,6 +35,10 @@ _FORMATS = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".rdf": "xml", ".owl": "
             ".jsonld": "json-ld"}
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (no configuration is read: the shapes and the data are the arguments)
+GLOBAL_FLAGS: tuple[str, ...] = ("--json",)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["validate"], help="validate: check RDF files against the shapes")
     parser.add_argument("files", nargs="+", metavar="DATA",
@@ -52,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = getattr(args, "output_format", None) or ("json" if getattr(args, "json", False) else "text")
     try:
         return _run(args, fmt)
+    except BrokenPipeError:  # the reader went away (`… | head`): cli ends quietly with 141, not "internal error"
+        raise
     except Exception as exc:  # noqa: BLE001 - exit 3 is the promise for anything unexpected
         return _fail(3, "internal", [{"file": None, "line": None, "message": f"{type(exc).__name__}: {exc}"}], fmt)
 
@@ -101,8 +107,9 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
             "errors": [],
         })
     else:
-        print(_table(report.results))
-        print(_summary(report, code, len(files)))
+        from yupana import terminal
+
+        sys.stdout.write(terminal.show(_table(report.results) + _summary(report, code, len(files)).split("\n")))
     return code
 
 
@@ -176,19 +183,21 @@ def _print_json(doc: dict[str, Any]) -> None:
     emit("shapes.validate", doc, sort_keys=False)
 
 
-def _table(results: Any) -> str:
-    """One row per result: severity, focus, path, constraint, then the message (not cut)."""
+def _table(results: Any) -> list[str]:
+    """One row per result: severity, focus, path, constraint, then the message (never cut: on a
+    narrow terminal it wraps under itself, or each result becomes a record)."""
+    from yupana import terminal
     from yupana.projection.gate import compact
 
     if not results:
-        return "no results"
-    rows = [("SEVERITY", "FOCUS", "PATH", "CONSTRAINT", "MESSAGE")]
+        return ["no results"]
+    rows = []
     for r in results:
         message = r.message + (f" (value: {r.shown_value()})" if r.value is not None else "")
-        rows.append((r.severity, _cut(compact(r.focus), 44), _cut(r.path or "(node)", 40), r.constraint, message))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
-                     for row in rows)
+        rows.append([r.severity, _cut(compact(r.focus), 44), _cut(r.path or "(node)", 40), r.constraint, message])
+    lines = terminal.table(["SEVERITY", "FOCUS", "PATH", "CONSTRAINT", "MESSAGE"], rows, terminal.width(),
+                           wrap_last=True)
+    return [line[terminal.INDENT:] for line in lines]  # flush left, as before
 
 
 def _summary(report: Any, code: int, files: int) -> str:

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from yupana.codegraph.verify import VerifyResult
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--json",)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--file, --buffer, --root, --deadline-ms (and the global --json)."""
     parser.add_argument("--file", required=True, help="the Rust file the buffer would replace (may not exist yet)")

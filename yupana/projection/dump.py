@@ -7,9 +7,12 @@
   not: :mod:`yupana.block_tier`), then one section
   per plane with its count: rule names, tiers, effects, classes, verification points,
   patterns, globs and exemptions, then the "not projected" list and the notices. Wide
-  values are cut with "…" so a row fits a terminal; ``--json`` has them whole.
+  values are cut with "…" at each column's cap; a table wider than the terminal is cut
+  further or shown one record per row (:mod:`yupana.terminal`); piped, full
+  width; ``--json`` has every value whole.
 * ``json`` — the cache object plus ``freshness`` (``fresh``/``stale``), ``age_secs``
-  and, given it, ``block_tier``, keys sorted, two-space indent (the stable schema of docs/cache-format.md).
+  and, given it, ``block_tier``, keys sorted, two-space indent (the stable schema of docs/cache-format.md);
+  ``project --dump --json`` adds ``schema`` (``yupana.project.dump/1``) and ``yupana_version``.
 * ``turtle`` — the projection as RDF in the aegis vocabulary
   (:mod:`yupana.projection.dump_turtle`): loading it into a store and projecting again
   gives the same catalogue.
@@ -29,14 +32,16 @@ from yupana import planes
 FORMATS = ("table", "json", "turtle")
 
 
-def render(cache: dict[str, Any], *, fmt: str, freshness: dict[str, Any], block_tier: dict[str, Any] | None = None) -> str:
+def render(cache: dict[str, Any], *, fmt: str, freshness: dict[str, Any], block_tier: dict[str, Any] | None = None,
+           stamp: dict[str, Any] | None = None) -> str:
     """The dump of ``cache`` in ``fmt`` (``table``, ``json`` or ``turtle``).
 
     ``freshness`` is ``{"state": "fresh"|"stale", "age_secs": int, "endpoint": str,
     "ttl_secs": int}``: every rendering states it, because stale is never fresh.
-    ``block_tier`` is :func:`yupana.block_tier.assess` for the project dumped from."""
+    ``block_tier`` is :func:`yupana.block_tier.assess` for the project dumped from; ``stamp``
+    the keys of the ``--json`` convention (docs/json.md), added to the JSON form."""
     if fmt == "json":
-        return render_json(cache, freshness, block_tier)
+        return render_json(cache, freshness, block_tier, stamp)
     if fmt == "turtle":
         from yupana.projection.dump_turtle import render_turtle
 
@@ -47,8 +52,10 @@ def render(cache: dict[str, Any], *, fmt: str, freshness: dict[str, Any], block_
     raise ValueError(f"unknown dump format {fmt!r} (use one of {', '.join(FORMATS)})")
 
 
-def render_json(cache: dict[str, Any], freshness: dict[str, Any], block_tier: dict[str, Any] | None = None) -> str:
-    out = dict(cache)
+def render_json(cache: dict[str, Any], freshness: dict[str, Any], block_tier: dict[str, Any] | None = None,
+                stamp: dict[str, Any] | None = None) -> str:
+    out = dict(stamp or {})
+    out.update(cache)
     out["freshness"] = freshness["state"]
     out["age_secs"] = freshness["age_secs"]
     if block_tier is not None:
@@ -71,7 +78,7 @@ def render_table(cache: dict[str, Any], freshness: dict[str, Any], block_tier: d
         lines.extend(section(cache))  # type: ignore[arg-type]  # the plane registry's renderers are typed object
     from yupana import terminal
 
-    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"
+    return terminal.show(lines)
 
 
 def _header(cache: dict[str, Any], freshness: dict[str, Any]) -> list[str]:
@@ -265,23 +272,12 @@ def _notices(cache: dict[str, Any]) -> list[str]:
 
 
 def _table(headers: list[str], rows: list[list[Any]], caps: list[int]) -> list[str]:
-    """Aligned columns, each cut to its cap; the last column is cut but not padded."""
-    if not rows:
-        return ["  (none)"]
+    """Each cell cut to its column's cap, then laid out to the terminal's width (piped: full
+    width): aligned, cut further, or one record per row (:func:`yupana.terminal.table`)."""
     from yupana import terminal
 
     cells = [[_cut(_text(v), caps[i]) for i, v in enumerate(row)] for row in rows]
-    widths = [max(len(headers[i]), *(len(r[i]) for r in cells)) for i in range(len(headers))]
-    fitted = terminal.fit(widths, terminal.width())  # the terminal's width; piped, full width
-    if fitted != widths:
-        headers = [_cut(h, fitted[i]) for i, h in enumerate(headers)]
-        cells = [[_cut(c, fitted[i]) for i, c in enumerate(r)] for r in cells]
-        widths = fitted
-    lines = []
-    for row in [headers] + cells:
-        parts = [c.ljust(widths[i]) for i, c in enumerate(row[:-1])] + [row[-1]]
-        lines.append(("  " + "  ".join(parts)).rstrip())
-    return lines
+    return terminal.table(headers, cells, terminal.width())
 
 
 def _text(value: Any) -> str:

@@ -45,6 +45,10 @@ _FS = re.compile(r"^(root|tmpfs|mount:[0-9a-f]{8,64})$")
 _ID = re.compile(r"^[0-9a-f]{8,64}$")
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--config",)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", required=True, help="the store whose queue to drain ([yupana.quipu] endpoint)")
     parser.add_argument("--root", default=None, help="project root whose configuration to resolve (default: cwd)")

@@ -22,6 +22,10 @@ from yupana.workers import detached
 DEADLINE_SECS = 2.0
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--config",)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", required=True, help="repository name (the origin URL's last segment)")
     parser.add_argument("--endpoint", required=True, help="the store the hook's configuration names")

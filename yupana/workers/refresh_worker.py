@@ -19,6 +19,10 @@ LOG_MAX_BYTES = 1 << 20
 _log_cache: str | None = None  # the cache this worker refreshes: refresh.log goes beside it
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--config",)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", default=None, help="project root whose configuration to resolve (default: cwd)")
     parser.add_argument("--lock-fd", type=int, default=None,

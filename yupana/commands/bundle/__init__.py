@@ -11,18 +11,24 @@ or CDN; hosts set ``[yupana.bundle] url`` and ``trusted_keys`` (docs/bundles.md)
 0600; never over an existing file) and prints the public key line a host trusts.
 
 Exit codes: 0 written; 1 refused or failed (the reason on stderr); 3 a refresh is running.
+``--json``: ``yupana.bundle.build/1`` and ``yupana.bundle.keygen/1`` (docs/json.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
+from yupana.commands.json_output import emit
+
 EXIT_FAILED = 1
 EXIT_BUSY = 3
+
+
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +63,7 @@ def _keygen(out: str, as_json: bool) -> int:
         fh.write(pem)
     found = {"private_key": out, "key_id": bundle.key_id(raw), "public_key": bundle.public_key_text(raw)}
     if as_json:
-        print(json.dumps(found, indent=2, sort_keys=True))
+        emit("bundle.keygen", found)
     else:
         print(f"wrote {out} ({found['key_id']})")
         print(f'hosts trust it with: [yupana.bundle] trusted_keys = ["{found["public_key"]}"]')
@@ -118,7 +124,7 @@ def _build(args: argparse.Namespace) -> int:
               "digest": header["digest"], "endpoint": header["endpoint"], "confirmed_at": header["confirmed_at"],
               "age_secs": now - int(header["confirmed_at"])}
     if as_json:
-        print(json.dumps(report, indent=2, sort_keys=True))
+        emit("bundle.build", report)
     else:
         print(f"wrote {args.out} ({len(data)} bytes): {header['digest']}, {header['endpoint']}, "
               f"confirmed {report['age_secs']}s ago, signed by {header['key_id']}")
@@ -128,5 +134,5 @@ def _build(args: argparse.Namespace) -> int:
 def _fail(kind: str, message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
     print(f"yupana: bundle build refused ({kind}): {message}", file=sys.stderr)
     if as_json:
-        print(json.dumps({"status": "refused", "error_kind": kind, "error": message}, indent=2, sort_keys=True))
+        emit("bundle.build", {"status": "refused", "error_kind": kind, "error": message})
     return code

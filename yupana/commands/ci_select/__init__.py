@@ -42,6 +42,10 @@ SCHEMA_VERSION = 1
 NOT_CONFIGURED, NO_CACHE = "not-configured", "no-cache"
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--base, --paths, --run (and the global --json, --config)."""
     change = parser.add_mutually_exclusive_group()

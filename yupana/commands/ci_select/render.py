@@ -36,7 +36,7 @@ def render(report: dict[str, Any], *, hint: bool = True) -> str:
     lines.append(_row("note", NOTE))
     from yupana import terminal
 
-    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
+    return terminal.show(lines)  # fits the terminal, coloured on one; piped, full width and plain
 
 
 def render_outcome(report: dict[str, Any]) -> str:
@@ -56,7 +56,9 @@ def render_outcome(report: dict[str, Any]) -> str:
         line = f"passed — all {len(results)} command(s) exited 0"
     else:
         line = "nothing to run"
-    return _row("result", line) + "\n"
+    from yupana import terminal
+
+    return terminal.show([_row("result", line)])
 
 
 def policy_line(policy: dict[str, Any]) -> str:

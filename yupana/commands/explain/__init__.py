@@ -42,6 +42,10 @@ class PayloadError(Exception):
     """The payload cannot be explained; the message says why and what to do."""
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config", "--tenant")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hook", choices=HOOKS, default=None,
                         help="the hook to explain (default: from the payload — tool_name Bash: pre-bash; "

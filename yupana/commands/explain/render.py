@@ -28,7 +28,7 @@ def render(report: dict[str, Any]) -> str:
     _withheld(report, lines)
     from yupana import terminal
 
-    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
+    return terminal.show(lines)  # fits the terminal, coloured on one; piped, full width and plain
 
 
 def _add(lines: list[str], label: str, text: str) -> None:

@@ -29,6 +29,10 @@ CLIENTS = ("claude", "codex", "git")
 UNTRUSTED_EXIT = 3
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (the client's settings are the target: no yupana configuration is read)
+GLOBAL_FLAGS: tuple[str, ...] = ()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("client", choices=CLIENTS, help="the coding client whose hook file to edit")
     where = parser.add_mutually_exclusive_group()

@@ -7,6 +7,10 @@ import argparse
 from yupana.commands import install
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     install.add_arguments(parser)
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNSIGNED = 0, 1, 2, 3
+GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config")  # the report as JSON; the key's path from that config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -60,6 +60,10 @@ SIGNED_NOTE = ("no signed rule set exists yet: the resident, signed rule cache i
                "is loaded; the measured state of the rules the hooks enforce is rule_set.state")
 
 
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused
+GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config", "--tenant")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     live = parser.add_mutually_exclusive_group()
     live.add_argument("--live", action="store_true",

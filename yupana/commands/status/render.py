@@ -32,7 +32,7 @@ def render(report: dict[str, Any]) -> str:
     _clients(report, add)
     from yupana import terminal
 
-    return "\n".join(terminal.wrap(lines, terminal.width())) + "\n"  # fits the terminal; piped, full width
+    return terminal.show(lines)  # fits the terminal, coloured on one; piped, full width and plain
 
 
 def _landing(report: dict[str, Any], add: Any) -> None:
