@@ -13,7 +13,7 @@ import pytest
 from yupana import __version__
 from yupana.cli import COMMANDS
 from yupana.commands.json_output import SCHEMAS_DIR, schema_path
-from tests.commands.test_shapes import BAD, write
+from tests.commands.test_shapes import BAD, COMPILE_BAD, write
 from tests.commands.test_status import project, root, write_config  # noqa: F401 - root is a fixture
 from tests.commands.test_verify import SNAKE_FMT, _crate
 
@@ -78,6 +78,8 @@ def test_error_documents_follow_the_same_schemas(yupana, env, tmp_path, root):  
 def test_shapes_validate_follows_its_schema_for_results_and_errors(yupana, tmp_path):
     results = check("shapes.validate", yupana("shapes", "validate", "--json", write(tmp_path, "bad.ttl", BAD)))
     assert results["counts"]["violation"] >= 1 and results["exit_code"] == 1
+    compiled = check("shapes.validate", yupana("shapes", "validate", "--json", write(tmp_path, "c.ttl", COMPILE_BAD)))
+    assert {r["constraint"] for r in compiled["results"]} == {"yupana:CompilesAsRE2", "yupana:CompilesAsGlob"}
     missing = check("shapes.validate", yupana("shapes", "validate", "--json", str(tmp_path / "missing.ttl")))
     assert missing["error_kind"] == "input" and missing["exit_code"] == 2
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.commands.test_status import bash, edit, project, root, write_config  # noqa: F401 - root is a fixture
+from tests.commands.test_status import bash, edit, post_edit, project, root, write_config  # noqa: F401 - root is a fixture
 
 parser = pytest.importorskip("prometheus_client.openmetrics.parser")
 
@@ -45,6 +45,21 @@ def test_hook_counts_latency_and_rule_set_parse_as_openmetrics(yupana, env, root
     assert samples(fams["yupana_rule_set_rules"])[(("plane", "text"),)] == 3
     ((labels, _),) = samples(fams["yupana_last_refresh_info"]).items()
     assert dict(labels)["outcome"] == "success"
+
+
+def test_post_edit_invocations_and_latency_are_counted(yupana, env, root):  # noqa: F811
+    write_config(root, mode="advise")  # work_item_scope off: every post-edit is silent, and recorded
+    post_edit(yupana, root)
+    post_edit(yupana, root, rel="src/other.rs")
+    edit(yupana, root)
+    fams = families(yupana("metrics", cwd=root).stdout.decode())
+    inv = samples(fams["yupana_hook_invocations"], "yupana_hook_invocations_total")
+    assert inv[(("hook", "post-edit"), ("result", "silent"))] == 2
+    assert sum(v for k, v in inv.items() if ("hook", "pre-edit") in k) == 1
+    hist = fams["yupana_hook_duration_seconds"]
+    assert samples(hist, "yupana_hook_duration_seconds_count")[(("hook", "post-edit"),)] == 2
+    total = sum(r["duration_ms"] for r in env.records("post_edit_invoked")) / 1000
+    assert samples(hist, "yupana_hook_duration_seconds_sum")[(("hook", "post-edit"),)] == pytest.approx(total, abs=1e-6)
 
 
 def test_fail_open_and_served_from_cache_are_counted_by_kind(yupana, env, root):  # noqa: F811

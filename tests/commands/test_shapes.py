@@ -26,6 +26,29 @@ aegis:wire_hot a aegis:Policy ; rdfs:label "hot" ; aegis:boundary "action" ;
     aegis:appliesTo "src/core.rs" ; aegis:effect "throttle" .
 """
 
+# Conforms to every SHACL constraint; the refresh's decoders refuse three values: RE2 refuses
+# a look-behind and an unbalanced "(", the glob dialect a reversed range.
+COMPILE_BAD = PREFIXES + """
+aegis:InternalIdentifierPattern rdfs:subClassOf aegis:TextRule .
+aegis:rule_lookbehind a aegis:InternalIdentifierPattern ; rdfs:label "look-behind" ;
+    aegis:regex "(?<=x)a" ; aegis:enforcementTier "block" .
+aegis:sel_comments a aegis:Selector ; aegis:name "comments" ; aegis:evidenceSource "(line_comment) @c" ;
+    aegis:language "rust" ; aegis:tier "tree-sitter" .
+aegis:pred_open a aegis:Predicate ; aegis:name "open" ;
+    aegis:evidenceSource "(" ; aegis:matchType "must-not-match" .
+aegis:policy_open a aegis:Policy ; rdfs:label "open" ; aegis:boundary "action" ;
+    aegis:selector aegis:sel_comments ; aegis:predicate aegis:pred_open .
+aegis:wire_reversed a aegis:Policy ; rdfs:label "reversed" ; aegis:boundary "action" ;
+    aegis:appliesTo "src/[z-a]/**" ; aegis:effect "deny" .
+"""
+
+#: (focus, path, constraint, a words of the compiler's own reason) of each COMPILE_BAD finding
+COMPILE_FINDINGS = [
+    ("aegis:pred_open", "aegis:evidenceSource", "yupana:CompilesAsRE2", "missing ): ("),
+    ("aegis:rule_lookbehind", "aegis:regex", "yupana:CompilesAsRE2", "invalid perl operator: (?<"),
+    ("aegis:wire_reversed", "aegis:appliesTo", "yupana:CompilesAsGlob", "range z-a is reversed"),
+]
+
 WARNING_ONLY = PREFIXES + """
 aegis:wi_1 a aegis:WorkItem ; rdfs:label "an item without its id" .
 """
@@ -95,6 +118,33 @@ def test_warnings_fail_unless_allowed(yupana, tmp_path):
     assert b"warning" in allowed.stdout  # still reported
     violations = yupana("shapes", "validate", write(tmp_path, "bad.ttl", BAD), "--allow-warnings")
     assert violations.returncode == 1
+
+
+def test_what_the_refresh_cannot_compile_fails_validation_with_the_compilers_reason(yupana, tmp_path):
+    """A regex RE2 refuses and a glob that does not compile pass every SHACL constraint, and every
+    host's refresh would refuse them: the store's CI says so first, as violations (exit 1, even
+    with --allow-warnings)."""
+    path = write(tmp_path, "compile.ttl", COMPILE_BAD)
+    run = yupana("shapes", "validate", path, "--allow-warnings")
+    assert run.returncode == 1, run.stdout.decode()
+    out = run.stdout.decode()
+    rows = [line.split(None, 4) for line in out.splitlines() if line.startswith("violation")]
+    assert [tuple(r[1:4]) for r in rows] == [f[:3] for f in COMPILE_FINDINGS]
+    for row, (*_, reason) in zip(rows, COMPILE_FINDINGS):
+        assert reason in row[4] and "a refresh refuses the projection" in row[4]
+    assert "DOES NOT CONFORM: 3 violations, 0 warnings" in out
+    doc = json.loads(yupana("shapes", "validate", path, "--json").stdout)
+    assert doc["exit_code"] == 1 and doc["conforms"] is False and doc["counts"]["violation"] == 3
+    assert [(compact(r["focus"]), r["path"], r["constraint"], r["value"], r["value_kind"]) for r in doc["results"]] == [
+        (*f[:3], value, "literal") for f, value in zip(COMPILE_FINDINGS, ["(", "(?<=x)a", "src/[z-a]/**"])]
+    assert [r["shape"] for r in doc["results"]] == ["aegis:StructuralPolicyShape", "aegis:GovernedTextRuleShape",
+                                                    "aegis:TripwireShape"]
+    fixed = COMPILE_BAD.replace('"(?<=x)a"', '"xa"').replace('"("', '"[(]"').replace("[z-a]", "[a-z]")
+    assert yupana("shapes", "validate", write(tmp_path, "fixed.ttl", fixed)).returncode == 0
+
+
+def compact(iri: str) -> str:
+    return iri.replace("http://aegis.gastown.local/ontology/", "aegis:")
 
 
 def test_a_missing_file_exits_2_and_names_it(yupana, tmp_path):

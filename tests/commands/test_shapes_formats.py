@@ -13,8 +13,7 @@ import sys
 import pytest
 
 from conftest import QUIPU_FIXTURES, REPO
-from tests.commands.test_shapes import BAD, GOOD, write
-
+from tests.commands.test_shapes import BAD, COMPILE_BAD, COMPILE_FINDINGS, GOOD, write
 
 
 def sarif_model():
@@ -72,6 +71,52 @@ def test_github_annotations_name_file_and_line(yupana, tmp_path):
         props = dict(p.split("=", 1) for p in m.group(2).split(","))
         assert props["file"].endswith("bad.ttl") and int(props["line"]) >= 4
     assert yupana("shapes", "validate", "--format", "github", write(tmp_path, "g.ttl", GOOD)).stdout == b""
+
+
+def test_what_the_refresh_cannot_compile_is_in_every_ci_format(yupana, tmp_path):
+    """The compile steps' findings travel the same report as SHACL's: a JUnit failure, a SARIF
+    result at the line that writes the subject, a GitHub annotation — no format special-cases them."""
+    junitparser = pytest.importorskip("junitparser")
+    data = write(tmp_path, "compile.ttl", COMPILE_BAD)
+    lines = COMPILE_BAD.splitlines()
+    wanted = {focus: (path, constraint, reason) for focus, path, constraint, reason in COMPILE_FINDINGS}
+
+    junit = yupana("shapes", "validate", "--format", "junit", data)
+    assert junit.returncode == 1
+    xml = junitparser.JUnitXml.fromstring(junit.stdout.decode())
+    failed = {case.name: case.result[0] for suite in xml for case in suite if not case.is_passed}
+    assert set(failed) == set(wanted)
+    for focus, failure in failed.items():
+        path, constraint, reason = wanted[focus]
+        assert failure.type == "violation" and failure.message.startswith(f"{path} {constraint}: ") and reason in failure.message
+
+    sarif = yupana("shapes", "validate", "--format", "sarif", data)
+    assert sarif.returncode == 1
+    log = json.loads(sarif.stdout)
+    sarif_model().model_validate(log)
+    results = log["runs"][0]["results"]
+    assert sorted(r["ruleId"] for r in results) == sorted(c for _, _, c, _ in COMPILE_FINDINGS)
+    assert {rule["id"] for rule in log["runs"][0]["tool"]["driver"]["rules"]} == {"yupana:CompilesAsRE2",
+                                                                                 "yupana:CompilesAsGlob"}
+    for result in results:
+        focus = "aegis:" + result["properties"]["focus"].rsplit("/", 1)[1]
+        loc = result["locations"][0]["physicalLocation"]
+        assert lines[loc["region"]["startLine"] - 1].startswith(f"{focus} ")  # the line that writes the subject
+        assert result["level"] == "error" and wanted[focus][2] in result["message"]["text"]
+
+    github = yupana("shapes", "validate", "--format", "github", data, cwd=tmp_path)
+    assert github.returncode == 1
+    seen = set()
+    for line in github.stdout.decode().splitlines():
+        m = GITHUB_COMMAND.match(line)
+        assert m and m.group(1) == "error", line
+        props = {k: unescape(v) for k, v in (p.split("=", 1) for p in m.group(2).split(","))}
+        focus = next(f for f in wanted if f" {f} " in props["title"] + " ")
+        path, constraint, reason = wanted[focus]
+        assert props["title"] == f"{constraint}: {focus} {path}" and props["file"] == "compile.ttl"
+        assert lines[int(props["line"]) - 1].startswith(f"{focus} ") and reason in unescape(m.group(3))
+        seen.add(focus)
+    assert seen == set(wanted)
 
 
 def unescape(text: str) -> str:

@@ -75,6 +75,15 @@ def bash(yupana, root: Path, command: str = "ls", session: str = "s-1"):
     return done
 
 
+def post_edit(yupana, root: Path, rel: str = "src/lib.rs", session: str = "s-1"):
+    payload = {"session_id": session, "cwd": str(root), "hook_event_name": "PostToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(root / rel), "old_string": "fn old() {}", "new_string": "fn new() {}"},
+               "tool_response": {"filePath": str(root / rel), "success": True}}
+    done = yupana("hook", "post-edit", stdin=json.dumps(payload), cwd=root)
+    assert done.returncode == 0
+    return done
+
+
 # ── rule-set states and exit codes ─────────────────────────────────────────────────────
 
 
@@ -90,7 +99,7 @@ def test_unconfigured_plane_is_off_and_the_json_keeps_the_rust_keys(yupana, root
     assert out["rule_set"]["digest"] is None and out["rule_set"]["attempts"] == 0
     assert out["signed_rule_set"]["loaded"] is False and out["signed_rule_set"]["state"] == "never-loaded"
     assert out["signed_rule_set"]["note"]
-    assert set(out["hooks"]["pre-edit"]) == HOOK_KEYS == set(out["hooks"]["pre-bash"])
+    assert set(out["hooks"]["pre-edit"]) == HOOK_KEYS == set(out["hooks"]["pre-bash"]) == set(out["hooks"]["post-edit"])
     code, text = human(yupana, root)
     assert code == 0 and "rule set    : off — the governed plane is not configured" in text
     assert "signed rules: never-loaded" in text
@@ -345,6 +354,40 @@ def test_hook_health_rates_fail_open_and_stale_serving_per_hook(yupana, env, roo
     assert out["hooks"]["pre-bash"]["fail_open"] == 0
     _code, text = human(yupana, root, "--offline")
     assert "failed open 1/3 (33%: projection 1), served stale 2/3 (67%)" in text
+
+
+def test_hook_health_counts_post_edit_its_latency_and_the_stale_cache_it_served(yupana, env, root, tmp_path):
+    """post-edit writes one post_edit_invoked record per invocation, last: status counts it like
+    the other hooks, and the served_from_cache records it wrote before are its own."""
+    write_config(root, mode="advise", policy='work_item_scope = "advise"',
+                 quipu="refresh_interval_secs = 0\nrefresh_backoff_secs = 3600")
+    project(yupana, root)
+    plate = tmp_path / "shanty" / "crew" / "agent-7" / "plate.json"
+    plate.parent.mkdir(parents=True)
+    plate.write_text(json.dumps({"item": "yup-1", "at": int(time.time())}))
+    env.update(SHANTY_ROOT=str(tmp_path / "shanty"), SHANTY_AGENT="agent-7")
+    (root / "cat" / "catalogue.ttl").write_text("@prefix broken")  # refreshes fail: the cache stays stale
+    time.sleep(1.1)  # overdue now (refresh_interval_secs = 0): served stale
+    post_edit(yupana, root, session="p")
+    post_edit(yupana, root, session="p")
+    del env["SHANTY_ROOT"]
+    post_edit(yupana, root, session="q")  # no plate: silent before the cache is asked
+    _code, out = status(yupana, root, "--offline")
+    post = out["hooks"]["post-edit"]
+    invoked = env.records("post_edit_invoked")
+    assert [r["reason"] for r in invoked] == ["no-scope", "no-scope", "no-plate"]
+    assert len([r for r in env.records("served_from_cache") if r.get("hook") == "post-edit"]) == 2
+    assert post["record_kind"] == "post_edit_invoked" and post["invocations_in_window"] == 3 and post["sampled"] == 3
+    assert post["results"] == {"silent": 3} and post["duration_recorded"] is True
+    durations = sorted(r["duration_ms"] for r in invoked)
+    assert post["duration_ms"] == {"p50": durations[1], "p95": durations[2]}
+    assert post["served_from_cache"] == 2 and post["served_from_cache_rate"] == round(2 / 3, 4)
+    assert out["hooks"]["unattributed"] == {"fail_open": 0, "served_from_cache": 0}
+    assert post["last_invocation_at"] == invoked[-1]["ts"]
+    assert out["clients"]["claude-code"]["last_seen"]["by_hook"]["post-edit"] == invoked[-1]["ts"]
+    _code, text = human(yupana, root, "--offline")
+    assert "  post-edit : 3 in 24h, last " in text and f"p95 {durations[2]} ms" in text
+    assert "served stale 2/3 (67%)" in text and "silent 3" in text
 
 
 def test_a_spool_that_cannot_be_written_is_said(yupana, env, root, tmp_path):

@@ -152,7 +152,7 @@ def test_post_edit_notice_alike(env, tmp_path):
     payload = dict(repo.payload(rel="src/z.rs"), hook_event_name="PostToolUse")
     got = _run(env, "post-edit", payload, repo.root)
     _same(got)
-    assert "outside the observed ground" in got["live"] and got["live_records"] == ["scope_notice"]
+    assert "outside the observed ground" in got["live"] and got["live_records"] == ["scope_notice", "post_edit_invoked"]
 
 
 def test_every_registered_hook_is_covered_here():

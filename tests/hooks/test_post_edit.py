@@ -8,6 +8,8 @@ import time
 import pytest
 from guard_kit import Repo, hook, write_cache
 
+from yupana.hooks.post_edit import SILENT
+
 ENDPOINT = "http://127.0.0.1:9"
 SCOPES = {"yup-1": ["src/a.rs", "src/b.rs"], "yup-3": ["src/z.rs", "src/q.rs"], "yup-5": ["src/z.rs"]}
 
@@ -96,3 +98,63 @@ def test_codex_patch_notices_each_file_outside(env, repo):
     text = hook(env, payload, event="post-edit").context
     assert "src/z.rs" in text and "docs/n.md" in text and "your edit to src/b.rs" not in text
     assert len(env.records("scope_notice")) == 2
+
+
+# ── the per-invocation record ──────────────────────────────────────────────────────────
+
+
+def _invoked(env) -> list[dict]:
+    return env.records("post_edit_invoked")
+
+
+def test_a_notice_ends_in_one_post_edit_invoked_record(env, repo):
+    hook(env, _post(repo, "src/z.rs"), event="post-edit")
+    records = env.records()
+    [invoked] = _invoked(env)
+    assert records[-1] == invoked  # the invocation's last record, after its scope_notice
+    assert invoked["result"] == "notice" and invoked["notices"] == 1 and "reason" not in invoked
+    assert invoked["parsed"] is True and invoked["item"] == "yup-1"
+    assert invoked["session"] == "sess-1" and invoked["tool"] == "Edit" and invoked["client"] == "claude-code"
+    assert invoked["tool_use_id"] == "toolu_1"
+    guard = hook(env, dict(_post(repo, "src/z.rs"), hook_event_name="PreToolUse"))  # pre-edit, same file
+    assert guard.allowed_silently or guard.out  # it ran; its record names the same project
+    assert invoked["project"] == env.records("guard")[-1]["project"] and len(invoked["project"]) == 16
+    assert isinstance(invoked["duration_ms"], float) and 0 <= invoked["duration_ms"] < 10_000
+
+
+def test_every_silent_invocation_is_recorded_with_its_reason(env, repo, tmp_path):
+    plate = tmp_path / "shanty" / "crew" / "agent-7" / "plate.json"
+    hook(env, _post(repo, "src/a.rs"), event="post-edit")  # inside the ground
+    plate.write_text(json.dumps({"item": "yup-404", "at": int(time.time())}))
+    hook(env, _post(repo, "src/z.rs"), event="post-edit")  # the item has no observed scope
+    plate.write_text(json.dumps({"item": "yup-1", "at": int(time.time())}))
+    env.cache_path.unlink()
+    hook(env, _post(repo, "src/z.rs"), event="post-edit")  # no servable cache
+    repo.config('[yupana.policy]\nmode = "advise"\nwork_item_scope = "advise"\n')
+    hook(env, _post(repo, "src/z.rs"), event="post-edit")  # the governed plane is not configured
+    repo.config(_config("advise", "off"))
+    hook(env, _post(repo, "src/z.rs"), event="post-edit")  # the rung is off
+    repo.config(_config())
+    del env["SHANTY_ROOT"]
+    hook(env, _post(repo, "src/z.rs"), event="post-edit")  # no plate
+    repo.config('[yupana.policy]\nmode = "sometimes"\n')
+    hook(env, _post(repo, "src/z.rs"), event="post-edit")  # a configuration error
+    hook(env, b"garbage", event="post-edit")
+    hook(env, b"{}", event="post-edit")
+    records = _invoked(env)
+    assert [(r["result"], r["reason"]) for r in records] == [("silent", reason) for reason in (
+        "inside-ground", "no-scope", "no-cache", "not-configured", "rung-off", "no-plate", "config-error",
+        "unparsed", "no-file")]
+    assert [r["parsed"] for r in records] == [True] * 7 + [False, True]
+    assert {r["reason"] for r in records} | {"internal"} == set(SILENT)  # every documented reason, seen (internal: below)
+    assert all(isinstance(r["duration_ms"], float) for r in records)
+    assert "session" not in records[-2] and records[-1].get("session") is None  # nothing to name
+    assert not env.records("scope_notice")
+
+
+def test_an_internal_error_is_silent_and_still_recorded(env, repo):
+    write_cache(env, ENDPOINT, work_item_scopes={"yup-1": 7})  # a scope that is not a list of paths
+    result = hook(env, _post(repo, "src/z.rs"), event="post-edit")
+    assert result.allowed_silently and "post-edit notice skipped" in result.stderr
+    [invoked] = _invoked(env)
+    assert (invoked["result"], invoked["reason"]) == ("silent", "internal")

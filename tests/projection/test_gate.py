@@ -277,12 +277,65 @@ def test_what_the_decoder_refuses_the_shapes_refuse_at_the_same_place(projected,
                for focus, path, _ in found), found
 
 
-def test_regex_dialect_is_the_decoders_check(projected, tmp_path):
-    """SHACL has no RE2: a look-behind passes the shapes, and the decoder refuses it."""
-    body = BASE.replace('aegis:enforcementTier "block"', 'aegis:enforcementTier "block" ; aegis:exemptPathRegex "(?<=x)y"')
-    assert violations(validate_ttl(tmp_path, body)) == []
-    with pytest.raises(ProjectionError, match="RE2"):
+# Values a decoder compiles (RE2, the glob dialect), which SHACL cannot: the gate runs the
+# decoder's own compile step on them (projection/gate_compiles.py, the shapes' yupana:compiles).
+COMPILE_MUTATIONS = [
+    ("text rule look-behind", '"\\\\b[a-z0-9-]+\\\\.corp\\\\.example\\\\b"', '"(?<=x)a"', "rule_no_hostnames", "aegis:regex", "RE2"),
+    ("local exemption unbalanced", 'aegis:enforcementTier "block"', 'aegis:enforcementTier "block" ; aegis:exemptPathRegex "("',
+     "rule_no_hostnames", "aegis:exemptPathRegex", "RE2"),
+    ("shared exemption backreference", '"^tests/fixtures/" ,', '"^(a)\\\\1" ,', "sel_fixtures", "aegis:exemptPathRegex", "RE2"),
+    ("structural pattern look-ahead", '"\\\\b[A-Z]+-[0-9]+\\\\b"', '"x(?=y)"', "pred_ticket", "aegis:evidenceSource", "RE2"),
+    ("structural gate unbalanced", 'aegis:matchType "must-not-match" .\naegis:policy_ticket',
+     'aegis:matchType "must-not-match" ; aegis:gate "a(b" .\naegis:policy_ticket', "pred_ticket", "aegis:gate", "RE2"),
+    ("memory command regex", '"\\\\bcargo\\\\s+(build|test)\\\\b"', '"cargo (?<!x)build"', "pred_heavy", "aegis:evidenceSource", "RE2"),
+    ("tripwire reversed range", '"src/login.rs"', '"src/[z-a].rs"', "wire_auth", "aegis:appliesTo", "Glob"),
+    ("structural reversed range", "aegis:predicate aegis:pred_ticket  .",
+     'aegis:predicate aegis:pred_ticket ; aegis:appliesTo "src/[9-0]/*.rs" .', "policy_ticket", "aegis:appliesTo", "Glob"),
+    ("CI scope reversed range", '"**/*.py"', '"**/[z-a].py"', "cmd_ruff", "aegis:appliesTo", "Glob"),
+]
+
+
+@pytest.mark.parametrize("what,old,new,subject,prop,step", COMPILE_MUTATIONS, ids=[m[0] for m in COMPILE_MUTATIONS])
+def test_what_the_decoder_cannot_compile_the_gate_refuses_with_the_decoders_reason(projected, tmp_path, what, old, new,
+                                                                                    subject, prop, step):
+    assert old in BASE, what
+    body = BASE.replace(old, new, 1)
+    with pytest.raises(ProjectionError) as err:
         projected(body)
+    assert (err.value.subject, err.value.property) == (AEGIS + subject, prop), err.value
+    found = [r for r in validate_ttl(tmp_path, body).results if r.severity == "violation"]
+    assert [(r.focus, r.path, r.constraint) for r in found] == [(AEGIS + subject, prop, f"yupana:CompilesAs{step}")], found
+    reason = found[0].message.split(" — ")[0]
+    assert reason in err.value.message and ("RE2 refuses" if step == "RE2" else "invalid glob") in reason
+    assert found[0].value_kind == "literal" and f'"{found[0].value}"' in new.replace("\\\\", "\\")  # Turtle's \\ unescaped
+
+
+def test_a_glob_the_shapes_pattern_refuses_is_reported_once(tmp_path):
+    """``src/***`` breaks the glob grammar (SHACL's pattern) and the compiler: one finding, SHACL's."""
+    found = violations(validate_ttl(tmp_path, BASE.replace('"src/login.rs"', '"src/***"', 1)))
+    assert found == [(AEGIS + "wire_auth", "aegis:appliesTo", "pattern")]
+
+
+def test_values_no_decoder_compiles_are_not_compiled(tmp_path):
+    """A regex-looking value where no plane reads one (a grounded predicate's evidence, a
+    transition policy's glob) is not the compile steps' business: the refresh does not refuse it."""
+    body = BASE + """
+aegis:policy_later a aegis:Policy ; rdfs:label "later" ; aegis:boundary "transition" ; aegis:appliesTo "[z-a]" .
+""" + grounded().replace('"graph:work-item-id-set"', '"(?<=x)"').replace("pred_grounded", "pred_other").replace(
+        "pred_citation", "pred_cite2")
+    assert not [r for r in validate_ttl(tmp_path, body).results if r.constraint.startswith("yupana:")]
+
+
+def test_a_compile_mark_the_gate_cannot_run_is_a_gate_error(tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.mkdir()
+    (shapes / "x.ttl").write_text(PREFIXES + """@prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix yupana: <urn:yupana:> .
+aegis:XShape a sh:NodeShape ; sh:targetClass aegis:Policy ;
+    sh:property [ sh:path aegis:appliesTo ; yupana:compiles yupana:CompilesAsPCRE ] .
+""")
+    with pytest.raises(gate.GateError, match="unknown compile step"):
+        gate.validate(tripwire_triples(), str(shapes))
 
 
 # ── patterns mirrored from code ──────────────────────────────────────────────────────

@@ -25,7 +25,6 @@ import time
 
 # Latency buckets (seconds) for the hooks' own work; the hot path's budget is 100 ms.
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
-_HOOK_OF_KIND = {"guard": "pre-edit", "pre_bash_invoked": "pre-bash"}
 
 
 # the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (OpenMetrics text is the output format: no --json)
@@ -84,17 +83,20 @@ def rule_set(root: str, override: str | None, now: int) -> dict[str, Any]:
 
 
 def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
-    """The OpenMetrics exposition, ending in ``# EOF``."""
+    """The OpenMetrics exposition, ending in ``# EOF``. Invocations are counted as status's hook
+    health counts them: each hook's per-invocation record (the hook registry's ``record``) and
+    its result (:func:`yupana.commands.status.health.invocation_result`)."""
+    from yupana.commands.status.health import KIND_HOOK, invocation_result
+
     invocations: dict[tuple[str, str], int] = {}
     fail_open: dict[tuple[str, str], int] = {}
     served: dict[str, int] = {}
     latency: dict[str, list[float]] = {}
     for rec in records:
         kind = rec.get("kind")
-        hook = _HOOK_OF_KIND.get(kind) if isinstance(kind, str) else None
+        hook = KIND_HOOK.get(kind) if isinstance(kind, str) else None
         if hook:
-            result = rec.get("result") or ("parsed" if rec.get("parsed", True) else "unparsed")
-            key = (hook, str(result))
+            key = (hook, invocation_result(rec))
             invocations[key] = invocations.get(key, 0) + 1
             ms = rec.get("duration_ms")
             if isinstance(ms, (int, float)) and not isinstance(ms, bool):

@@ -1,8 +1,10 @@
 """``yupana shapes validate DATA… [--shapes DIR] [--json | --format F] [--allow-warnings]``: the store's CI.
 
 Validates RDF files (merged into one graph, so a policy may link a selector defined in
-another file) against yupana's SHACL shapes, and reports every result's focus node,
-property path, constraint and message.
+another file) against yupana's SHACL shapes — and, in the same report, runs the decoders'
+own compile steps (RE2, the glob dialect) over the values the shapes mark ``yupana:compiles``
+(projection/gate_compiles.py), so a regex or glob every host's refresh would refuse fails
+here first — and reports every result's focus node, property path, constraint and message.
 
 Exit codes (pySHACL's own CLI uses 1 for both "does not conform" and "could not read the
 input"; this command keeps them apart):

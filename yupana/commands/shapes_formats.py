@@ -134,7 +134,7 @@ def sarif(results: Any, locator: Locator, shapes_dir: str, version: str) -> dict
     for r in results:
         rule_id = r.constraint or "shacl"
         rules.setdefault(rule_id, {"id": rule_id, "name": rule_id,
-                                   "shortDescription": {"text": f"SHACL {rule_id} constraint"}})
+                                   "shortDescription": {"text": f"{r.check()} constraint"}})
         path, line = locator.find(r.focus)
         region = {"startLine": line} if line else None
         physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
@@ -173,7 +173,7 @@ def github(results: Any, locator: Locator) -> str:
         path, line = locator.find(r.focus)
         rel = os.path.relpath(path) if path else ""
         props = [f"file={_gh_prop(rel)}"] + ([f"line={line}"] if line else [])
-        title = f"SHACL {r.constraint}: {compact(r.focus)} {r.path or '(node)'}"
+        title = f"{r.check()}: {compact(r.focus)} {r.path or '(node)'}"
         props.append(f"title={_gh_prop(title)}")
         message = r.message + (f" (value: {r.shown_value()})" if r.value is not None else "")
         lines.append(f"::{_GITHUB_LEVEL.get(r.severity, 'warning')} {','.join(props)}::{_gh_data(message)}")

@@ -20,8 +20,6 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import project_root
-
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
@@ -261,11 +259,8 @@ class GuardContext(HookRuntime):
         inv = self.inv
         edit = inv.edits[0] if inv and inv.edits else None
         fields: dict[str, Any] = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
-                        "duration_ms": round((time.monotonic() - self.t0) * 1000, 1),
-                        "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
+                        "duration_ms": self.elapsed_ms(), "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
         if inv is not None:
-            fields.update(tool=inv.tool_name, session=inv.session_id, tool_use_id=inv.tool_use_id, client=inv.client,
-                          project=project_root.project_key(self.root or inv.project.root))
             if inv.codex:
                 fields["edits"] = len(inv.edits)
             if not inv.codex and (inv.problems or (edit and edit.problems)):
@@ -285,7 +280,7 @@ class GuardContext(HookRuntime):
         if self.throttled:
             fields["throttled"] = self.throttled
         fields.update(_attribution())
-        self.effects.record("guard", fields, item=self.plate_item() if self.cfg else None)
+        self.invoked(fields, item=self.plate_item() if self.cfg else None)
 
     def crash_subject(self) -> str:
         return "policy guard"

@@ -10,7 +10,10 @@ knows about the path: which work items' observed scopes include it (the inverted
 Silent whenever it cannot speak honestly: rung off, no plate (or a stale one), no servable
 cache, no observed scope for the item, or an edit inside the ground. An unknown scope is
 UNKNOWN, not a deviation. Never network: the cache is all it reads. Each notice is a
-``scope_notice`` record (``item``, ``rule``, ``point: "PAA"``).
+``scope_notice`` record (``item``, ``rule``, ``point: "PAA"``), and every invocation ends in
+one ``post_edit_invoked`` record (:meth:`HookRuntime.invoked`): ``result`` ``notice`` or
+``silent``, the ``reason`` it stayed silent (:data:`SILENT`), ``duration_ms`` — so ``yupana
+status`` and ``yupana metrics`` count post-edit as they count pre-edit and pre-bash.
 
 ``yupana explain`` runs :class:`PostEdit` with rehearsal effects (a dry run,
 :mod:`yupana.hooks.effects`): each step reports why it spoke or stayed silent, and no
@@ -34,52 +37,80 @@ if TYPE_CHECKING:
 
 MAX_NEIGHBOURS = 5
 
+#: Why an invocation stayed silent: the ``reason`` of its ``post_edit_invoked`` record.
+SILENT = ("unparsed", "no-file", "config-error", "rung-off", "no-plate", "not-configured", "no-cache", "no-scope",
+          "inside-ground", "internal")
+
 
 class PostEdit(HookRuntime):
     """One post-edit invocation: a notice to the model, or silence."""
 
     hook = "post-edit"
     event = "PostToolUse"
+    notices = 0  # notices given to the model by this invocation
 
     def crashed(self, exc: BaseException) -> None:
-        """A post-edit notice is never worth a failure: one stderr line, and silence."""
+        """A post-edit notice is never worth a failure: one stderr line, silence, and the record."""
         protocol.stderr(f"yupana: post-edit notice skipped ({type(exc).__name__}: {exc})")
         self.outcome = protocol.Outcome()
+        self.notices = 0
+        self.finish("internal")
 
     def run(self, raw: bytes) -> None:
+        self.finish(self.notify())
+
+    def finish(self, silent: str | None) -> None:
+        """The ``post_edit_invoked`` record: always, exactly once, last (docs/records.md)."""
+        fields: dict[str, Any] = {"result": "notice" if self.notices else "silent", "parsed": self.inv is not None,
+                                  "duration_ms": self.elapsed_ms()}
+        if self.notices:
+            fields["notices"] = self.notices
+        else:
+            fields["reason"] = silent
+        self.invoked(fields, item=self.item)
+
+    def silent(self, reason: str, stage: str, state: str, why: str) -> str:
+        self.note(stage, state, why)
+        return reason
+
+    def notify(self) -> str | None:
+        """The notices, in order; the reason (:data:`SILENT`) when there was none to give."""
         inv = self.inv
         if inv is None or not inv.edits:
-            return self.note("parse", UNKNOWN if inv is None else SKIPPED,
-                             "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
-        root = inv.project.root  # the first file's project (yupana.project_root), like pre-edit
+            return self.silent("unparsed" if inv is None else "no-file", "parse", UNKNOWN if inv is None else SKIPPED,
+                               "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
+        root = self.root = inv.project.root  # the first file's project (yupana.project_root), like pre-edit
         try:
             snap = settings.load(root, self.args.config)
         except settings.ConfigError as exc:
             protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
-            return self.note("config", UNKNOWN, str(exc))
+            return self.silent("config-error", "config", UNKNOWN, str(exc))
         cfg = snap["config"]  # not self.cfg: the notice follows no advise_audience / notify_on_fail_open
         self.note("config", RAN, snapshot=snap)
         from yupana.evaluate import work_items
 
         policy = cfg["policy"]
         if work_items.effective_rung(policy.get("work_item_scope", "off"), policy["mode"]) == "off":
-            return self.note("work-item notice", SKIPPED, f"work_item_scope = {policy.get('work_item_scope', 'off')} "
-                             f"(mode {policy['mode']} is its ceiling)")
+            return self.silent("rung-off", "work-item notice", SKIPPED, f"work_item_scope = "
+                               f"{policy.get('work_item_scope', 'off')} (mode {policy['mode']} is its ceiling)")
         now = int(time.time())
         item, why = work_items.read_plate(now)
         quipu = cfg["quipu"]
-        if not item or not quipu.get("enabled") or not quipu.get("endpoint"):
-            return self.note("work-item notice", SKIPPED, why or NOT_CONFIGURED)
+        if not item:
+            return self.silent("no-plate", "work-item notice", SKIPPED, why)
+        self.item = item
+        if not quipu.get("enabled") or not quipu.get("endpoint"):
+            return self.silent("not-configured", "work-item notice", SKIPPED, NOT_CONFIGURED)
         from yupana.hooks import governed
 
         gov = governed.load(cfg, now, root=root, override=self.args.config,
                             record={"hook": "post-edit", "session": inv.session_id}, effects=self.effects)
         self.note("policy cache", RAN if gov.cache is not None else UNKNOWN, "", governed=gov)
         if gov.cache is None:
-            return self.note("work-item notice", SKIPPED, "no servable projection cache: silent")
+            return self.silent("no-cache", "work-item notice", SKIPPED, "no servable projection cache: silent")
         scopes = gov.cache.get("work_item_scopes")
         if not isinstance(scopes, dict) or not scopes.get(item):
-            return self.note("work-item notice", SKIPPED, f"work item `{item}` has no observed scope: silent")
+            return self.silent("no-scope", "work-item notice", SKIPPED, f"work item `{item}` has no observed scope: silent")
         ground = scopes[item]
         status = gov.cache.get("work_item_status")
         record_paths = (cfg.get("metrics") or {}).get("record_paths", "off")
@@ -95,6 +126,8 @@ class PostEdit(HookRuntime):
             if record_paths in ("relative", "absolute"):
                 fields["path"] = edit.rel if record_paths == "relative" else edit.path
             self.effects.record("scope_notice", fields, item=item)
+            self.notices += 1
+        return None if self.notices else "inside-ground"
 
 
 def section(rel: str, item: str, ground: list[str], scopes: dict[str, Any], status: dict[str, Any] | None) -> str:

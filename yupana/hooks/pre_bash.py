@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import project_root, settings, shell
+from yupana import settings, shell
 
 from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.shell import actions as action
@@ -73,12 +73,10 @@ class PreBash(HookRuntime):
         inv = self.inv
         argv = inv.argv if inv is not None and inv.command is None and not inv.codex else None
         parsed = inv is not None and (inv.command is not None or argv is not None)
-        fields: dict[str, Any] = {"parsed": parsed, "payload_bytes": len(raw), "session": self.sid,
-                        "tool": inv.tool_name if inv else None, "client": inv.client if inv else None,
-                        "project": project_root.project_key(inv.project.root) if inv else None}
+        fields: dict[str, Any] = {"parsed": parsed, "payload_bytes": len(raw)}
         if not parsed:
             fields["payload_keys"] = ",".join(inv.raw_keys) if inv else None
-        self.effects.record("pre_bash_invoked", fields)
+        self.invoked(fields)
         if inv is None or not parsed:
             return self.note("parse", UNKNOWN, "not a JSON object: allowed silently" if inv is None else
                              "no command in the payload (tool_input.command): allowed silently")

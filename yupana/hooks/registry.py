@@ -5,7 +5,10 @@ A row names the hook (``yupana hook <name>``), the module and the
 hook runs), the client event it answers, a one-line description, and how ``yupana
 explain`` recognises its payload (``infer``: a payload key and the value it must hold;
 None: the default; rows are tried in order), and whether it reads the tenant from
-``$BOBBIN_ROLE`` only (``tenant_env``: explain's ``--tenant`` then stands in for it). Adding a hook is adding a row (and its module). Nothing is imported
+``$BOBBIN_ROLE`` only (``tenant_env``: explain's ``--tenant`` then stands in for it), and the
+kind of the one record it writes per invocation to the metrics spool (``record``: ``guard``,
+``pre_bash_invoked``, ``post_edit_invoked``; docs/records.md) — what ``yupana status``'s hook
+health, its clients' "last seen" and ``yupana metrics`` count. Adding a hook is adding a row (and its module). Nothing is imported
 here: the registry costs a hook nothing.
 
 ``protocol`` says whose hook it is. ``client`` (Claude Code, Codex): a JSON payload on stdin,
@@ -28,11 +31,12 @@ if TYPE_CHECKING:
 class Hook:
     """One registered hook (see the module docstring)."""
 
-    __slots__ = ("name", "module", "entry", "event", "description", "infer", "tenant_env", "protocol", "positional")
+    __slots__ = ("name", "module", "entry", "event", "description", "infer", "tenant_env", "protocol", "positional",
+                 "record")
 
     def __init__(self, name: str, module: str, entry: str, event: str, description: str,
                  infer: tuple[str, str] | None = None, tenant_env: bool = False, protocol: str = "client",
-                 positional: int = 0) -> None:
+                 positional: int = 0, record: str | None = None) -> None:
         self.name = name
         self.module = module
         self.entry = entry
@@ -42,6 +46,7 @@ class Hook:
         self.tenant_env = tenant_env
         self.protocol = protocol
         self.positional = positional
+        self.record = record
 
     def runtime(self) -> type[HookRuntime]:
         """The hook's runtime class (imports its module)."""
@@ -51,18 +56,21 @@ class Hook:
 
 HOOKS: dict[str, Hook] = {h.name: h for h in (
     Hook("pre-edit", "yupana.hooks.pre_edit", "Guard", "PreToolUse",
-         "the guard for edits: scope, tripwires, local and governed rules, verify, blast radius"),
+         "the guard for edits: scope, tripwires, local and governed rules, verify, blast radius",
+         record="guard"),
     Hook("pre-bash", "yupana.hooks.pre_bash", "PreBash", "PreToolUse",
          "the action scope, host memory and disk impact of a shell command",
-         infer=("tool_name", "Bash"), tenant_env=True),
+         infer=("tool_name", "Bash"), tenant_env=True, record="pre_bash_invoked"),
     Hook("post-edit", "yupana.hooks.post_edit", "PostEdit", "PostToolUse",
          "tell the model when an edit landed outside its work item's observed ground",
-         infer=("hook_event_name", "PostToolUse")),
+         infer=("hook_event_name", "PostToolUse"), record="post_edit_invoked"),
     Hook("pre-push", "yupana.commands.landing.pre_push", "PrePush", "git pre-push",
          "certify a git push against its repository's landing policy (signed landing-* record)",
          protocol="git", positional=2),
 )}
 CLIENT_HOOKS = tuple(name for name, h in HOOKS.items() if h.protocol == "client")  # what explain can rehearse
+#: each hook's per-invocation record kind, in registry order (status's hook health, yupana metrics)
+INVOCATION_RECORDS = {name: h.record for name, h in HOOKS.items() if h.record}
 DEFAULT = "pre-edit"  # what explain assumes when no row's ``infer`` matches the payload
 
 

@@ -9,6 +9,9 @@ it implements :meth:`HookRuntime.run` — the order of its checks, on the payloa
   degradation), refused state files said, and the exact stdout rendered once;
 * :meth:`HookRuntime.degrade`: a loud fail-open — stderr, a ``fail_open`` record, a notice
   once per session per marker (every time when not ``once``);
+* :meth:`HookRuntime.invoked`: the hook's one per-invocation record (its registry row's
+  ``record`` kind), carrying what every such record carries; :meth:`HookRuntime.elapsed_ms`
+  its latency;
 * :meth:`HookRuntime.note`: the dry run's stage notes (:data:`RAN`, :data:`SKIPPED`, or
   ``UNKNOWN``: could not run);
 * :meth:`HookRuntime.gov`: the governed plane's servable cache, loaded at most once, and
@@ -23,9 +26,10 @@ from __future__ import annotations
 
 import time
 
+from yupana import project_root
 from yupana.evaluate import UNKNOWN
 from yupana.edit import payload
-from yupana.hooks import protocol
+from yupana.hooks import protocol, registry
 from yupana.hooks.effects import LIVE, Effects
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
@@ -80,6 +84,24 @@ class HookRuntime:
         when it did not)."""
         assert self.inv is not None, "the payload did not parse"  # run() returned before any check
         return self.inv
+
+    def elapsed_ms(self) -> float:
+        """Wall time of this invocation's own work so far, in ms to 0.1 (``duration_ms``)."""
+        return round((time.monotonic() - self.t0) * 1000, 1)
+
+    def invoked(self, fields: dict[str, Any], item: str | None = None) -> None:
+        """The one record this hook writes per invocation (``guard``, ``pre_bash_invoked``,
+        ``post_edit_invoked``: the registry row's ``record``), ``fields`` plus what every such
+        record carries when the payload parsed — its ``session``, ``tool``, ``tool_use_id`` and
+        ``client``, and the ``project`` key of the root the files were judged under — so that
+        ``yupana status`` and ``yupana metrics`` read every hook's invocations alike."""
+        inv = self.inv
+        if inv is not None:
+            fields = {**fields, "session": inv.session_id, "tool": inv.tool_name, "tool_use_id": inv.tool_use_id,
+                      "client": inv.client, "project": project_root.project_key(self.root or inv.project.root)}
+        kind = registry.get(self.hook).record
+        assert kind is not None, f"{self.hook} has no per-invocation record in the registry"
+        self.effects.record(kind, fields, item=item)
 
     def note(self, stage: str, state: str, why: str = "", edit: FileEdit | None = None, **detail: Any) -> None:
         """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),

@@ -16,6 +16,11 @@ Choices that matter to callers:
   (``sh:SPARQLTarget``), mirroring the discovery query, and the constraints are SHACL core.
   Per-focus-node ``sh:sparql`` constraints were ~25x slower under rdflib (each is re-parsed
   per focus node), see docs/shapes.md.
+* **The decoders' compile steps run too.** SHACL has no RE2 and no glob compiler; the
+  values the shapes mark ``yupana:compiles`` are compiled by the decoders' own steps
+  (:mod:`yupana.projection.gate_compiles`) and each refusal is a violation of the same
+  report (constraint ``yupana:CompilesAsRE2`` / ``yupana:CompilesAsGlob``), so the store's
+  CI sees what every host's refresh would refuse.
 * **Only violations refuse.** ``conforms`` is false when some result has severity
   ``violation``; warnings and infos are reported (and fail ``shapes validate`` unless
   ``--allow-warnings``) but never refuse a refresh: they flag what the decoder tolerates.
@@ -32,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 
 from yupana.planes import AEGIS
+from yupana.projection import gate_compiles
 
 SH = "http://www.w3.org/ns/shacl#"
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
@@ -43,6 +49,7 @@ PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "xsd": "http://www.w3.org/2001/XMLSchema#",
     "sh": SH,
+    "yupana": gate_compiles.YUPANA,
 }
 
 SEVERITIES = ("violation", "warning", "info")
@@ -85,6 +92,11 @@ class ShapeResult:
             text = self.value.replace("\n", "\\n")
             return '"' + (text if len(text) <= 60 else text[:59] + "…") + '"'
         return compact(self.value) if self.value_kind == "iri" else self.value
+
+    def check(self) -> str:
+        """The check that reported it, for CI titles: ``SHACL minCount`` for a SHACL constraint
+        component, the compile step's own name (``yupana:CompilesAsRE2``) for a decoder's."""
+        return self.constraint if ":" in self.constraint else f"SHACL {self.constraint}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -219,7 +231,13 @@ def validate_graph(data_graph: Any, shapes_dir: str | None = None) -> GateReport
         )
     except Exception as exc:  # noqa: BLE001 - pySHACL raises many types; none is a verdict
         raise GateError(f"the SHACL validator failed: {type(exc).__name__}: {exc}") from None
-    results = parse_report(report_graph, shapes)
+    try:
+        refused = gate_compiles.refusals(data_graph, shapes)
+    except gate_compiles.CompileCheckError as exc:
+        raise GateError(f"a shape's compile check cannot run: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - pySHACL's targets raise many types; none is a verdict
+        raise GateError(f"the compile checks failed: {type(exc).__name__}: {exc}") from None
+    results = merge(parse_report(report_graph, shapes), refused)
     return GateReport(
         conforms=not any(r.severity == "violation" for r in results),
         results=results,
@@ -260,9 +278,41 @@ def parse_report(report_graph: Any, shapes_graph: Any) -> list[ShapeResult]:
             shape=compact(str(shape)) if isinstance(shape, rdflib.URIRef) else None,
             value_kind=_kind(value),
         ))
+    return ordered(results)
+
+
+def ordered(results: list[ShapeResult]) -> list[ShapeResult]:
+    """Results in the report's stable order: severity (violations first), focus, path, constraint, value."""
     order = {s: i for i, s in enumerate(SEVERITIES)}
-    results.sort(key=lambda r: (order.get(r.severity, 9), r.focus, r.path or "", r.constraint, r.value or ""))
-    return results
+    return sorted(results, key=lambda r: (order.get(r.severity, 9), r.focus, r.path or "", r.constraint, r.value or ""))
+
+
+def merge(shacl: list[ShapeResult], refused: list[gate_compiles.Refusal]) -> list[ShapeResult]:
+    """SHACL's results and the compile steps' refusals as one list of results, in order.
+
+    A refusal is a violation at the subject that holds the value and the property that
+    states it (where the refresh's decoder names it), its constraint the step
+    (``yupana:CompilesAsRE2``, ``yupana:CompilesAsGlob``) and its message the compiler's own
+    reason. A value SHACL already refuses at the same focus node and path (a glob the
+    shapes' pattern rejects) is reported once, by SHACL."""
+    import rdflib
+
+    shown = {(r.focus, r.path, r.value) for r in shacl if r.severity == "violation"}
+    results = list(shacl)
+    for refusal in refused:
+        result = ShapeResult(
+            focus=_node_text(refusal.subject),
+            path=compact(str(refusal.predicate)),
+            constraint=compact(refusal.step),
+            severity="violation",
+            message=f"{refusal.problem} — a refresh refuses the projection on it",
+            value=str(refusal.value),
+            shape=compact(str(refusal.shape)) if isinstance(refusal.shape, rdflib.URIRef) else None,
+            value_kind="literal",
+        )
+        if (result.focus, result.path, result.value) not in shown:
+            results.append(result)
+    return ordered(results)
 
 
 def render_path(graph: Any, path: Any) -> str:

@@ -155,12 +155,14 @@ def _show(term: Term) -> str:
 
 # ── value checks shared by the decoders ───────────────────────────────────────────────
 
-_RE2_OPTIONS = None
 _RE2_CHECKED: dict[str, str | None] = {}
 
 
 def re2_problem(pattern: str) -> str | None:
-    """Why RE2 refuses ``pattern`` (None when it compiles). Empty patterns are refused."""
+    """Why RE2 refuses ``pattern`` (None when it compiles). Empty patterns are refused.
+
+    The decoders' compile step for every governed regex, and ``yupana shapes validate``'s
+    (projection/gate_compiles.py): both say the same thing about the same pattern."""
     if not pattern:
         return "the regex is empty"
     if pattern not in _RE2_CHECKED:
@@ -171,19 +173,29 @@ def re2_problem(pattern: str) -> str | None:
 
 
 def _re2_compile_problem(pattern: str) -> str | None:
-    global _RE2_OPTIONS
     import re2
 
-    if _RE2_OPTIONS is None:
-        _RE2_OPTIONS = re2.Options()
-        _RE2_OPTIONS.log_errors = False
+    from yupana.regex.re2_quiet import compile_quiet
+
     try:
-        re2.compile(pattern, _RE2_OPTIONS)
+        compile_quiet(pattern)
     except re2.error as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
         return f"RE2 refuses the regex {pattern!r}: {detail}"
+    return None
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a glob of docs/globs.md (None when it compiles): the decoders'
+    compile step for every governed glob, and ``yupana shapes validate``'s."""
+    from yupana.globs import GlobError, compile_glob
+
+    try:
+        compile_glob(pattern)
+    except GlobError as exc:
+        return f"invalid glob: {exc}"
     return None
 
 
@@ -197,12 +209,9 @@ def regex(subject: Subject, predicate: str, pattern: str) -> str:
 
 def glob(subject: Subject, predicate: str, pattern: str) -> str:
     """``pattern`` if it compiles in the glob dialect of docs/globs.md, else ProjectionError."""
-    from yupana.globs import GlobError, compile_glob
-
-    try:
-        compile_glob(pattern)
-    except GlobError as exc:
-        raise subject.error(predicate, f"invalid glob: {exc}") from None
+    problem = glob_problem(pattern)
+    if problem:
+        raise subject.error(predicate, problem)
     return pattern
 
 

@@ -14,9 +14,10 @@ a record from that client for this project.
   ``trusted_hash`` equals the hook's current hash, computed here the way Codex computes it
   (:func:`yupana.commands.install.codex.hook_hash`) — no app-server is started, so status
   stays fast; ``yupana install codex`` verifies with the app-server itself.
-* **Last seen** — the newest ``guard`` (pre-edit) and ``pre_bash_invoked`` (pre-bash)
-  records whose ``client`` and ``project`` fields name that client and this project
-  (docs/records.md). Records written before those fields existed are counted apart.
+* **Last seen** — the newest invocation record of each hook — ``guard`` (pre-edit),
+  ``pre_bash_invoked``, ``post_edit_invoked`` (the hook registry's ``record``) — whose
+  ``client`` and ``project`` fields name that client and this project (docs/records.md).
+  Records written before those fields existed are counted apart.
 
 Degraded (``yupana status`` exits 3): a registered Codex hook that is untrusted, modified
 since it was trusted, or disabled; and a client with our hooks registered but no record of
@@ -32,10 +33,10 @@ import shutil
 
 from yupana.commands.install import codex as install_codex
 from yupana.commands.install import hooks as install_hooks
+from yupana.commands.status.health import KIND_HOOK
 
 CLIENTS = ("claude-code", "codex")
 INSTALL_NAME = {"claude-code": "claude", "codex": "codex"}
-RECORD_HOOK = {"guard": "pre-edit", "pre_bash_invoked": "pre-bash"}
 
 
 def section(root: str, records: list[dict[str, Any]], now: int, *, deadline_ms: int, spool_complete: bool) -> dict[str, Any]:
@@ -71,7 +72,7 @@ def last_seen(records: list[dict[str, Any]], key: str) -> tuple[dict[str, Any], 
     seen: dict[str, Any] = {}
     unattributed = 0
     for rec in records:
-        hook = RECORD_HOOK.get(str(rec.get("kind")))
+        hook = KIND_HOOK.get(str(rec.get("kind")))
         if hook is None:
             continue
         client, project, ts = rec.get("client"), rec.get("project"), rec.get("ts")
@@ -88,7 +89,7 @@ def last_seen(records: list[dict[str, Any]], key: str) -> tuple[dict[str, Any], 
 def _seen_summary(hooks: dict[str, Any], now: int) -> dict[str, Any]:
     last = max(hooks.values()) if hooks else None
     return {"at": last, "age_secs": max(0, now - last) if last is not None else None,
-            "by_hook": {h: hooks.get(h) for h in ("pre-edit", "pre-bash")}}
+            "by_hook": {h: hooks.get(h) for h in KIND_HOOK.values()}}
 
 
 def _found(client: str, root: str) -> list[str]:

@@ -1,22 +1,21 @@
 """Hook health from the metrics spool, for ``yupana status``. Cold path.
 
 A guard that stopped running looks, from the outside, exactly like a guard that found
-nothing wrong. The spool tells them apart: every pre-edit invocation writes one ``guard``
-record and every pre-bash invocation one ``pre_bash_invoked`` record (docs/records.md), so
-for each hook this module reports how many invocations the window holds, when the last
+nothing wrong. The spool tells them apart: every hook invocation writes one record of its
+hook's kind — ``guard`` (pre-edit), ``pre_bash_invoked``, ``post_edit_invoked``: the hook
+registry's ``record`` (:data:`yupana.hooks.registry.INVOCATION_RECORDS`, docs/records.md) —
+so for each hook this module reports how many invocations the window holds, when the last
 one ran, and — over its last N invocations — the p50/p95 of ``duration_ms`` and how many
 of them failed open or served a stale cache.
 
 Attributing ``fail_open`` and ``served_from_cache`` records to an invocation: both carry
-``hook`` and ``session``. A pre-edit hook writes them *before* its ``guard`` record (which
-is always its last), so they are held per session until that session's next ``guard``
-record; a pre-bash hook writes ``pre_bash_invoked`` *first*, so they mark that session's
-latest pre-bash invocation. An invocation counts once however many degradations it had,
-so the rates are "share of invocations", never above 100 %. Records that name no hook
-(older versions), post-edit's, and pre-bash ones with no invocation before them are
+``hook`` and ``session``. pre-edit and post-edit write them *before* their invocation record
+(which is always their last), so they are held per hook and session until that session's
+next invocation record; a pre-bash hook writes ``pre_bash_invoked`` *first*, so they mark
+that session's latest pre-bash invocation. An invocation counts once however many
+degradations it had, so the rates are "share of invocations", never above 100 %. Records
+that name no hook (older versions), and pre-bash ones with no invocation before them are
 counted as ``unattributed``.
-
-``post-edit`` writes no per-invocation record, so it has no health line.
 """
 
 from __future__ import annotations
@@ -25,10 +24,15 @@ from typing import Any
 
 import os
 
+from yupana.hooks.registry import INVOCATION_RECORDS
+
 # hook name -> the record kind written once per invocation
-HOOK_RECORDS = {"pre-edit": "guard", "pre-bash": "pre_bash_invoked"}
+HOOK_RECORDS = INVOCATION_RECORDS
+KIND_HOOK = {kind: hook for hook, kind in HOOK_RECORDS.items()}
+# the hooks whose invocation record is written first (the others' is their last)
+RECORDED_FIRST = {"pre-bash"}
 # hooks whose invocation record carries duration_ms (pre_bash_invoked is written at the start)
-TIMED = {"pre-edit"}
+TIMED = {"pre-edit", "post-edit"}
 DEGRADATIONS = ("fail_open", "served_from_cache")
 TAIL_BYTES = 4 * 1024 * 1024
 
@@ -67,26 +71,27 @@ def summarise(records: list[dict[str, Any]], now: int, *, window_secs: int, last
     (when not, ``invocations_in_window`` is a lower bound).
     """
     invocations: dict[str, list[dict[str, Any]]] = {hook: [] for hook in HOOK_RECORDS}
-    pending: dict[object, dict[str, Any]] = {}  # pre-edit session -> degradations awaiting its guard record
-    open_bash: dict[object, dict[str, Any]] = {}  # pre-bash session -> its latest invocation
+    pending: dict[tuple[object, object], dict[str, Any]] = {}  # (hook, session) -> degradations awaiting its record
+    opened: dict[tuple[object, object], dict[str, Any]] = {}  # (pre-bash, session) -> its latest invocation
     unattributed = dict.fromkeys(DEGRADATIONS, 0)
     for rec in records:
         kind = rec.get("kind")
         session = rec.get("session")
-        if kind == "guard":
-            inv = _invocation(rec, rec.get("result"))
-            inv.update(pending.pop(session, {}))
-            invocations["pre-edit"].append(inv)
-        elif kind == "pre_bash_invoked":
-            inv = _invocation(rec, "parsed" if rec.get("parsed") else "unparsed")
-            invocations["pre-bash"].append(inv)
-            open_bash[session] = inv
+        session = session if session is None or isinstance(session, str) else repr(session)  # a key, whatever was written
+        hook = KIND_HOOK.get(kind) if isinstance(kind, str) else None
+        if hook is not None:
+            inv = _invocation(rec, invocation_result(rec))
+            invocations[hook].append(inv)
+            if hook in RECORDED_FIRST:
+                opened[(hook, session)] = inv
+            else:
+                inv.update(pending.pop((hook, session), {}))
         elif kind in DEGRADATIONS:
-            hook = rec.get("hook")
-            if hook == "pre-edit":
-                target = pending.setdefault(session, {"fail_kinds": []})
-            elif hook == "pre-bash" and session in open_bash:
-                target = open_bash[session]
+            hook = rec.get("hook") if isinstance(rec.get("hook"), str) else None
+            if hook in HOOK_RECORDS and hook not in RECORDED_FIRST:
+                target = pending.setdefault((hook, session), {"fail_kinds": []})
+            elif (hook, session) in opened:
+                target = opened[(hook, session)]
             else:
                 unattributed[kind] += 1
                 continue
@@ -98,6 +103,16 @@ def summarise(records: list[dict[str, Any]], now: int, *, window_secs: int, last
     for hook, invs in invocations.items():
         out[hook] = _hook_health(hook, invs, now, window_secs, last_n, window_complete)
     return out
+
+
+def invocation_result(rec: dict[str, Any]) -> str:
+    """What an invocation record says the invocation came to: its ``result`` (``guard``:
+    allow/notify/deny; ``post_edit_invoked``: notice/silent), else pre-bash's
+    ``parsed``/``unparsed``. Status's hook health and ``yupana metrics`` count by it."""
+    result = rec.get("result")
+    if isinstance(result, str) and result:
+        return result
+    return "parsed" if rec.get("parsed", True) else "unparsed"
 
 
 def _invocation(rec: dict[str, Any], result: object) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from typing import Any
 
 import time
 
+from yupana.commands.status.health import HOOK_RECORDS
+
 WIDTH = 12
 WARN = "⚠"
 
@@ -255,12 +257,12 @@ def _hooks(report: dict[str, Any], add: Any) -> None:
     window = _span(hooks["window_secs"])
     add("hooks", f"per hook: its last {hooks['last_n']} invocations; counts over the last {window}")
     now = report["now"]
-    for hook in ("pre-edit", "pre-bash"):
+    for hook in HOOK_RECORDS:
         add(f"  {hook}", _hook_line(hooks[hook], window, now, report["policy"]["mode"]))
     other = hooks["unattributed"]
     if other["fail_open"] or other["served_from_cache"]:
         add("", f"plus {other['fail_open']} fail_open and {other['served_from_cache']} served_from_cache record(s) "
-                "tied to no pre-edit/pre-bash invocation (post-edit, or older records)")
+                "tied to no hook invocation (older records)")
     spool = report["spool"]
     if not spool["path"]:
         add("spool", f"{WARN} no spool path (set YUPANA_METRICS_PATH, XDG_STATE_HOME or HOME): nothing is recorded")
