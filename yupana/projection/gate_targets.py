@@ -40,7 +40,23 @@ def resolved(shapes: Any, triples: Iterable[tuple[str, str, Term]], to_rdflib: C
     import rdflib
 
     store = pyoxigraph.Store()
-    store.extend(_quad(s, p, o) for s, p, o in triples)
+    nodes: dict[Any, Any] = {}  # subjects, predicates and IRIs repeat: one pyoxigraph term each
+    graph = pyoxigraph.DefaultGraph()
+    quads = []
+    for s, p, o in triples:
+        subject = nodes.get(s)
+        if subject is None:
+            subject = nodes[s] = pyoxigraph.BlankNode(s[2:]) if s.startswith("_:") else pyoxigraph.NamedNode(s)
+        predicate = nodes.get(p)
+        if predicate is None:
+            predicate = nodes[p] = pyoxigraph.NamedNode(p)
+        obj = nodes.get(o) if o.kind != "literal" else None
+        if obj is None:
+            obj = _term(o)
+            if o.kind != "literal":
+                nodes[o] = obj
+        quads.append(pyoxigraph.Quad(subject, predicate, obj, graph))
+    store.extend(quads)
     out = rdflib.Graph()
     out.namespace_manager = shapes.namespace_manager
     targets = {target for _, target, _ in plan}
@@ -85,13 +101,6 @@ def _plan(shapes: Any) -> list[tuple[Any, Any, str]]:
     _PLANS.clear()
     _PLANS[id(shapes)] = (shapes, plan)
     return plan
-
-
-def _quad(s: str, p: str, o: Term) -> Any:
-    import pyoxigraph
-
-    subject = pyoxigraph.BlankNode(s[2:]) if s.startswith("_:") else pyoxigraph.NamedNode(s)
-    return pyoxigraph.Quad(subject, pyoxigraph.NamedNode(p), _term(o), pyoxigraph.DefaultGraph())
 
 
 def _term(o: Term) -> Any:

@@ -1,13 +1,11 @@
 """One refresh of the projection cache, start to finish, under the single-flight lock. Cold path.
 
-:func:`refresh_now` resolves the configuration, opens the endpoint, projects the catalogue,
-validates the projected triples with the SHACL gate (in bounded chunks) and only then
-replaces the cache (written_at = now) — all under one :class:`~yupana.endpoint.base.Deadline`
+:func:`refresh_now` resolves the configuration, takes the lock, and runs the projection
+steps of :mod:`yupana.workers.refresh_run` — project (text rules incrementally, with the
+memo of the last success), validate with the SHACL gate, and only then replace the cache
+(written_at = now) and the memo — all under one :class:`~yupana.endpoint.base.Deadline`
 (``refresh_deadline_secs``): a refresh whose gate or write would start after it fails with
-kind ``deadline``. Text rules are incremental: the memo the last success left beside the
-cache (:mod:`yupana.projection.memo`) lets unchanged rules keep their entries and SHACL
-results, and a success writes the memo again. Whatever happens it records the attempt in
-``refresh-state.json``
+kind ``deadline``. Whatever happens it records the attempt in ``refresh-state.json``
 (:mod:`yupana.state.refresh_state`): on any failure the prior cache is untouched, the error is
 named, and the shared back-off grows (``refresh_backoff_secs``, doubling, capped at an hour).
 
@@ -31,12 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from yupana.projection.bundle import BundleError
+from yupana.workers import refresh_run
+from yupana.workers.refresh_run import Refused as _Refused
 from yupana.state import cache, paths, refresh_state, spool, stores
-
-#: Up to this many triples to validate are digested for the memo whatever the last refresh
-#: validated (more only when the count matches the last): the steady state of a large
-#: catalogue is a few thousand — policies, selectors, changed rules (~0.3 s for 450 000).
-GATE_DIGEST_TRIPLES = 50_000
 
 # Outcome statuses.
 REFRESHED = "refreshed"
@@ -95,14 +90,6 @@ class RefreshOutcome:
         prior = (f"prior cache kept (age {self.prior_age_secs}s)" if self.prior_age_secs is not None
                  else f"no prior cache to keep ({self.prior_miss or 'absent'})")
         return f"{self.error_kind}: {self.error}; {prior}"
-
-
-class _Refused(Exception):
-    def __init__(self, kind: str, message: str, report: object | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.report = report
 
 
 def refresh_now(
@@ -207,8 +194,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         if why_not:
             outcome.status, outcome.error = SKIPPED, why_not
             return outcome
-    proj = memo = None
-    deadline = _deadline(quipu)
+    run = refresh_run.Run(deadline=refresh_run.deadline_for(quipu))
     bundle_cfg, root = bundle
     bundle_url = str(bundle_cfg.get("url") or "").strip()
     try:
@@ -221,9 +207,8 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
                 _record(outcome, state, now, int(quipu.get("refresh_backoff_secs") or 60))
                 return outcome
         else:
-            proj, report, memo = _project_and_gate(quipu, key, path, say, env, shapes_dir, deadline, outcome)
-            outcome.gate = report
-            body = dict(proj.cache)
+            refresh_run.project_and_gate(run, quipu, key, path, say, env, shapes_dir)
+            body = dict(run.projection.cache)
         from yupana.projection import empty
 
         refused, warning = empty.check(body, path, key, accept_empty=accept_empty)
@@ -237,19 +222,15 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             body["source"] = source
         if not bundle_url:
             body["written_at"] = int(time.time())  # a bundle keeps the time its store confirmed it
-        if not bundle_url:
-            deadline.check("writing the cache")
+            run.deadline.check("writing the cache")
         say(f"writing {path}")
         stores.name_store(os.path.dirname(path), key)
-        timings: dict[str, float] = {}
-        error, hot_error = _save(body, path, timings)
-        outcome.phases.update(compile=timings.get("compile_s"), write=timings.get("write_s"))
+        error, hot_error = refresh_run.save(run, body, path)
         if error:
             raise _Refused("write", error)
         if hot_error:
             outcome.warnings.append(hot_error + " (hooks will parse the JSON until the next refresh)")
-        if proj is not None and memo is not None:
-            _save_memo(proj, memo, outcome, path)
+        refresh_run.save_memo(run, path)
         outcome.status = REFRESHED
         if outcome.bundle is not None:
             outcome.bundle["installed_at"] = int(time.time())
@@ -260,11 +241,14 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         outcome.notices = list(body.get("notices") or [])
     except _Refused as exc:
         outcome.error_kind, outcome.error = exc.kind, exc.message
-        outcome.gate = exc.report or outcome.gate
+        run.gate = exc.report or run.gate
     except BundleError as exc:
         outcome.error_kind, outcome.error = f"bundle-{exc.kind}", exc.message
     except Exception as exc:  # noqa: BLE001 - every failure is named and recorded, never raised
         outcome.error_kind, outcome.error = _classify(exc)
+    proj = run.projection
+    outcome.gate, outcome.phases, outcome.incremental = run.gate, run.phases, run.incremental
+    outcome.warnings[:0] = run.warnings
     if proj is not None:
         outcome.planes = dict(proj.planes)
     outcome.duration_s = time.monotonic() - started
@@ -277,95 +261,6 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             spool.record("hosting_overclaim", {"actual_layer": "orchestration", "count": len(overclaims),
                                                "notices": overclaims})
     return outcome
-
-
-def _deadline(quipu: dict[str, Any]) -> Any:
-    from yupana.endpoint.base import Deadline
-
-    return Deadline(float(quipu.get("refresh_deadline_secs") or 20.0))
-
-
-def _project_and_gate(quipu: dict[str, Any], key: str, path: str, say: Callable[[str], None],
-                      env: dict[str, Any] | None, shapes_dir: str | None, deadline: Any,
-                      outcome: RefreshOutcome) -> tuple[Any, Any, Any]:
-    """Project (keeping what the memo can stand for) and gate; returns ``(projection,
-    gate report, memo key)`` — the key the memo of this refresh is written under."""
-    from yupana.endpoint import open_endpoint
-    from yupana.projection import gate, gate_chunks, memo
-    from yupana.projection.refresh import project
-    from yupana.redact import redact_url
-
-    try:
-        shapes = gate.shapes_digest(shapes_dir)
-    except gate.GateError as exc:
-        raise _Refused("gate", f"the SHACL gate could not run: {exc}") from None
-    say(f"opening {redact_url(quipu.get('endpoint') or '') or 'the bundled example catalogue'}")
-    endpoint = open_endpoint(quipu, allow_bundled=True, deadline=deadline)
-    try:
-        memo_key = memo.key_for(key, endpoint.dialect, quipu.get("default_graph"), shapes)
-        prior, why_not = memo.load(memo.path_for(path), memo_key)
-        say(f"projecting from {redact_url(endpoint.identity)} ({endpoint.dialect})")
-        proj = project(endpoint, quipu, deadline, env=env, memo=prior)
-    finally:
-        endpoint.close()
-    outcome.phases.update(proj.phases)
-    outcome.warnings.extend(proj.warnings)
-    text = proj.text
-    outcome.incremental = {"rules_kept": len(text.kept), "rules_read": len(text.read),
-                           "full_reason": (why_not or text.full_reason or None) if not text.kept else None}
-    kept = [r for rule in text.kept.values() for r in gate_chunks.kept_results(rule[4])]
-    same, validated = None, None
-    last = prior.gate if prior is not None else None
-    count = gate_chunks.count_triples(proj.subjects)
-    if (last is not None and last[0] == count) or count <= GATE_DIGEST_TRIPLES:
-        validated = (count, gate_chunks.triples_digest(proj.subjects))
-        if last is not None and validated[1] == last[1]:
-            same = gate_chunks.kept_results(last[2])
-    say(f"validating {count} triples against the SHACL shapes" if same is None
-        else f"the {count} triples to validate are those the last refresh validated")
-    try:
-        report = gate_chunks.validate(proj.subjects, shapes_dir, kept=kept, kept_subjects=len(text.kept),
-                                      deadline=deadline, same=same)
-    except gate.GateError as exc:
-        raise _Refused("gate", f"the SHACL gate could not run: {exc}") from None
-    outcome.phases["gate"] = report.duration_s
-    proj.subjects = {}  # what is left to do needs none of the triples read: let them go before the write
-    proj.text.release()
-    import gc
-    gc.collect()  # the gate's and the reads' garbage, before the write needs the room
-    if not report.conforms:
-        raise _Refused("shapes", f"the projection does not conform to the SHACL shapes, cache not written — "
-                                 f"{report.summary()}\n{report.text}", report)
-    return proj, report, (memo_key, validated)
-
-
-def _save(body: dict[str, Any], path: str, timings: dict[str, float]) -> tuple[str | None, str | None]:
-    """``cache.save_detailed``, asking it for its compile and write timings when it takes them
-    (``timings=``: the hot twin's rewrite adds it; until then both phases are unmeasured)."""
-    import inspect
-
-    if "timings" in inspect.signature(cache.save_detailed).parameters:
-        return cache.save_detailed(body, path, timings=timings)  # type: ignore[call-arg]
-    return cache.save_detailed(body, path)
-
-
-def _save_memo(proj: Any, memo_of: tuple[dict[str, Any], tuple[int, str] | None], outcome: RefreshOutcome,
-               path: str) -> None:
-    """Leave this refresh's memo beside the cache (a failure costs the next refresh time only)."""
-    from yupana.projection import gate_chunks, memo, text_plane
-
-    memo_key, validated = memo_of
-    results = list(getattr(outcome.gate, "results", None) or [])
-    found = text_plane.memo_of(memo_key, proj.text, proj.cache["text_rules"], proj.selectors, proj.edges, results)
-    if found is None:
-        memo.discard(memo.path_for(path))
-        return
-    if validated is not None:  # the results of the triples validated (the kept rules' are theirs)
-        fresh = tuple(gate_chunks.as_row(r) for r in results if r.focus not in proj.text.kept)
-        found.gate = (validated[0], validated[1], fresh)
-    error = memo.save(memo.path_for(path), found)
-    if error:
-        outcome.warnings.append(error)
 
 
 def _classify(exc: Exception) -> tuple[str, str]:
