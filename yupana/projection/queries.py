@@ -212,10 +212,11 @@ _TRIPLE = ('CONCAT(STR(?p), "\\t", STR(STRLEN(STR(?o))), "\\t", STR(?o), "\\t", 
            'COALESCE(STR(DATATYPE(?o)), "<"), "@", COALESCE(LANG(?o), ""))')
 
 
-def _digest_select(select: str) -> str:
+def _digest_select(select: str, rows: bool = True) -> str:
     """Per subject of a ``SELECT ?s ?p ?o`` read: the SHA-256 of its triples (joined in the
-    store's order), its row count and how many of its objects are blank nodes."""
-    return (f"SELECT ?s (COUNT(*) AS ?{ROWS_VAR}) (SUM(IF(isBlank(?o), 1, 0)) AS ?{BLANKS_VAR}) "
+    store's order), its row count (``rows``) and how many of its objects are blank nodes."""
+    counted = f"(COUNT(*) AS ?{ROWS_VAR}) " if rows else ""
+    return (f"SELECT ?s {counted}(SUM(IF(isBlank(?o), 1, 0)) AS ?{BLANKS_VAR}) "
             f'(SHA256(GROUP_CONCAT({_TRIPLE}; separator=" ")) AS ?{DIGEST_VAR}) WHERE {{\n'
             f"  {{\n{select}\n  }}\n"
             f"}}\nGROUP BY ?s")
@@ -231,10 +232,10 @@ def _split_select(query: str, caller: str) -> tuple[str, str]:
 
 def digested(query: str) -> str:
     """``query`` (a rendered ``SELECT ?s ?p ?o`` read) answered as one row per subject instead
-    of its triples: the subject's digest, row count and blank-node count (:data:`DIGEST_VAR`,
-    :data:`ROWS_VAR`, :data:`BLANKS_VAR`). A subject with no triples has no row."""
+    of its triples: the subject's digest and blank-node count (:data:`DIGEST_VAR`,
+    :data:`BLANKS_VAR`). A subject with no triples has no row."""
     prologue, select = _split_select(query, "digested")
-    return f"{prologue}{_digest_select(select)}\n"
+    return f"{prologue}{_digest_select(select, rows=False)}\n"
 
 
 def digested_read(query: str) -> str:
