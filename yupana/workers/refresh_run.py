@@ -115,9 +115,21 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     proj.subjects = {}  # what is left to do needs none of the triples read: let them go before the write
     text.release()
     gc.collect()  # the gate's and the reads' garbage, before the write needs the room
+    _trim()
     if not report.conforms:
         raise Refused("shapes", f"the projection does not conform to the SHACL shapes, cache not written — "
                                 f"{report.summary()}\n{report.text}", report)
+
+
+def _trim() -> None:
+    """Hand the memory freed so far back to the system (glibc keeps freed heap otherwise), so
+    that the write's large buffers do not come on top of it. Best effort, Linux only."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def save(run: Run, body: dict[str, Any], path: str) -> tuple[str | None, str | None]:
