@@ -311,3 +311,19 @@ def test_against_a_real_oxigraph_server_an_update_is_read_and_the_rest_kept(two_
     configure(root, server.url, dialect="quipu", refresh_deadline_secs=120)
     quipu_first, quipu_again = refresh(incremental, keep_memo=True), refresh(incremental, keep_memo=True)
     assert quipu_first.ok and quipu_again.ok and quipu_again.incremental["rules_kept"] >= 38
+
+
+def test_stock_virtuoso_digests_and_keeps_unchanged_rules(yupana, env, tmp_path, virtuoso_server):
+    # Virtuoso answers SHA256/GROUP_CONCAT in a stable order: a second refresh keeps every rule
+    # but the one linking the selector, and writes what the first wrote.
+    from tests.projection.test_store_limits import loaded, project_root, rules_with_exemptions
+
+    server = virtuoso_server()
+    graph = loaded(server, tmp_path, "incremental", rules_with_exemptions(50))
+    root = project_root(tmp_path, server.url, default_graph=graph)
+    first = json.loads(yupana("project", "--json", cwd=root, timeout=180).stdout)
+    written = cache_body(env.cache_path)
+    second = json.loads(yupana("project", "--json", cwd=root, timeout=180).stdout)
+    assert first["status"] == second["status"] == "refreshed" and second["warnings"] == []
+    assert second["incremental"] == {"rules_kept": 49, "rules_read": 1, "full_reason": None}
+    assert cache_body(env.cache_path) == written
