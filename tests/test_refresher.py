@@ -288,3 +288,20 @@ def test_twenty_workers_at_once_refresh_one_at_a_time_and_readers_never_see_a_to
     busy = [line for line in log if "not started: a refresh is already running" in line]
     assert len(refreshed) >= 1 and len(refreshed) + len(busy) == 20
     assert read_state(state)["consecutive_failures"] == 0
+
+
+def test_a_refresh_longer_than_its_deadline_fails_whichever_step_it_is_in_and_keeps_the_prior_cache(state, tmp_path):
+    # 10 000 rules: reading, then a gate of several seconds. Where the 1 s deadline strikes
+    # depends on the machine (a query, a chunk of the gate, the write); that it strikes,
+    # names itself and writes nothing does not (the gate's own check: test_gate_chunks.py).
+    root = tmp_path / "big"
+    write_catalogue(root / "cat", 3)
+    configure(root, "file:cat", refresh_deadline_secs=60)
+    assert refresher.refresh_now(str(root)).ok
+    before = files(state)
+    write_catalogue(root / "cat", 10000)
+    configure(root, "file:cat", refresh_deadline_secs=1)
+    outcome = refresher.refresh_now(str(root))
+    assert outcome.status == refresher.FAILED and outcome.error_kind == "deadline", outcome.reason()
+    assert outcome.error.startswith("the refresh deadline of 1s passed before ") and outcome.prior_age_secs is not None
+    assert files(state) == before

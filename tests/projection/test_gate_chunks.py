@@ -62,7 +62,8 @@ def test_the_deadline_is_checked_before_each_chunk(projected):
     proj = projected(catalogue(30))
     with pytest.raises(EndpointError) as err:
         gate_chunks.validate(proj.subjects, deadline=Deadline(0))
-    assert err.value.kind == "deadline" and "before the SHACL gate (chunk 1)" in str(err.value)
+    assert err.value.kind == "deadline" and "before the SHACL gate (chunk 1; 0 of " in str(err.value)
+    assert "raise [yupana.quipu] refresh_deadline_secs" in str(err.value)
 
 
 def test_the_same_triples_take_the_last_results_without_validating(projected):

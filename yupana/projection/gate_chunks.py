@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 
-from yupana.endpoint.base import Deadline, Term
+from yupana.endpoint.base import Deadline, DeadlineError, Term
 from yupana.projection import gate
 from yupana.projection.subject import Subject
 
@@ -60,7 +60,7 @@ def validate(subjects: Mapping[str, Subject], shapes_dir: str | None = None, *, 
     shapes_dir = shapes_dir or gate.default_shapes_dir()
     started = time.perf_counter()
     merged: Counter[gate.ShapeResult] = Counter(same or ())
-    count = 0
+    count = done = 0
     if same is None:
         gate.load_shapes(shapes_dir)  # a broken shapes directory fails before any chunk runs
         # An rdflib graph is freed only by the cycle collector: collect after each chunk, and
@@ -70,10 +70,13 @@ def validate(subjects: Mapping[str, Subject], shapes_dir: str | None = None, *, 
         try:
             for chunk in chunks(subjects, chunk_triples):
                 count += 1
-                if deadline is not None:
-                    deadline.check(f"the SHACL gate (chunk {count})")
+                if deadline is not None and deadline.expired():
+                    raise DeadlineError(f"the refresh deadline of {deadline.budget:g}s passed before the SHACL gate "
+                                        f"(chunk {count}; {done} of {count_triples(subjects)} triples validated): "
+                                        "raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
                 report = gate.validate(chunk, shapes_dir)
                 merged |= Counter(report.results)
+                done += len(chunk)
                 del chunk, report
                 gc.collect()
         finally:

@@ -222,7 +222,12 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             body["source"] = source
         if not bundle_url:
             body["written_at"] = int(time.time())  # a bundle keeps the time its store confirmed it
-            run.deadline.check("writing the cache")
+            if run.deadline.expired():
+                from yupana.endpoint.base import DeadlineError
+
+                raise DeadlineError(f"the refresh deadline of {run.deadline.budget:g}s passed before writing the cache "
+                                    "(the projection and the SHACL gate took it all): raise [yupana.quipu] "
+                                    "refresh_deadline_secs for a catalogue this size")
         say(f"writing {path}")
         stores.name_store(os.path.dirname(path), key)
         error, hot_error = refresh_run.save(run, body, path)
