@@ -48,6 +48,16 @@ CHUNK_TRIPLES = 20_000
 Triple = tuple[str, str, Term]
 
 
+class GateCut(DeadlineError):
+    """The deadline passed between two chunks: ``validated`` are the subjects whose chunk ran,
+    and ``results`` what those chunks gave (final for every focus node whose chunk ran)."""
+
+    def __init__(self, message: str, validated: set[str], results: list[gate.ShapeResult]) -> None:
+        super().__init__(message)
+        self.validated = validated
+        self.results = results
+
+
 def validate(subjects: Mapping[str, Subject], shapes_dir: str | None = None, *, kept: Sequence[gate.ShapeResult] = (),
              kept_subjects: int = 0, deadline: Deadline | None = None, chunk_triples: int = CHUNK_TRIPLES,
              same: Sequence[gate.ShapeResult] | None = None) -> gate.GateReport:
@@ -55,12 +65,13 @@ def validate(subjects: Mapping[str, Subject], shapes_dir: str | None = None, *, 
     module doc); ``same``: the results of these very triples from the last refresh (nothing
     is run).
 
-    GateError when the shapes or the validator fail; DeadlineError when ``deadline`` passes
-    before a chunk (the chunk running then finishes first)."""
+    GateError when the shapes or the validator fail; :class:`GateCut` (a DeadlineError) when
+    ``deadline`` passes before a chunk (the chunk running then finishes first)."""
     shapes_dir = shapes_dir or gate.default_shapes_dir()
     started = time.perf_counter()
     merged: Counter[gate.ShapeResult] = Counter(same or ())
     count = done = 0
+    validated: set[str] = set()
     if same is None:
         gate.load_shapes(shapes_dir)  # a broken shapes directory fails before any chunk runs
         # An rdflib graph is freed only by the cycle collector: collect after each chunk, and
@@ -71,12 +82,14 @@ def validate(subjects: Mapping[str, Subject], shapes_dir: str | None = None, *, 
             for chunk in chunks(subjects, chunk_triples):
                 count += 1
                 if deadline is not None and deadline.expired():
-                    raise DeadlineError(f"the refresh deadline of {deadline.budget:g}s passed before the SHACL gate "
-                                        f"(chunk {count}; {done} of {count_triples(subjects)} triples validated): "
-                                        "raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
+                    raise GateCut(f"the refresh deadline of {deadline.budget:g}s passed before the SHACL gate "
+                                  f"(chunk {count}; {done} of {count_triples(subjects)} triples validated): "
+                                  "raise [yupana.quipu] refresh_deadline_secs for a catalogue this size",
+                                  validated, list(merged.elements()))
                 report = gate.validate(chunk, shapes_dir)
                 merged |= Counter(report.results)
                 done += len(chunk)
+                validated.update(s for s, _, _ in chunk)
                 del chunk, report
                 gc.collect()
         finally:

@@ -25,6 +25,7 @@ import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from yupana.projection.gate_chunks import GateCut
 from yupana.state import cache
 
 #: Up to this many triples to validate are digested for the memo whatever the last refresh
@@ -110,6 +111,8 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
                                       deadline=deadline, same=same)
     except gate.GateError as exc:
         raise Refused("gate", f"the SHACL gate could not run: {exc}") from None
+    except gate_chunks.GateCut as cut:
+        raise _cut(run, path, cut, kept) from None
     run.phases["gate"] = report.duration_s
     run.gate, run.validated = report, validated
     proj.subjects = {}  # what is left to do needs none of the triples read: let them go before the write
@@ -119,6 +122,27 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     if not report.conforms:
         raise Refused("shapes", f"the projection does not conform to the SHACL shapes, cache not written — "
                                 f"{report.summary()}\n{report.text}", report)
+
+
+def _cut(run: Run, path: str, cut: GateCut, kept: list[Any]) -> Exception:
+    """The deadline cut the gate: keep in the memo the rules whose chunks ran (decoded and
+    validated: final), so that the next refresh reads and validates only the rest."""
+    from yupana.endpoint.base import DeadlineError
+    from yupana.projection import memo, text_plane
+
+    proj = run.projection
+    if run.memo_key is None:
+        return cut
+    done = [entry for entry in proj.cache["text_rules"] if entry["iri"] in cut.validated or entry["iri"] in proj.text.kept]
+    found = text_plane.memo_of(run.memo_key, proj.text, done, proj.selectors, proj.edges, [*cut.results, *kept])
+    if found is None or not done:
+        return cut
+    error = memo.save(memo.path_for(path), found)
+    if error:
+        run.warnings.append(error)
+        return cut
+    return DeadlineError(f"{cut.message}; the {len(found.rules)} text rules decoded and validated so far are kept "
+                         "for the next refresh, which goes on from there")
 
 
 def _trim() -> None:

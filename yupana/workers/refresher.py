@@ -225,9 +225,10 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             if run.deadline.expired():
                 from yupana.endpoint.base import DeadlineError
 
+                refresh_run.save_memo(run, path)  # all of it validated: the next refresh keeps it
                 raise DeadlineError(f"the refresh deadline of {run.deadline.budget:g}s passed before writing the cache "
-                                    "(the projection and the SHACL gate took it all): raise [yupana.quipu] "
-                                    "refresh_deadline_secs for a catalogue this size")
+                                    "(the projection and the SHACL gate took it all; what they found is kept for the "
+                                    "next refresh): raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
         say(f"writing {path}")
         stores.name_store(os.path.dirname(path), key)
         error, hot_error = refresh_run.save(run, body, path)
