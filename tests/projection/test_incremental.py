@@ -180,7 +180,7 @@ def test_incremental_refresh_equals_full_refresh_on_random_edits(two_caches, see
     assert kept_steps >= 8  # most successful steps kept most rules
 
 
-def test_a_shapes_change_validates_everything_again(two_caches, tmp_path):
+def test_a_shapes_change_validates_everything_again(two_caches, tmp_path, monkeypatch):
     root, incremental, _, refresh = two_caches
     rng = random.Random(7)
     cat = Catalogue(selectors={"sel_fixtures": ["^tests/fixtures/"]})
@@ -189,7 +189,7 @@ def test_a_shapes_change_validates_everything_again(two_caches, tmp_path):
     (root / "cat" / "catalogue.ttl").write_text(cat.turtle())
     shapes = tmp_path / "shapes"
     shutil.copytree(Path(refresher.__file__).parents[2] / "shapes", shapes)
-    os.environ["YUPANA_PROJECTION_CACHE_PATH"] = str(incremental)
+    monkeypatch.setenv("YUPANA_PROJECTION_CACHE_PATH", str(incremental))
     first = refresher.refresh_now(str(root), shapes_dir=str(shapes))
     again = refresher.refresh_now(str(root), shapes_dir=str(shapes))
     assert first.ok and again.ok and again.incremental["rules_kept"] >= 9
@@ -241,7 +241,7 @@ aegis:LegacySelectorNameShape a sh:NodeShape ;
 """
 
 
-def test_a_selector_only_kept_rules_link_is_still_validated(two_caches, tmp_path):
+def test_a_selector_only_kept_rules_link_is_still_validated(two_caches, tmp_path, monkeypatch):
     # The warning targets "a selector some text rule links": with every rule kept, the
     # gate still needs one linking rule beside the selector to find it.
     root, incremental, full, _ = two_caches
@@ -257,7 +257,7 @@ def test_a_selector_only_kept_rules_link_is_still_validated(two_caches, tmp_path
     (root / "cat" / "catalogue.ttl").write_text(cat.turtle())
     outcomes = []
     for path, keep in ((incremental, True), (incremental, True), (full, False)):
-        os.environ["YUPANA_PROJECTION_CACHE_PATH"] = str(path)
+        monkeypatch.setenv("YUPANA_PROJECTION_CACHE_PATH", str(path))
         if not keep:
             memo.discard(memo.path_for(str(path)))
         outcomes.append(refresher.refresh_now(str(root), shapes_dir=str(shapes)))
