@@ -288,3 +288,55 @@ def test_twenty_workers_at_once_refresh_one_at_a_time_and_readers_never_see_a_to
     busy = [line for line in log if "not started: a refresh is already running" in line]
     assert len(refreshed) >= 1 and len(refreshed) + len(busy) == 20
     assert read_state(state)["consecutive_failures"] == 0
+
+
+def test_a_refresh_longer_than_its_deadline_fails_whichever_step_it_is_in_and_keeps_the_prior_cache(state, tmp_path):
+    # 10 000 rules: reading, then a gate of several seconds. Where the 1 s deadline strikes
+    # depends on the machine (a query, a chunk of the gate, the write); that it strikes,
+    # names itself and writes nothing does not (the gate's own check: test_gate_chunks.py).
+    root = tmp_path / "big"
+    write_catalogue(root / "cat", 3)
+    configure(root, "file:cat", refresh_deadline_secs=60)
+    assert refresher.refresh_now(str(root)).ok
+    before = files(state)
+    write_catalogue(root / "cat", 10000)
+    configure(root, "file:cat", refresh_deadline_secs=1)
+    outcome = refresher.refresh_now(str(root))
+    assert outcome.status == refresher.FAILED and outcome.error_kind == "deadline", outcome.reason()
+    assert outcome.error.startswith("the refresh deadline of 1s passed before ") and outcome.prior_age_secs is not None
+    assert files(state) == before
+
+
+@pytest.mark.slow
+def test_a_gate_the_deadline_cuts_keeps_what_it_validated_and_the_next_refresh_goes_on(state, tmp_path):
+    # Where a deadline strikes depends on the machine: try growing budgets until one cuts the
+    # gate itself (after reading, after some chunks), then refresh again with that budget.
+    root = tmp_path / "big"
+    write_catalogue(root / "cat", 12000)
+    for budget in (1.5, 2, 3, 4, 6, 9):
+        configure(root, "file:cat", refresh_deadline_secs=budget)
+        shutil.rmtree(state.state / "yupana", ignore_errors=True)
+        first = refresher.refresh_now(str(root))
+        if first.ok:
+            pytest.skip(f"this machine refreshes 12 000 rules within {budget}s: no deadline cut the gate")
+        if "kept for the next refresh" in (first.error or ""):
+            break
+    else:
+        pytest.fail("no budget cut the gate after some of its chunks")
+    assert first.error_kind == "deadline" and not state.cache_path.exists()
+    kept = [0]
+    for _ in range(8):  # each attempt keeps more, so the same budget gets there
+        outcome = refresher.refresh_now(str(root))
+        assert outcome.incremental["rules_kept"] > kept[-1], outcome.reason()
+        kept.append(outcome.incremental["rules_kept"])
+        if outcome.ok:
+            break
+    assert outcome.ok and outcome.counts["text_rules"] == 12000, (kept, outcome.reason())
+    configure(root, "file:cat", refresh_deadline_secs=120)
+    written = json.loads(state.cache_path.read_text())
+    for path in state.cache_path.parent.glob("projection.*"):
+        path.unlink()
+    whole = refresher.refresh_now(str(root))
+    assert whole.ok and whole.incremental["rules_kept"] == 0
+    again = json.loads(state.cache_path.read_text())
+    assert {k: v for k, v in again.items() if k != "written_at"} == {k: v for k, v in written.items() if k != "written_at"}

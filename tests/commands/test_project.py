@@ -86,6 +86,41 @@ def test_project_json_reports_the_outcome(yupana, env, root):
     assert out["gate"]["conforms"] is True
 
 
+def test_project_json_reports_each_phase_and_what_a_second_refresh_kept(yupana, env, root):
+    first = json.loads(yupana("project", "--json", cwd=root).stdout)
+    phases = first["phases"]
+    assert set(phases) == {"server_s", "transfer_s", "decode_s", "compile_s", "gate_s", "write_s"}
+    assert all(phases[k] >= 0 for k in ("server_s", "transfer_s", "decode_s", "gate_s"))
+    assert all(phases[k] is None or phases[k] >= 0 for k in ("compile_s", "write_s"))  # measured by the writer
+    assert sum(v for v in phases.values() if v) <= first["duration_s"] + 0.01
+    assert first["incremental"] == {"rules_kept": 0, "rules_read": 3, "full_reason": "no memo of a prior refresh"}
+    second = json.loads(yupana("project", "--json", cwd=root).stdout)
+    assert second["incremental"] == {"rules_kept": 3, "rules_read": 0, "full_reason": None}
+    assert second["gate"]["kept_subjects"] == 3 and second["gate"]["conforms"] is True
+    table = yupana("project", cwd=root).stdout.decode()
+    assert "text rules: 3 unchanged and kept, 0 read" in table and "phases: server " in table
+    (root / "cat" / "catalogue.ttl").write_text((root / "cat" / "catalogue.ttl").read_text().replace(
+        'rdfs:label "no ACME ticket 1"', 'rdfs:label "no ACME ticket one"'))
+    third = json.loads(yupana("project", "--json", cwd=root).stdout)
+    assert third["incremental"]["rules_read"] == 1 and third["incremental"]["rules_kept"] == 2
+    labels = [r["label"] for r in json.loads(env.cache_path.read_text())["text_rules"]]
+    assert labels == ["no ACME ticket 0", "no ACME ticket one", "no ACME ticket 2"]
+
+
+def test_a_malformed_changed_rule_still_fails_and_keeps_cache_and_memo(yupana, env, root):
+    assert yupana("project", cwd=root).returncode == 0
+    cache_before = env.cache_path.read_bytes()
+    memo_before = env.cache_path.with_suffix(".memo").read_bytes()
+    catalogue = root / "cat" / "catalogue.ttl"
+    catalogue.write_text(catalogue.read_text().replace('aegis:enforcementTier "block" ;', 'aegis:enforcementTier "never" ;', 1))
+    done = yupana("project", cwd=root)
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "refresh FAILED (projection)" in err
+    assert "rule_acme_0: aegis:enforcementTier: 'never' is not one of block, warn" in err
+    assert env.cache_path.read_bytes() == cache_before
+    assert env.cache_path.with_suffix(".memo").read_bytes() == memo_before
+
+
 def test_a_running_refresh_makes_project_exit_busy(yupana, env, root):
     lock = env.cache_for("file:" + str(root / "cat")).parent / "refresh.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)

@@ -277,6 +277,37 @@ def test_what_the_decoder_refuses_the_shapes_refuse_at_the_same_place(projected,
                for focus, path, _ in found), found
 
 
+def as_terms(graph: rdflib.Graph) -> list[tuple[str, str, Term]]:
+    """The triples of an rdflib graph as the store reads them (plain literals typed xsd:string)."""
+    out = []
+    for s, p, o in graph:
+        if isinstance(o, rdflib.Literal):
+            term = Term("literal", str(o), None if o.language else str(o.datatype or XSD_STRING), o.language)
+        else:
+            term = Term("bnode" if isinstance(o, rdflib.BNode) else "uri", str(o))
+        out.append((f"_:{s}" if isinstance(s, rdflib.BNode) else str(s), str(p), term))
+    return out
+
+
+EXTRA = [  # warnings and infos: an unreachable text rule, a nested selector link, an unprojected policy
+    'aegis:stray a aegis:Thing ; aegis:regex "x" ; aegis:enforcementTier "warn" .',
+    "aegis:sel_fixtures aegis:exemptionSelector aegis:sel_fixtures .",
+    'aegis:policy_x a aegis:Policy ; rdfs:label "x" ; aegis:boundary "action" ; aegis:predicate aegis:pred_ticket .',
+]
+
+
+@pytest.mark.parametrize("body", [BASE, BASE + "\n".join(EXTRA)] + [BASE.replace(m[1], m[2], 1) for m in MUTATIONS],
+                         ids=["base", "warnings"] + [m[0] for m in MUTATIONS])
+def test_targets_the_embedded_store_answers_are_the_ones_pyshacl_finds(tmp_path, body):
+    # The refresh's gate answers the shapes' SPARQL targets with pyoxigraph (gate_targets);
+    # ``shapes validate`` lets pySHACL run them: the same data gives the same results.
+    graph = rdflib.Graph().parse(write_ttl(tmp_path, body), format="turtle")
+    own = gate.validate_graph(graph).results
+    answered = gate.validate(as_terms(graph)).results
+    assert answered == own
+    assert body is BASE or own  # every mutated catalogue has results to compare
+
+
 # Values a decoder compiles (RE2, the glob dialect), which SHACL cannot: the gate runs the
 # decoder's own compile step on them (projection/gate_compiles.py, the shapes' yupana:compiles).
 COMPILE_MUTATIONS = [

@@ -162,3 +162,48 @@ def test_text_rule_discovery_sends_the_subclass_path(store):
     endpoint = store("")
     project(endpoint, {}, Deadline(10), env={})
     assert any("?s a/rdfs:subClassOf* aegis:TextRule" in q for q in endpoint.sent)
+
+
+# What the digest input of a plain literal ends with and the next comment begins with.
+_SPELLED = "\\thttp://www.w3.org/2001/XMLSchema#string@ http://www.w3.org/2000/01/rdf-schema#comment\\t"
+
+
+def _digests(turtle: str) -> dict[str, tuple[str | None, int]]:
+    """The store's digest and blank-node count of each text rule of ``turtle``."""
+    store = pyoxigraph.Store()
+    store.load(("@prefix aegis: <http://aegis.gastown.local/ontology/> .\n"
+                "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n" + turtle).encode(), format=pyoxigraph.RdfFormat.TURTLE)
+    subjects = sorted({q.subject.value for q in store if isinstance(q.subject, pyoxigraph.NamedNode)})
+    read = queries.render("text_rules_read", values={"s": subjects})
+    out = {}
+    for row in store.query(queries.digested(read)):
+        digest = row[queries.DIGEST_VAR]
+        out[row["s"].value] = (digest.value if digest is not None else None, int(row[queries.BLANKS_VAR].value))
+    return out
+
+
+@pytest.mark.parametrize("one,other", [
+    ('rdfs:comment "a b" , "c"', 'rdfs:comment "a" , "b c"'),  # where one value ends and the next begins
+    ('rdfs:label "x"@en', 'rdfs:label "x"'),  # the language
+    ('aegis:exemptionSelector <http://x/y>', 'aegis:exemptionSelector "http://x/y"'),  # an IRI or a string
+    ('rdfs:label "5"^^xsd:integer', 'rdfs:label "5"'),  # the datatype
+    ('rdfs:label "a\\tb"', 'rdfs:label "a" ; rdfs:comment "b"'),  # a tab inside a value
+    ('rdfs:label "x" ; rdfs:comment "y"', 'rdfs:label "y" ; rdfs:comment "x"'),  # which property holds which value
+    # one value spelling out the digest input of two (in either order): the lengths keep them apart
+    (f'rdfs:comment "a{_SPELLED}b"', 'rdfs:comment "a" , "b"'),
+    (f'rdfs:comment "b{_SPELLED}a"', 'rdfs:comment "a" , "b"'),
+])
+def test_a_digest_tells_apart_what_a_read_tells_apart(one, other):
+    # the spelled-out pair alone on its subject (no other triple between the two comments)
+    base = "aegis:r " if _SPELLED in one else "aegis:r a aegis:TextRule ; aegis:regex \"x\" ; "
+    first, second = _digests(base + one + " ."), _digests(base + other + " .")
+    rule = "http://aegis.gastown.local/ontology/r"
+    assert first[rule][0] and second[rule][0] and first[rule][0] != second[rule][0]
+    assert _digests(base + one + " .") == first  # and the same triples, the same digest
+
+
+def test_a_blank_node_object_is_counted_and_its_subject_never_digested_alike():
+    found = _digests('aegis:r a aegis:TextRule ; rdfs:comment [ rdfs:label "x" ] .')
+    _digest, blanks = found["http://aegis.gastown.local/ontology/r"]
+    assert blanks == 1  # the reader then never takes the rule as unchanged (read.py _digest_of)

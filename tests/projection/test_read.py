@@ -20,22 +20,37 @@ def rules(n: int, comments: int = 1) -> str:
     return "\n".join(lines)
 
 
+def _code(query: str) -> str:
+    """The query without its comment lines."""
+    return "\n".join(line for line in query.splitlines() if not line.lstrip().startswith("#"))
+
+
 def reader_for(store, body, cls=None, **kw):
     endpoint = store(body, cls) if cls else store(body)
     return endpoint, Reader(endpoint, Deadline(30), **kw)
 
 
 def test_discovery_pages_past_the_row_cap(store):
-    _, reader = reader_for(store, rules(10), cls=capped(5), max_rows=5)
+    endpoint, reader = reader_for(store, rules(10), cls=capped(5), max_rows=5)
     found = reader.discover("text_rules_discover", "text_rules")
     assert found == sorted(found) and len(found) == 10
-    assert reader.requests["text_rules"] == 3  # pages of 4: 4 + 4 + 2
+    assert reader.requests["text_rules"] == 4  # the whole answer is cut; then pages of 4: 4 + 4 + 2
+    sent = [_code(q) for q in endpoint.sent]
+    assert "ORDER BY" not in sent[0] and all("ORDER BY STR(?s)" in q for q in sent[1:])
 
 
 def test_a_full_last_page_costs_one_more_request(store):
-    _, reader = reader_for(store, rules(8), max_rows=5)
+    _, reader = reader_for(store, rules(8), cls=capped(5), max_rows=5)
     assert len(reader.discover("text_rules_discover", "text_rules")) == 8
-    assert reader.requests["text_rules"] == 3  # 4 + 4 + 0
+    assert reader.requests["text_rules"] == 4  # cut whole answer, then 4 + 4 + 0
+
+
+def test_a_store_without_a_cap_is_asked_once_and_never_sorts(store):
+    endpoint, reader = reader_for(store, rules(8), max_rows=5)
+    found = reader.discover("text_rules_discover", "text_rules")
+    assert found == sorted(found) and len(found) == 8
+    assert reader.requests["text_rules"] == 1
+    assert "ORDER BY" not in _code(endpoint.sent[0]) and "LIMIT" not in _code(endpoint.sent[0])
 
 
 @pytest.mark.parametrize("n,batch,expected", [(1, 200, 1), (200, 200, 1), (201, 200, 2), (450, 200, 3), (450, 50, 9)])

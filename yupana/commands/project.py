@@ -36,6 +36,8 @@ SLOW_SECS = 1.0
 PLANES = tuple(p.key for p in REGISTRY) + ("unprojected",)  # the summary's rows: the registry's, then the unprojected
 # Where a plane's fetch time is accounted in the projection's stats, when not under its own name.
 TIMED_WITH = {"tripwires": "policies", "memory_policies": "policies", "unprojected": "policies"}
+#: The phases of a refresh, in order (docs/refresh.md, "Where a refresh spends its time").
+PHASES = ("server", "transfer", "decode", "compile", "gate", "write")
 
 
 # the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (the refresh outcome or the dump as JSON; the configuration; the progress lines)
@@ -161,8 +163,15 @@ def summary_lines(outcome: Any) -> list[str]:
     gate = outcome.gate
     gate_note = ""
     if gate is not None:
-        gate_note = f"; SHACL gate conforms ({gate.triples} triples, {gate.duration_s:.2f}s)"
+        kept = f", results of {gate.kept_subjects} unchanged rules kept" if gate.kept_subjects else ""
+        gate_note = f"; SHACL gate conforms ({gate.triples} triples{kept}, {gate.duration_s:.2f}s)"
     lines.append(f"rule set digest {outcome.digest}{gate_note}")
+    incremental = outcome.incremental
+    if incremental is not None:
+        why = f" (all read: {incremental['full_reason']})" if incremental.get("full_reason") else ""
+        lines.append(f"text rules: {incremental['rules_kept']} unchanged and kept, {incremental['rules_read']} read{why}")
+    if outcome.phases:
+        lines.append("phases: " + ", ".join(f"{name} {_secs(outcome.phases.get(name))}" for name in PHASES))
     for notice in outcome.notices:
         lines.append(f"notice: {notice}")
     from yupana.projection.empty import governed_rules
@@ -170,6 +179,18 @@ def summary_lines(outcome: Any) -> list[str]:
     if outcome.counts and governed_rules(outcome.counts) == 0:
         lines.append("WARNING: the catalogue is EMPTY: no governed rule is enforced (see the warning on stderr)")
     return lines
+
+
+def _secs(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}s"
+
+
+def phases_json(phases: dict[str, float | None]) -> dict[str, float | None] | None:
+    """``{"server_s", "transfer_s", "decode_s", "compile_s", "gate_s", "write_s"}`` (None: not
+    measured — a bundle install, a phase the refresh never reached, a writer that does not time it)."""
+    if not phases:
+        return None
+    return {f"{name}_s": None if phases.get(name) is None else round(float(phases[name] or 0.0), 4) for name in PHASES}
 
 
 def plane_digest(value: Any) -> str:
@@ -206,7 +227,11 @@ def _outcome_json(outcome: Any) -> dict[str, Any]:
         "planes": planes,
         "notices": outcome.notices,
         "gate": None if gate is None else {"conforms": gate.conforms, "triples": gate.triples,
+                                            "kept_subjects": gate.kept_subjects, "chunks": gate.chunks,
+                                            "duration_s": round(gate.duration_s, 4),
                                             "results": [r.as_dict() for r in gate.results]},
+        "phases": phases_json(outcome.phases),
+        "incremental": outcome.incremental,
         "error_kind": outcome.error_kind,
         "error": outcome.error,
         "prior_age_secs": outcome.prior_age_secs,

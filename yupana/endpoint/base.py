@@ -106,6 +106,10 @@ class Endpoint:
     #: What this transport does (:data:`SELECT`, :data:`ASK`, :data:`UPDATE`, :data:`WRITE`,
     #: :data:`POLICY_CHECK`); a method outside the set raises :class:`UnsupportedError`.
     capabilities: frozenset[str] = frozenset({SELECT})
+    #: Seconds spent waiting for the store so far — each request from sent to its answer's
+    #: last byte — for the refresh's phase report; None when the transport cannot tell the
+    #: store's time from its own (the embedded store: all of a select is the store's).
+    server_secs: float | None = None
 
     def can(self, capability: str) -> bool:
         """Whether this transport declares ``capability`` (one of :data:`CAPABILITIES`)."""

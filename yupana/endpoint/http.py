@@ -191,6 +191,8 @@ class Http:
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.requests = 0
+        #: Seconds from each request sent to its answer's last byte, summed (the store's time).
+        self.waited_s = 0.0
         self._clock = _Clock()
         self._authorization = authorization
         self._scrub = scrub or (lambda text: text)
@@ -261,6 +263,7 @@ class Http:
             raise self._failure(exc, url, what, deadline, received) from None
         finally:
             clock.until = clock.deadline_end = clock.answer_secs = math.inf
+            self.waited_s += time.monotonic() - now
 
     def _failure(self, exc: Exception, url: str, what: str, deadline: Deadline, received: int) -> EndpointError:
         reason = self._scrub(str(exc) or type(exc).__name__)

@@ -54,6 +54,11 @@ class QuipuEndpoint(Endpoint):
         """HTTP requests made so far (for benchmarks)."""
         return self._http.requests
 
+    @property
+    def server_secs(self) -> float:  # type: ignore[override]  # a property over the base's attribute
+        """Seconds spent waiting for the store's answers so far (see :class:`Endpoint`)."""
+        return self._http.waited_s
+
     # -- reads ---------------------------------------------------------------------------
 
     def select(self, query: str, deadline: Deadline) -> SelectResult:

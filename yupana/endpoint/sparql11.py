@@ -49,6 +49,11 @@ class Sparql11Endpoint(Endpoint):
         """HTTP requests made so far (for benchmarks)."""
         return self._http.requests
 
+    @property
+    def server_secs(self) -> float:  # type: ignore[override]  # a property over the base's attribute
+        """Seconds spent waiting for the store's answers so far (see :class:`Endpoint`)."""
+        return self._http.waited_s
+
     def select(self, query: str, deadline: Deadline) -> SelectResult:
         reply = self._query_reply(query, deadline, "a SPARQL query")
         result = parse_select(parse_json(reply, "a SPARQL query"), self.url)

@@ -39,15 +39,23 @@ def selector_links(rules: dict[str, Subject]) -> list[str]:
     return sorted(found)
 
 
-def decode(rules: dict[str, Subject], selectors: dict[str, Subject]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(text_rules, exemption_selectors)`` for the cache, each sorted by IRI."""
+def decode(rules: dict[str, Subject], selectors: dict[str, Subject],
+           kept: dict[str, dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(text_rules, exemption_selectors)`` for the cache, each sorted by IRI.
+
+    ``kept``: entries of rules not read this refresh (an incremental refresh keeps them
+    because neither their triples nor their selectors changed); they take part in the
+    selector links and the unique-name check exactly as decoded rules do."""
+    kept = kept or {}
     linked_from: dict[str, list[str]] = {}
-    for iri in sorted(rules):
-        for sel in rules[iri].links(LINK):
+    for iri in sorted([*rules, *kept]):
+        links = rules[iri].links(LINK) if iri in rules else kept[iri]["exemption_selectors"]
+        for sel in links:
             linked_from.setdefault(sel, []).append(iri)
     decoded_selectors = {iri: decode_selector(selectors.get(iri) or Subject(iri), rules, linked_from[iri])
                          for iri in sorted(linked_from)}
-    text_rules = [decode_rule(rules[iri], decoded_selectors) for iri in sorted(rules)]
+    text_rules = [decode_rule(rules[iri], decoded_selectors) if iri in rules else kept[iri]
+                  for iri in sorted([*rules, *kept])]
     named: dict[str, str] = {}
     for entry in text_rules:
         other = named.setdefault(entry["name"], entry["iri"])
@@ -59,7 +67,7 @@ def decode(rules: dict[str, Subject], selectors: dict[str, Subject]) -> tuple[li
 
 def decode_selector(selector: Subject, rules: dict[str, Subject], linked_from: list[str]) -> dict[str, Any]:
     """One linked exemption selector. Link errors name the (first) linking rule."""
-    rule = rules[linked_from[0]]
+    rule = rules.get(linked_from[0]) or Subject(linked_from[0])
     if not selector.predicates():
         raise rule.error(LINK, f"names <{selector.iri}>, about which the store holds nothing; "
                          "an exemption link must name a governed aegis:Selector")

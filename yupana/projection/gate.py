@@ -120,6 +120,10 @@ class GateReport:
     shapes_dir: str = ""
     triples: int = 0
     duration_s: float = 0.0
+    #: Subjects whose results an incremental refresh kept from the last one (not validated again).
+    kept_subjects: int = 0
+    #: Graphs pySHACL validated (a refresh validates in bounded chunks: :mod:`.gate_chunks`).
+    chunks: int = 1
 
     def count(self, severity: str) -> int:
         return sum(1 for r in self.results if r.severity == severity)
@@ -154,6 +158,18 @@ def shape_files(shapes_dir: str) -> list[str]:
     if not files:
         raise GateError(f"{shapes_dir} holds no .ttl shapes files")
     return files
+
+
+def shapes_digest(shapes_dir: str | None = None) -> str:
+    """SHA-256 over the names and contents of the shapes files: a change to any shape is a
+    different digest (an incremental refresh then validates everything again)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in shape_files(shapes_dir or default_shapes_dir()):
+        with open(path, "rb") as fh:
+            digest.update(os.path.basename(path).encode() + b"\0" + fh.read() + b"\0")
+    return "sha256:" + digest.hexdigest()
 
 
 _SHAPES_CACHE: dict[tuple[Any, ...], object] = {}
@@ -202,27 +218,50 @@ def to_rdflib(term: Any) -> Any:
 
 
 def graph_from_triples(triples: Any) -> object:
-    """An rdflib Graph holding ``triples`` ((subject, predicate, Term) tuples)."""
+    """An rdflib Graph holding ``triples`` ((subject, predicate, Term) tuples).
+
+    Each distinct subject, predicate and object is converted once (rdflib terms are costly
+    to build, and a catalogue repeats its predicates, types and linked atoms on every rule)."""
     import rdflib
 
     graph = rdflib.Graph()
     add = graph.add
+    names: dict[Any, Any] = {}
     for s, p, o in triples:
-        add((to_rdflib(s), to_rdflib(p), to_rdflib(o)))
+        rs = names.get(s)
+        if rs is None:
+            rs = names[s] = to_rdflib(s)
+        rp = names.get(p)
+        if rp is None:
+            rp = names[p] = to_rdflib(p)
+        ro = names.get(o)
+        if ro is None:
+            ro = names[o] = to_rdflib(o)
+        add((rs, rp, ro))
     return graph
 
 
 def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
-    """Validate governed triples (``(subject, predicate, Term)``) against the shapes."""
-    return validate_graph(graph_from_triples(triples), shapes_dir)
+    """Validate governed triples (``(subject, predicate, Term)``) against the shapes, their
+    SPARQL targets answered by the embedded store (:mod:`.gate_targets`)."""
+    from yupana.projection import gate_targets
+
+    triples = list(triples)
+    shapes_dir = shapes_dir or default_shapes_dir()
+    try:
+        shapes = gate_targets.resolved(load_shapes(shapes_dir), triples, to_rdflib)
+    except (SyntaxError, ValueError) as exc:  # a shape's SELECT the store cannot run
+        raise GateError(f"the SHACL validator failed: a SPARQL target of the shapes does not run: {exc}") from None
+    return validate_graph(graph_from_triples(triples), shapes_dir, shapes=shapes)
 
 
-def validate_graph(data_graph: Any, shapes_dir: str | None = None) -> GateReport:
-    """Validate an rdflib Graph in place (it is not modified: the shapes hold no rules)."""
+def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: Any = None) -> GateReport:
+    """Validate an rdflib Graph in place (it is not modified: the shapes hold no rules);
+    ``shapes``: the shapes graph to use instead of the one ``shapes_dir`` parses to."""
     import pyshacl
 
     shapes_dir = shapes_dir or default_shapes_dir()
-    shapes = load_shapes(shapes_dir)
+    shapes = load_shapes(shapes_dir) if shapes is None else shapes
     started = time.perf_counter()
     try:
         _, report_graph, _ = pyshacl.validate(
@@ -282,9 +321,8 @@ def parse_report(report_graph: Any, shapes_graph: Any) -> list[ShapeResult]:
 
 
 def ordered(results: list[ShapeResult]) -> list[ShapeResult]:
-    """Results in the report's stable order: severity (violations first), focus, path, constraint, value."""
-    order = {s: i for i, s in enumerate(SEVERITIES)}
-    return sorted(results, key=lambda r: (order.get(r.severity, 9), r.focus, r.path or "", r.constraint, r.value or ""))
+    """Results in the report's stable order (:func:`result_order`)."""
+    return sorted(results, key=result_order)
 
 
 def merge(shacl: list[ShapeResult], refused: list[gate_compiles.Refusal]) -> list[ShapeResult]:
@@ -313,6 +351,16 @@ def merge(shacl: list[ShapeResult], refused: list[gate_compiles.Refusal]) -> lis
         if (result.focus, result.path, result.value) not in shown:
             results.append(result)
     return ordered(results)
+
+
+_SEVERITY_ORDER = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+def result_order(r: ShapeResult) -> tuple[int, str, str, str, str, str, str, str]:
+    """The stable order of results: severity, focus, path, constraint, value (then message,
+    shape and value kind, so that no two results tie and every run lists them alike)."""
+    return (_SEVERITY_ORDER.get(r.severity, 9), r.focus, r.path or "", r.constraint, r.value or "", r.message,
+            r.shape or "", r.value_kind or "")
 
 
 def render_path(graph: Any, path: Any) -> str:

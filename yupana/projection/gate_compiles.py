@@ -82,9 +82,9 @@ def refusals(data_graph: Any, shapes_graph: Any) -> list[Refusal]:
         if not owners:
             raise CompileCheckError(f"{prop}: a property shape marked {COMPILES} must be the sh:property of a node "
                                     "shape (whose members hold the values)")
-        for owner in owners:
+        for owner in [*owners, prop]:  # the node shape's targets, and the property shape's own when it has any
             shape: Any = shapes.lookup_shape_from_node(owner)  # pySHACL's Shape: its methods are untyped
-            if shape.deactivated:
+            if shape is None or shape.deactivated:
                 continue
             shape.set_advanced(True)
             holders = set(shape.focus_nodes(data_graph))
@@ -98,7 +98,8 @@ def refusals(data_graph: Any, shapes_graph: Any) -> list[Refusal]:
                     problem = step(str(value))
                     if problem:
                         key = (holder, predicates[-1], str(step_iri), str(value))
-                        found.setdefault(key, Refusal(holder, predicates[-1], str(step_iri), owner, value, problem))
+                        named = owners[0] if owner is prop else owner  # results name the node shape
+                        found.setdefault(key, Refusal(holder, predicates[-1], str(step_iri), named, value, problem))
     return list(found.values())
 
 

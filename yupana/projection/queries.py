@@ -8,10 +8,17 @@ this module fills, and nothing else ever touches the text:
   SPARQL grammar); a value that cannot be written safely raises :class:`TermError`;
 * ``{{LIMIT}}`` / ``{{OFFSET}}`` — non-negative integers (paged reads);
 * ``{{AFTER ?var}}`` — ``FILTER(!isIRI(?var) || STR(?var) > "…")`` with the last key of the previous page
-  serialised as a literal (keyset paging of discovery: no large sorted OFFSET).
+  serialised as a literal (keyset paging of discovery: no large sorted OFFSET);
+* ``{{PAGE ?var}}`` — ``ORDER BY STR(?var) LIMIT n`` (one page of a keyset-paged discovery).
+
+A discovery rendered ``whole`` has neither: ``AFTER`` and ``PAGE`` render empty, so the
+store answers the whole plane unsorted in one request (sorting is most of a large
+discovery's cost on Oxigraph); a store that caps that answer is then paged.
 
 Strings are never pasted into query text: there is no other substitution.
-:func:`counted` wraps a rendered query so the same answer carries its own row count.
+:func:`counted` wraps a rendered query so the same answer carries its own row count;
+:func:`digested` and :func:`digested_read` wrap a batched read (``SELECT ?s ?p ?o``) so the
+store digests each subject's triples (docs/refresh.md, "Incremental refresh").
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ from typing import Any
 from yupana.state import paths
 from yupana.endpoint.base import Term
 
-_PLACEHOLDER = re.compile(r"\{\{\s*(VALUES\s+\?([A-Za-z_][A-Za-z0-9_]*)|AFTER\s+\?([A-Za-z_][A-Za-z0-9_]*)|LIMIT|OFFSET)"
-                          r"\s*\}\}")
+_PLACEHOLDER = re.compile(r"\{\{\s*(VALUES\s+\?([A-Za-z_][A-Za-z0-9_]*)|AFTER\s+\?([A-Za-z_][A-Za-z0-9_]*)"
+                          r"|PAGE\s+\?([A-Za-z_][A-Za-z0-9_]*)|LIMIT|OFFSET)\s*\}\}")
 #: The variable :func:`counted` binds to the answer's row count.
 COUNT_VAR = "yupanaRowCount"
+#: The variables :func:`digested` binds per subject: its digest, its rows, its blank-node objects.
+DIGEST_VAR, ROWS_VAR, BLANKS_VAR = "yupanaDigest", "yupanaRows", "yupanaBlanks"
 _SELECT_LINE = re.compile(r"^\s*SELECT\b", re.MULTILINE | re.IGNORECASE)
 _VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -135,9 +144,10 @@ def values_block(var: str, terms: Iterable[Term | str]) -> str:
 
 
 def render(name: str, *, values: dict[str, Sequence[Term | str]] | None = None,
-           limit: int | None = None, offset: int | None = None, after: str = "") -> str:
+           limit: int | None = None, offset: int | None = None, after: str = "", whole: bool = False) -> str:
     """``queries/<name>.rq`` with its placeholders filled; every placeholder must be given
-    (``after`` defaults to ``""``, before every key: the first page)."""
+    (``after`` defaults to ``""``, before every key: the first page). ``whole``: the
+    ``AFTER`` and ``PAGE`` placeholders render empty (a discovery asked in one request)."""
     values = values or {}
     used: set[str] = set()
 
@@ -150,7 +160,13 @@ def render(name: str, *, values: dict[str, Sequence[Term | str]] | None = None,
             return values_block(var, values[var])
         if match.group(3):
             key = match.group(3)  # a blank node passes on every page, so discovery sees (and refuses) it
-            return f"FILTER(!isIRI(?{key}) || STR(?{key}) > {serialise_literal(after)})"
+            return "" if whole else f"FILTER(!isIRI(?{key}) || STR(?{key}) > {serialise_literal(after)})"
+        if match.group(4):
+            if whole:
+                return ""
+            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+                raise QueryError(f"query {name}: PAGE needs a positive limit, got {limit!r}")
+            return f"ORDER BY STR(?{match.group(4)})\nLIMIT {limit}"
         number = limit if match.group(1) == "LIMIT" else offset
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
             raise QueryError(f"query {name}: {match.group(1)} needs a non-negative integer, got {number!r}")
@@ -173,12 +189,63 @@ def counted(query: str) -> str:
     visible, whatever order the store returns the union in. The prologue (``PREFIX`` /
     ``BASE``) stays in front; the SELECT, with its modifiers, is embedded verbatim.
     """
-    found = _SELECT_LINE.search(query)
-    if found is None:
-        raise QueryError("counted(): the query has no SELECT line")
-    prologue, select = query[:found.start()], query[found.start():].strip()
+    prologue, select = _split_select(query, "counted")
     return (f"{prologue}SELECT * WHERE {{\n  {{ SELECT (COUNT(*) AS ?{COUNT_VAR}) WHERE {{ {{\n{select}\n  }} }} }}\n"
             f"  UNION\n  {{\n{select}\n  }}\n}}\n")
+
+
+def pageable(name: str) -> bool:
+    """Whether ``queries/<name>.rq`` is a keyset-paged discovery (so it can be asked ``whole``)."""
+    return _PAGE_MARK.search(load(name)) is not None
+
+
+_PAGE_MARK = re.compile(r"\{\{\s*PAGE\s+\?")
+
+# One triple's digest input: the predicate, the length of the object's lexical form, the
+# form itself, then the datatype ("<" for an IRI) and the language. An IRI holds no tab
+# and no space and a language tag neither nor an "@", so with the length the fields read
+# back unambiguously: distinct triples give distinct strings, and space-joined lists of
+# them distinct lists. A blank node has no stable label and no lexical form: it is counted
+# instead, and a subject with one is never taken as unchanged. (Hashing each triple
+# separately cost Oxigraph twice as much: 1.25 s against 0.7 s for 10 000 rules.)
+_TRIPLE = ('CONCAT(STR(?p), "\\t", STR(STRLEN(STR(?o))), "\\t", STR(?o), "\\t", '
+           'COALESCE(STR(DATATYPE(?o)), "<"), "@", COALESCE(LANG(?o), ""))')
+
+
+def _digest_select(select: str, rows: bool = True) -> str:
+    """Per subject of a ``SELECT ?s ?p ?o`` read: the SHA-256 of its triples (joined in the
+    store's order), its row count (``rows``) and how many of its objects are blank nodes."""
+    counted = f"(COUNT(*) AS ?{ROWS_VAR}) " if rows else ""
+    return (f"SELECT ?s {counted}(SUM(IF(isBlank(?o), 1, 0)) AS ?{BLANKS_VAR}) "
+            f'(SHA256(GROUP_CONCAT({_TRIPLE}; separator=" ")) AS ?{DIGEST_VAR}) WHERE {{\n'
+            f"  {{\n{select}\n  }}\n"
+            f"}}\nGROUP BY ?s")
+
+
+def _split_select(query: str, caller: str) -> tuple[str, str]:
+    """``(prologue, select)``: the PREFIX/BASE lines and the SELECT with its modifiers."""
+    found = _SELECT_LINE.search(query)
+    if found is None:
+        raise QueryError(f"{caller}(): the query has no SELECT line")
+    return query[:found.start()], query[found.start():].strip()
+
+
+def digested(query: str) -> str:
+    """``query`` (a rendered ``SELECT ?s ?p ?o`` read) answered as one row per subject instead
+    of its triples: the subject's digest and blank-node count (:data:`DIGEST_VAR`,
+    :data:`BLANKS_VAR`). A subject with no triples has no row."""
+    prologue, select = _split_select(query, "digested")
+    return f"{prologue}{_digest_select(select, rows=False)}\n"
+
+
+def digested_read(query: str) -> str:
+    """``query`` (a rendered ``SELECT ?s ?p ?o`` read) answering its triples and, in the same
+    answer, :func:`digested`'s row per subject. One evaluation of one query gives both, so a
+    subject's digest is the digest of exactly the triples read (a store changing between two
+    requests cannot pair one subject's digest with other triples), and its row count proves
+    the triples complete: rows a store's cap cut are seen missing, as with :func:`counted`."""
+    prologue, select = _split_select(query, "digested_read")
+    return f"{prologue}SELECT * WHERE {{\n  {{ {_digest_select(select)} }}\n  UNION\n  {{\n{select}\n  }}\n}}\n"
 
 
 def batched(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:

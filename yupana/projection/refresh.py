@@ -12,10 +12,15 @@ Order (every request shares one :class:`Deadline`):
    and parents (only when ``SHANTY_ROOT`` and ``SHANTY_AGENT`` are both set in ``env``),
    disk history. A failure makes that field ``None`` (UNKNOWN) and adds a notice.
 
-Requests: every discovery query is paged (``max_rows - 1`` rows a page) and every read is
-batched (``batch_size`` subjects a request), so for N subjects of a plane a refresh makes
-``floor(N/page) + 1`` discovery requests plus ``ceil(N/batch_size)`` reads; see
-docs/cache-format.md ("How a refresh reads the store") for the whole count.
+Requests: every discovery query is asked whole (one request; paged by ``max_rows - 1``
+rows only when the store cuts it) and every read is batched (``batch_size`` subjects a
+request), so for N subjects of a plane a refresh makes one discovery request plus
+``ceil(N/batch_size)`` reads; see docs/cache-format.md ("How a refresh reads the store")
+for the whole count.
+
+Text rules are incremental (:mod:`yupana.projection.text_plane`): given the memo of the
+last successful refresh (:mod:`yupana.projection.memo`), only the rules whose triples the
+store digests differently are read and decoded; the others keep their entries.
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ from yupana.projection import (
     decode_text,
     decode_tripwires,
     discover,
+    text_plane,
 )
 from yupana.projection.decode_disk import fetch_disk_history
 from yupana.projection.decode_workitems import (fetch_grounding, fetch_parents, fetch_scopes, fetch_status,
                                                 tracker_wired)
 from yupana.projection.digest import rule_set_digest
 from yupana.projection.errors import ProjectionError
+from yupana.projection.memo import Memo
 from yupana.projection.read import Reader
 from yupana.projection.subject import Subject
 from yupana.projection.vocab import RDFS_SUBCLASS_OF
@@ -65,22 +72,41 @@ class PlaneStats:
 class Projection:
     """The result of :func:`project`.
 
-    ``cache`` is docs/cache-format.md's object without ``written_at``; ``triples`` every
-    (subject, predicate, object) read for the governed subjects plus the class chain (what
-    the SHACL gate validates); ``planes`` per-plane stats; ``notices`` what went UNKNOWN and
+    ``cache`` is docs/cache-format.md's object without ``written_at``; ``subjects`` every
+    subject read (the governed subjects, their atoms and the classes of the class chain),
+    whose :attr:`triples` the SHACL gate validates; ``planes`` per-plane stats; ``notices`` what went UNKNOWN and
     why; ``hosting_overclaims`` the hosting-layer audit (also in ``cache["notices"]``),
     for the ``hosting_overclaim`` spool record.
     """
 
     cache: dict[str, Any]
-    triples: list[tuple[str, str, Term]]
+    subjects: dict[str, Subject]
     planes: dict[str, PlaneStats]
     notices: list[str]
     hosting_overclaims: list[str] = field(default_factory=list)
+    #: The text rules read and kept (:mod:`.text_plane`), the selectors read and the class
+    #: chain: what the memo of this refresh is made of.
+    text: text_plane.TextPlane = field(default_factory=lambda: text_plane.TextPlane(read={}))
+    selectors: dict[str, Subject] = field(default_factory=dict)
+    edges: tuple[tuple[str, str], ...] = ()
+    #: Seconds: ``server`` (waiting for the store), ``transfer`` (its answers into rows),
+    #: ``decode`` (the rest: subjects, strict decoders, the cache object).
+    phases: dict[str, float] = field(default_factory=dict)
+    #: Said on stderr, not stored: how this refresh could not be incremental.
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def triples(self) -> list[tuple[str, str, Term]]:
+        """Every (subject, predicate, object) read, ordered by subject, predicate and object."""
+        return [t for iri in sorted(self.subjects) for t in self.subjects[iri].triples()]
 
 
-def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, env: dict[str, Any] | None = None) -> Projection:
-    """Project the governed catalogue behind ``endpoint`` (``quipu`` = ``config["quipu"]``)."""
+def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, env: dict[str, Any] | None = None,
+            memo: Memo | None = None) -> Projection:
+    """Project the governed catalogue behind ``endpoint`` (``quipu`` = ``config["quipu"]``);
+    ``memo``: the last successful refresh's, matching this one (text rules it can stand for
+    are kept, not read)."""
+    started = time.perf_counter()
     env = dict(os.environ) if env is None else env
     reader = Reader(endpoint, deadline, batch_size=quipu.get("batch_size") or 200,
                     max_rows=quipu.get("max_rows") or 10000)
@@ -108,10 +134,10 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
         read_atoms(discover.policy_atoms(policies), "policies")
         stats.count = len(policies)
     with plane("text_rules") as stats:
-        rules = reader.read("text_rules_read", discover.text_rules(reader), "text_rules")
-        stats.count = len(rules)
+        text = text_plane.read_rules(reader, memo)
+        stats.count = len(text.read) + len(text.kept)
     with plane("exemption_selectors") as stats:
-        selector_iris = decode_text.selector_links(rules)
+        selector_iris = text.selector_links()
         read_atoms(selector_iris, "exemption_selectors")
         stats.count = len(selector_iris)
     with plane("grounded_rules") as stats:
@@ -132,10 +158,16 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
                                    "landing_policies"))
         landing = reader.read("landing_read", decode_landing.policy_links(holders), "landing_policies")
         stats.count = len(holders)
-    subjects = [*policies.values(), *atoms.values(), *rules.values(), *maps.values(), *jobs.values(),
+    subjects = [*policies.values(), *atoms.values(), *text.read.values(), *maps.values(), *jobs.values(),
                 *commands.values(), *repos.values(), *holders.values(), *landing.values()]
     with plane("classes") as stats:
-        stats.count = _class_chain(reader, subjects)
+        supers = _class_chain(reader, subjects, text.kept_types())
+        edges = tuple(sorted((sub, sup) for sub, sups in supers.items() for sup in sups))
+        stats.count = len(edges)
+    with plane("text_rules"):
+        before = set(text.read)
+        if text_plane.settle(text, reader, memo, atoms, edges):
+            _classes_of([text.read[iri] for iri in text.read if iri not in before], supers)
 
     with plane("policies"):
         membership = discover.classify_policies(policies, atoms)
@@ -143,7 +175,8 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
         tripwires = decode_tripwires.decode(membership.tripwires)
         memory = decode_memory.decode(membership.memory, atoms)
     with plane("text_rules"):
-        text_rules, exemption_selectors = decode_text.decode(rules, atoms)
+        text_rules, exemption_selectors = decode_text.decode(text.read, atoms,
+                                                             {iri: kept[3] for iri, kept in text.kept.items()})
     with plane("grounded_rules"):
         grounded = decode_grounded.decode([atoms[i] for i in grounded_iris])
     with plane("ci_map"):
@@ -202,19 +235,22 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
     }
     counts.update({p.key: count(p.key, cache[p.key]) for p in PLANES})
     cache["digest"] = rule_set_digest(cache)
-    return Projection(cache=cache, triples=reader.sorted_triples(), planes=planes, notices=failures,
-                      hosting_overclaims=overclaims)
+    wall = time.perf_counter() - started
+    phases = {"server": reader.server_s, "transfer": reader.transfer_s,
+              "decode": max(0.0, wall - reader.server_s - reader.transfer_s)}
+    return Projection(cache=cache, subjects=reader.subjects, planes=planes, notices=failures,
+                      hosting_overclaims=overclaims, text=text, edges=edges, phases=phases,
+                      selectors={iri: atoms[iri] for iri in selector_iris if iri in atoms},
+                      warnings=[text.warning] if text.warning else [])
 
 
-def _class_chain(reader: Reader, subjects: list[Subject]) -> int:
-    """Read the subClassOf chain above every type of ``subjects``; fill ``Subject.classes``.
-
-    The chain's edges join the triples (a validator targeting a superclass needs them).
-    Returns the number of edges read.
+def _class_chain(reader: Reader, subjects: list[Subject], more_types: set[str] | None = None) -> dict[str, set[str]]:
+    """Read the subClassOf chain above every type of ``subjects`` (and ``more_types``: the
+    kept rules'); fill ``Subject.classes``. The chain's edges join the triples (a validator
+    targeting a superclass needs them). Returns the edges read, subclass -> superclasses.
     """
-    types = sorted({t for s in subjects for t in s.types()})
+    types = sorted({t for s in subjects for t in s.types()} | (more_types or set()))
     supers: dict[str, set[str]] = {}
-    edges = 0
     for row in reader.batched_rows("classes_read", "t", types, "classes"):
         sub, sup = row.get("s"), row.get("o")
         if sub is None or sup is None or not sub.is_iri or not sup.is_iri:
@@ -222,14 +258,23 @@ def _class_chain(reader: Reader, subjects: list[Subject]) -> int:
         if sup.value not in supers.setdefault(sub.value, set()):
             supers[sub.value].add(sup.value)
             reader.subject(sub.value).add(RDFS_SUBCLASS_OF, sup)
-            edges += 1
+    _classes_of(subjects, supers)
+    return supers
+
+
+def _classes_of(subjects: list[Subject], supers: dict[str, set[str]]) -> None:
+    """Fill each subject's ``classes``: its types and every superclass above them (one set
+    shared by the subjects of the same types: nothing changes it afterwards)."""
+    shared: dict[tuple[str, ...], set[str]] = {}
     for subject in subjects:
-        todo = subject.types()
-        seen = set(todo)
-        while todo:
-            for found in supers.get(todo.pop(), ()):
-                if found not in seen:
-                    seen.add(found)
-                    todo.append(found)
+        types = tuple(subject.types())
+        seen = shared.get(types)
+        if seen is None:
+            todo = list(types)
+            seen = shared[types] = set(todo)
+            while todo:
+                for found in supers.get(todo.pop(), ()):
+                    if found not in seen:
+                        seen.add(found)
+                        todo.append(found)
         subject.classes = seen
-    return edges

@@ -19,29 +19,53 @@ from yupana.projection.errors import ProjectionError
 from yupana.projection.vocab import RDF_TYPE, curie
 
 
+_LONG = 16  # values of one predicate past which membership is kept in a set
+
+
 def _order(term: Term) -> tuple[Any, ...]:
     return (term.kind, term.value, term.datatype or "", term.lang or "")
 
 
 class Subject:
-    """Everything read about one subject: predicate IRI -> distinct object terms."""
+    """Everything read about one subject: predicate IRI -> distinct object terms.
 
-    __slots__ = ("iri", "_values", "_sorted", "classes")
+    A refresh holds hundreds of thousands of values, most of them the one value of their
+    predicate: a value is kept bare until a second arrives, then in a list (with a set
+    beside it once the list grows long) — a dict per predicate cost ~3x the memory."""
+
+    __slots__ = ("iri", "_values", "_big", "classes")
 
     def __init__(self, iri: str) -> None:
         self.iri = iri
-        self._values: dict[str, dict[Term, None]] = {}  # insertion-ordered sets
-        self._sorted: dict[str, tuple[Term, ...]] = {}
+        self._values: dict[str, Term | list[Term]] = {}  # in the order first read
+        self._big: dict[str, set[Term]] | None = None  # membership of the long lists
         #: Asserted types plus every superclass the class chain read found (filled by refresh).
         self.classes: set[str] = set()
 
     def add(self, predicate: str, term: Term) -> bool:
         """Record one value; False when it was already there."""
-        found = self._values.setdefault(predicate, {})
-        if term in found:
-            return False
-        found[term] = None
-        self._sorted.pop(predicate, None)
+        found = self._values.get(predicate)
+        if found is None:
+            self._values[predicate] = term
+            return True
+        if not isinstance(found, list):  # one value so far (a Term: a tuple, never a list)
+            if found == term:
+                return False
+            self._values[predicate] = [found, term]
+            return True
+        if len(found) < _LONG:
+            if term in found:
+                return False
+        else:
+            if self._big is None:
+                self._big = {}
+            seen = self._big.get(predicate)
+            if seen is None:
+                seen = self._big[predicate] = set(found)
+            if term in seen:
+                return False
+            seen.add(term)
+        found.append(term)
         return True
 
     def predicates(self) -> list[str]:
@@ -49,11 +73,16 @@ class Subject:
 
     def terms(self, predicate: str) -> tuple[Term, ...]:
         """Every distinct object of ``predicate``, sorted."""
-        terms = self._sorted.get(predicate)
-        if terms is None:
-            found = self._values.get(predicate, ())
-            terms = self._sorted[predicate] = tuple(sorted(found, key=_order) if len(found) > 1 else found)
-        return terms
+        found = self._values.get(predicate)
+        if found is None:
+            return ()
+        if not isinstance(found, list):
+            return (found,)
+        return tuple(sorted(found, key=_order))
+
+    def triples(self) -> list[tuple[str, str, Term]]:
+        """``(iri, predicate, term)`` for every value, by predicate then term."""
+        return [(self.iri, p, o) for p in self.predicates() for o in self.terms(p)]
 
     def has(self, predicate: str) -> bool:
         return bool(self._values.get(predicate))

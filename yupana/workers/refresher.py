@@ -1,9 +1,11 @@
 """One refresh of the projection cache, start to finish, under the single-flight lock. Cold path.
 
-:func:`refresh_now` resolves the configuration, opens the endpoint, projects the catalogue
-under one :class:`~yupana.endpoint.base.Deadline` (``refresh_deadline_secs``), validates
-the projected triples with the SHACL gate, and only then replaces the cache (written_at =
-now). Whatever happens it records the attempt in ``refresh-state.json``
+:func:`refresh_now` resolves the configuration, takes the lock, and runs the projection
+steps of :mod:`yupana.workers.refresh_run` — project (text rules incrementally, with the
+memo of the last success), validate with the SHACL gate, and only then replace the cache
+(written_at = now) and the memo — all under one :class:`~yupana.endpoint.base.Deadline`
+(``refresh_deadline_secs``): a refresh whose gate or write would start after it fails with
+kind ``deadline``. Whatever happens it records the attempt in ``refresh-state.json``
 (:mod:`yupana.state.refresh_state`): on any failure the prior cache is untouched, the error is
 named, and the shared back-off grows (``refresh_backoff_secs``, doubling, capped at an hour).
 
@@ -27,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from yupana.projection.bundle import BundleError
+from yupana.workers import refresh_run
+from yupana.workers.refresh_run import Refused as _Refused
 from yupana.state import cache, paths, refresh_state, spool, stores
 
 # Outcome statuses.
@@ -68,6 +72,10 @@ class RefreshOutcome:
     warnings: list[str] = field(default_factory=list)
 
     bundle: dict[str, Any] | None = None  # a bundle host: refresh-state's record of the bundle installed (docs/bundles.md)
+    #: Seconds per phase: server, transfer, decode, compile, gate, write (None: not measured).
+    phases: dict[str, float | None] = field(default_factory=dict)
+    #: What the incremental refresh kept: ``{"rules_kept", "rules_read", "full_reason"}``.
+    incremental: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -82,14 +90,6 @@ class RefreshOutcome:
         prior = (f"prior cache kept (age {self.prior_age_secs}s)" if self.prior_age_secs is not None
                  else f"no prior cache to keep ({self.prior_miss or 'absent'})")
         return f"{self.error_kind}: {self.error}; {prior}"
-
-
-class _Refused(Exception):
-    def __init__(self, kind: str, message: str, report: object | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.report = report
 
 
 def refresh_now(
@@ -194,7 +194,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         if why_not:
             outcome.status, outcome.error = SKIPPED, why_not
             return outcome
-    proj = None
+    run = refresh_run.Run(deadline=refresh_run.deadline_for(quipu))
     bundle_cfg, root = bundle
     bundle_url = str(bundle_cfg.get("url") or "").strip()
     try:
@@ -207,9 +207,8 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
                 _record(outcome, state, now, int(quipu.get("refresh_backoff_secs") or 60))
                 return outcome
         else:
-            proj, report = _project_and_gate(quipu, say, env, shapes_dir)
-            outcome.gate = report
-            body = dict(proj.cache)
+            refresh_run.project_and_gate(run, quipu, key, path, say, env, shapes_dir)
+            body = dict(run.projection.cache)
         from yupana.projection import empty
 
         refused, warning = empty.check(body, path, key, accept_empty=accept_empty)
@@ -223,13 +222,21 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             body["source"] = source
         if not bundle_url:
             body["written_at"] = int(time.time())  # a bundle keeps the time its store confirmed it
+            if run.deadline.expired():
+                from yupana.endpoint.base import DeadlineError
+
+                refresh_run.save_memo(run, path)  # all of it validated: the next refresh keeps it
+                raise DeadlineError(f"the refresh deadline of {run.deadline.budget:g}s passed before writing the cache "
+                                    "(the projection and the SHACL gate took it all; what they found is kept for the "
+                                    "next refresh): raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
         say(f"writing {path}")
         stores.name_store(os.path.dirname(path), key)
-        error, hot_error = cache.save_detailed(body, path)
+        error, hot_error = refresh_run.save(run, body, path)
         if error:
             raise _Refused("write", error)
         if hot_error:
             outcome.warnings.append(hot_error + " (hooks will parse the JSON until the next refresh)")
+        refresh_run.save_memo(run, path)
         outcome.status = REFRESHED
         if outcome.bundle is not None:
             outcome.bundle["installed_at"] = int(time.time())
@@ -240,11 +247,14 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         outcome.notices = list(body.get("notices") or [])
     except _Refused as exc:
         outcome.error_kind, outcome.error = exc.kind, exc.message
-        outcome.gate = exc.report or outcome.gate
+        run.gate = exc.report or run.gate
     except BundleError as exc:
         outcome.error_kind, outcome.error = f"bundle-{exc.kind}", exc.message
     except Exception as exc:  # noqa: BLE001 - every failure is named and recorded, never raised
         outcome.error_kind, outcome.error = _classify(exc)
+    proj = run.projection
+    outcome.gate, outcome.phases, outcome.incremental = run.gate, run.phases, run.incremental
+    outcome.warnings[:0] = run.warnings
     if proj is not None:
         outcome.planes = dict(proj.planes)
     outcome.duration_s = time.monotonic() - started
@@ -257,33 +267,6 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             spool.record("hosting_overclaim", {"actual_layer": "orchestration", "count": len(overclaims),
                                                "notices": overclaims})
     return outcome
-
-
-def _project_and_gate(quipu: dict[str, Any], say: Callable[[str], None], env: dict[str, Any] | None,
-                      shapes_dir: str | None) -> tuple[Any, Any]:
-    from yupana.endpoint import open_endpoint
-    from yupana.endpoint.base import Deadline
-    from yupana.projection import gate
-    from yupana.projection.refresh import project
-    from yupana.redact import redact_url
-
-    deadline = Deadline(float(quipu.get("refresh_deadline_secs") or 20.0))
-    say(f"opening {redact_url(quipu.get('endpoint') or '') or 'the bundled example catalogue'}")
-    endpoint = open_endpoint(quipu, allow_bundled=True, deadline=deadline)
-    try:
-        say(f"projecting from {redact_url(endpoint.identity)} ({endpoint.dialect})")
-        proj = project(endpoint, quipu, deadline, env=env)
-    finally:
-        endpoint.close()
-    say(f"validating {len(proj.triples)} triples against the SHACL shapes")
-    try:
-        report = gate.validate(proj.triples, shapes_dir)
-    except gate.GateError as exc:
-        raise _Refused("gate", f"the SHACL gate could not run: {exc}") from None
-    if not report.conforms:
-        raise _Refused("shapes", f"the projection does not conform to the SHACL shapes, cache not written — "
-                                 f"{report.summary()}\n{report.text}", report)
-    return proj, report
 
 
 def _classify(exc: Exception) -> tuple[str, str]:
