@@ -206,7 +206,7 @@ def _poison_twin(path: str, marker: str) -> None:
     derived["text_rules"] = [dict(rule) for rule in TextRules(twin)]
     derived["text_rules"][0]["name"] = marker
     with open(hot, "wb") as fh:
-        fh.write(hot_derive.image(derived, {"key": twin.header["key"], "json_sha1": twin.header["json_sha1"]}))
+        fh.write(b"".join(hot_derive.image(derived, {"key": twin.header["key"], "json_sha1": twin.header["json_sha1"]})))
 
 
 def test_the_twin_is_used_when_its_key_matches(path):
@@ -280,7 +280,7 @@ def _snapshot(directory: str) -> dict[str, bytes]:
 def test_a_save_that_cannot_serialise_leaves_the_prior_files(path):
     assert cache.save(body(), path) is None
     before = _snapshot(os.path.dirname(path))
-    error = cache.save(body(text_rules=[{"name": "r", "weight": float("nan")}]), path)
+    error = cache.save(body(text_rules=[{"name": "r", "pattern": "x", "weight": float("nan")}]), path)
     assert error and "cannot write" in error
     assert _snapshot(os.path.dirname(path)) == before
 
@@ -357,3 +357,67 @@ def test_reading_the_twin_again_and_again_leaks_no_descriptor(path):
         assert miss is None and found["text_rules"][0]["name"] == "r1"
     del found
     assert len(os.listdir("/proc/self/fd")) <= before + 1
+
+
+# ── a refresh that changes little re-derives little (issue 12 §2) ──────────────────────
+
+
+def _twin_of(path: str):
+    from yupana.state.hot_view import open_file
+
+    return open_file(cache.hot_path_for(path), 1 << 30)
+
+
+def _planes_read(path: str) -> dict:
+    found, miss = cache.read(path)
+    assert miss is None
+    keys = ("text_rules", "tripwires", "policies", "memory_policies", "grounding", "_repo_exposure", "written_at")
+    return {k: (list(found.get(k)) if k == "text_rules" else found.get(k)) for k in keys}
+
+
+def test_an_unchanged_plane_is_copied_from_the_twin_it_replaces_and_reads_as_derived_anew(path, monkeypatch):
+    from yupana.state import hot_derive
+
+    rules = [{"name": f"r{i}", "pattern": rf"\bACME{i}-[0-9]+\b", "tier": "block"} for i in range(50)]
+    grounding = {"ids": ["FRT-1", "X"], "prefixes": ["FRT"]}
+    assert cache.save(body(text_rules=rules, grounding=grounding), path) is None
+    first = _twin_of(path)
+    derived: list[str] = []
+    real = hot_derive.derive_plane
+    monkeypatch.setattr(hot_derive, "derive_plane", lambda key, *a, **k: derived.append(key) or real(key, *a, **k))
+    wires = [{"name": "w", "paths": ["src/**"], "effect": "warn"}, {"name": "w2", "paths": ["lib/**"], "effect": "deny"}]
+    assert cache.save(body(written_at=NOW + 60, text_rules=rules, grounding=grounding, tripwires=wires), path) is None
+    present = body().keys()
+    assert [k for k in derived if k in present] == ["tripwires"]  # of the planes the JSON holds, only the changed one
+    second = _twin_of(path)
+    for name in first.header["sections"]:
+        if not name.endswith("tripwires"):
+            assert second.raw(name) == first.raw(name), name
+    reused = _planes_read(path)
+    assert reused["written_at"] == NOW + 60 and [w["name"] for w in reused["tripwires"]] == ["w", "w2"]
+    os.unlink(cache.hot_path_for(path))  # the same JSON, its twin derived from nothing
+    assert _planes_read(path) == reused
+
+
+def test_a_twin_of_another_prefilter_algorithm_is_never_copied(path, monkeypatch):
+    from yupana.state import hot_derive
+
+    assert cache.save(body(), path) is None
+    monkeypatch.setattr(regex_prefilter, "ALGORITHM", regex_prefilter.ALGORITHM + 1)
+    derived: list[str] = []
+    real = hot_derive.derive_plane
+    monkeypatch.setattr(hot_derive, "derive_plane", lambda key, *a, **k: derived.append(key) or real(key, *a, **k))
+    assert cache.save(body(written_at=NOW + 1), path) is None
+    assert "text_rules" in derived and "tripwires" in derived
+
+
+def test_the_json_is_what_the_hot_path_encoder_writes(path):
+    """The streamed cold writer and fastjson agree byte for byte (docs/cache-format.md)."""
+    from yupana import fastjson
+
+    data = body(text_rules=[{"name": "ré", "pattern": "caf\u00e9|\u2603", "tier": "warn", "n": 1.5, "t": (1, 2)}])
+    assert cache.save(data, path) is None
+    with open(path, "rb") as fh:
+        written = fh.read()
+    expected = dict(data, version=1, endpoint=cache.normalize_endpoint(EP))
+    assert written == fastjson.dumps(expected).encode("utf-8")

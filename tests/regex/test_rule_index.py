@@ -29,8 +29,8 @@ ALPHABET = "abcAB\u00df\u212ak-. \u00e9"
 
 
 def _twin(rules: list[dict]) -> HotCache:
-    derived = hot_derive.derive_hot({"version": 1, "written_at": 1, "endpoint": "x", "text_rules": rules})
-    return HotCache(HotFile(data=hot_derive.image(derived, {"key": None, "json_sha1": ""})))
+    cache = {"version": 1, "written_at": 1, "endpoint": "x", "text_rules": rules}
+    return HotCache(HotFile(data=b"".join(hot_derive.image(cache, {"key": None, "json_sha1": ""}))))
 
 
 def _index(prefilters: list) -> rule_index.Index:

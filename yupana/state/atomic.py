@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-def write(target: str, data: bytes, *, fsync: bool = False, make_dirs: bool = True) -> os.stat_result:
-    """Atomically replace ``target`` with ``data``; raise OSError (target untouched) on failure.
+
+def write(target: str, data: bytes | Iterable[bytes], *, fsync: bool = False, make_dirs: bool = True) -> os.stat_result:
+    """Atomically replace ``target`` with ``data`` (bytes, or chunks written as they come: a
+    large file is never whole in memory); raise OSError (target untouched) on failure.
 
     ``fsync`` makes the data durable before the rename (for files whose loss would cost a
     refresh, like the projection cache); small, re-derivable state skips it. Returns the
@@ -27,9 +32,10 @@ def write(target: str, data: bytes, *, fsync: bool = False, make_dirs: bool = Tr
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            for chunk in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
             if fsync:
                 os.fsync(fd)
             st = os.fstat(fd)

@@ -36,6 +36,7 @@ from yupana.planes import CACHE_VERSION, LIST_PLANES, OPTIONAL_PLANES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     Served = dict[str, Any] | HotCache
@@ -126,22 +127,25 @@ def save_detailed(cache: dict[str, Any], path: str | None = None,
     from yupana.state import atomic, cache_entries, hot_derive
 
     try:
-        body = fastjson.dumps(cache).encode("utf-8")
         malformed = cache_entries.check(cache)
         if malformed:
             return f"refusing to write a malformed cache to {target}: {malformed}", None
-        compile_started = time.monotonic()
-        derived = hot_derive.derive_hot(cache, _prior_memo(target))
-        compiled = time.monotonic() - compile_started
+        body = _Body(cache)
+        body.check()  # what cannot be serialised fails here, before any file is touched
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        st = atomic.write(target, body, fsync=True)
+        st = atomic.write(target, body.chunks(), fsync=True)
     except (OSError, ValueError) as exc:
         return f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}", None
     hot_error = None
+    compiled = 0.0
     try:
         compile_started = time.monotonic()
-        twin = hot_derive.image(derived, {"key": _hot_key(st), "json_sha1": _sha1(body)})
-        compiled += time.monotonic() - compile_started
+        prior = _prior_twin(target)
+        twin = hot_derive.image(cache, {"key": _hot_key(st), "json_sha1": body.sha1()}, digests=body.digests,
+                                prior=prior)
+        if prior is not None:
+            prior.close()
+        compiled = time.monotonic() - compile_started
         atomic.write(hot_path_for(target), twin)
     except (OSError, ValueError) as exc:
         _unlink(hot_path_for(target))
@@ -152,21 +156,81 @@ def save_detailed(cache: dict[str, Any], path: str | None = None,
     return None, hot_error
 
 
-def _prior_memo(target: str) -> dict[str, Any]:
-    """The prefilters of the twin about to be replaced, by pattern (a refresh that changed
-    nothing recomputes nothing); empty when there is none this code wrote."""
-    from yupana.state import hot_derive
-
+def _prior_twin(target: str) -> HotFile | None:
+    """The twin about to be replaced (its unchanged planes are copied, its prefilters reused),
+    or None when there is none this code can read."""
     try:
-        twin = hot_view.open_file(hot_path_for(target), statefile.CACHE_LIMIT)
+        return hot_view.open_file(hot_path_for(target), statefile.CACHE_LIMIT)
     except (OSError, ValueError):
-        return {}
+        return None
+
+
+class _Body:
+    """projection.json as it is written: compact JSON, each plane's part digested on the way
+    (what lets the twin copy the planes a refresh did not change) and the whole file's SHA-1,
+    produced in chunks — a 50,000-rule cache is never one string in memory. Cold path: the
+    C encoder of :mod:`json`."""
+
+    def __init__(self, cache: dict[str, Any]) -> None:
+        import json
+
+        self.cache = cache
+        self.encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                                       default=_jsonable).encode
+        self.digests: dict[str, str] = {}
+        self._sha1: Any = None
+
+    def check(self) -> None:
+        """Raise ValueError for a value JSON cannot hold (NaN, an object), before writing."""
+        for key, value in self.cache.items():
+            if not isinstance(key, str):
+                raise ValueError(f"JSON object keys must be strings, not {type(key).__name__}")
+            if not isinstance(value, list):
+                self.encode(value)
+
+    def chunks(self) -> Iterator[bytes]:
+        whole = _new_sha1()
+        self._sha1 = whole
+        for n, (key, value) in enumerate(self.cache.items()):
+            part = _new_sha1()
+            head = ("{" if n == 0 else ",") + self.encode(key) + ":"
+            whole.update(head.encode("utf-8"))
+            yield head.encode("utf-8")
+            for piece in self._value(value):
+                data = piece.encode("utf-8")
+                part.update(data)
+                whole.update(data)
+                yield data
+            self.digests[key] = part.hexdigest()
+        tail = b"}" if self.cache else b"{}"
+        whole.update(tail)
+        yield tail
+
+    def _value(self, value: Any) -> Iterator[str]:
+        if not isinstance(value, list):
+            yield self.encode(value)
+            return
+        yield "["
+        for i, entry in enumerate(value):
+            yield ("," if i else "") + self.encode(entry)
+        yield "]"
+
+    def sha1(self) -> str:
+        return str(self._sha1.hexdigest())
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    raise ValueError(f"cannot write a {type(value).__name__} as JSON")
+
+
+def _new_sha1() -> Any:
     try:
-        return hot_derive.memo_of(twin)
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return {}
-    finally:
-        twin.close()
+        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
+    return sha1()
 
 
 def derive_hot(cache: dict[str, Any]) -> dict[str, Any]:
@@ -267,7 +331,7 @@ def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss 
         return None, miss
     from yupana.state import atomic, hot_derive
 
-    image = hot_derive.image(hot_derive.derive_hot(checked), {"key": _hot_key(st), "json_sha1": _sha1(data)})
+    image = b"".join(hot_derive.image(checked, {"key": _hot_key(st), "json_sha1": _sha1(data)}))
     try:
         fst = os.stat(path)
         if fst.st_size == len(data) and fst.st_ino == st.st_ino and fst.st_mtime_ns == st.st_mtime_ns:

@@ -7,10 +7,14 @@ projection.json): each text rule's literal prefilter ``_prefilter`` and required
 ``_applies_to`` of a structural policy); a structural policy's ``_needs`` (the prefilters of
 its pattern and gate, :func:`yupana.evaluate.structural.decided_without_parsing`); the
 grounding set's ``_needles`` (:func:`grounding_needles`); the repositories' exposure by name
-(``_repo_exposure``). :func:`image` lays the result out in
-sections (:mod:`yupana.state.hot_view`): every plane in its own, each text rule a record of
-its own behind the literal index (:mod:`yupana.regex.rule_index`). A ``memo`` (pattern →
-prefilters, from the twin being replaced) spares recomputing what has not changed.
+(``_repo_exposure``). :func:`image` lays the result out in sections
+(:mod:`yupana.state.hot_view`): every plane in its own, each text rule a record of its own
+behind the literal index (:mod:`yupana.regex.rule_index`).
+
+A refresh rarely changes every plane. Given the digest of each plane's JSON and the twin
+being replaced (``prior``), :func:`image` copies the sections of every plane whose digest the
+prior twin recorded unchanged, byte for byte, and derives only the others — with the prior
+twin's prefilters for every pattern it already analysed (``memo``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import marshal
 import sys
 
 from yupana import globs
-from yupana.planes import BY_KEY
+from yupana.planes import BY_KEY, PLANES
 from yupana.regex import prefilter as regex_prefilter
 from yupana.regex import rule_index
 from yupana.state.hot_view import HOT_FORMAT, INDEX, MAGIC, PLANE, RULE_OFFSETS, RULES, HotFile, TextRules
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
 
     Memo = dict[str, tuple[Any, Any]]
 
+# The header fields a plane's sections come with (copied with them when reused).
+_EXTRAS = {"text_rules": ("text_rules",), "policies": ("policy_languages",)}
 
 
 def prefilters(pattern: str, memo: Memo | None = None) -> tuple[Any, Any]:
@@ -44,55 +50,107 @@ def prefilters(pattern: str, memo: Memo | None = None) -> tuple[Any, Any]:
     return found
 
 
-def derive_hot(cache: dict[str, Any], memo: Memo | None = None) -> dict[str, Any]:
-    """``cache`` with the derived keys added (see the module docstring).
+def derive_plane(key: str, value: Any, memo: Memo | None = None) -> dict[str, Any]:
+    """The derived top-level keys of plane ``key`` holding ``value`` (``repo_exposure`` also
+    gives ``_repo_exposure``). A glob that does not compile keeps ``None`` tokens; the
+    evaluators turn that into a loud fail-open."""
+    if key == "text_rules":
+        rules = []
+        for rule in value or ():
+            rule = dict(rule)
+            rule["_prefilter"], rule["_run"] = prefilters(rule.get("pattern") or "", memo)
+            rules.append(rule)
+        return {key: rules}
+    if key == "memory_policies":
+        memory = []
+        for pol in value or ():
+            pol = dict(pol)
+            pol["_prefilter"] = prefilters(pol.get("command_regex") or "", memo)[0]
+            memory.append(pol)
+        return {key: memory}
+    if key == "tripwires":
+        return {key: [_with_globs(w, "paths") for w in value or ()]}
+    if key == "policies":
+        policies = []
+        for pol in value or ():
+            pol = dict(pol)
+            rule = pol.get("rule") or {}
+            pol["_applies_to"] = compile_all(rule.get("applies_to") or ())
+            pol["_needs"] = {"pattern": prefilters(rule.get("pattern") or "", memo)[0],
+                             "gate": prefilters(rule["gate"], memo)[0] if rule.get("gate") else None}
+            policies.append(pol)
+        return {key: policies}
+    if key == "grounding" and isinstance(value, dict):
+        return {key: dict(value, _needles=grounding_needles(value))}
+    if key == "repo_exposure":
+        # Hooks look a repository's exposure up by name: one small dict marshals ~4x faster
+        # than the entries (the JSON keeps them; a hook never needs their IRI or comment).
+        return {key: [], "_repo_exposure": {e["repo"]: e.get("exposure") for e in value or ()
+                                            if isinstance(e, dict) and isinstance(e.get("repo"), str)}}
+    return {key: value}
 
-    A glob that does not compile keeps ``None`` tokens; the evaluators turn that into a loud
-    fail-open.
-    """
+
+def derive_hot(cache: dict[str, Any], memo: Memo | None = None) -> dict[str, Any]:
+    """``cache`` with the derived keys added (see the module docstring)."""
     out = dict(cache)
-    rules = []
-    for rule in cache.get("text_rules") or ():
-        rule = dict(rule)
-        rule["_prefilter"], rule["_run"] = prefilters(rule.get("pattern") or "", memo)
-        rules.append(rule)
-    out["text_rules"] = rules
-    memory = []
-    for pol in cache.get("memory_policies") or ():
-        pol = dict(pol)
-        pol["_prefilter"] = prefilters(pol.get("command_regex") or "", memo)[0]
-        memory.append(pol)
-    out["memory_policies"] = memory
-    out["tripwires"] = [_with_globs(w, "paths") for w in cache.get("tripwires") or ()]
-    policies = []
-    for pol in cache.get("policies") or ():
-        pol = dict(pol)
-        rule = pol.get("rule") or {}
-        pol["_applies_to"] = compile_all(rule.get("applies_to") or ())
-        pol["_needs"] = {"pattern": prefilters(rule.get("pattern") or "", memo)[0],
-                         "gate": prefilters(rule["gate"], memo)[0] if rule.get("gate") else None}
-        policies.append(pol)
-    out["policies"] = policies
-    grounding = cache.get("grounding")
-    if isinstance(grounding, dict):
-        out["grounding"] = dict(grounding, _needles=grounding_needles(grounding))
-    # Hooks look a repository's exposure up by name: one small dict marshals ~4x faster than
-    # the entries (the JSON keeps them; a hook never needs their IRI or comment).
-    out["_repo_exposure"] = {e["repo"]: e.get("exposure") for e in cache.get("repo_exposure") or ()
-                             if isinstance(e, dict) and isinstance(e.get("repo"), str)}
-    out["repo_exposure"] = []
+    for key in _planes_of(cache):
+        out.update(derive_plane(key, _value(cache, key), memo))
     return out
 
 
-def image(derived: dict[str, Any], header: dict[str, Any]) -> bytes:
-    """The hot twin's bytes for ``derived`` (from :func:`derive_hot`); ``header`` says what it
-    was derived from (``key``, ``json_sha1``)."""
-    meta = {k: v for k, v in derived.items() if k not in BY_KEY and not k.startswith("_")}
+def _planes_of(cache: dict[str, Any]) -> list[str]:
+    """The planes a twin of ``cache`` holds: every list plane (empty when absent), the
+    object planes ``cache`` has."""
+    return [p.key for p in PLANES if p.shape == "list" or p.key in cache]
+
+
+def _value(cache: dict[str, Any], key: str) -> Any:
+    value = cache.get(key)
+    return (value or []) if BY_KEY[key].shape == "list" else value
+
+
+def image(cache: dict[str, Any], header: dict[str, Any], *, digests: dict[str, str] | None = None,
+          prior: HotFile | None = None) -> list[bytes]:
+    """The hot twin of ``cache`` as the chunks of one file; ``header`` says what it was derived
+    from (``key``, ``json_sha1``). ``digests`` (each plane's JSON digest) and ``prior`` (the
+    twin being replaced): a plane whose digest ``prior`` recorded is copied from it."""
+    digests = digests or {}
+    usable = prior is not None and prior.header.get("format") == HOT_FORMAT \
+        and prior.header.get("algorithm") == regex_prefilter.ALGORITHM
+    before: dict[str, str] = prior.header.get("plane_digests") or {} if usable and prior is not None else {}
+    memo: list[Memo] = []  # built from the prior twin on first need
+
+    def memo_once() -> Memo:
+        if not memo:
+            memo.append(memo_of(prior) if usable and prior is not None else {})
+        return memo[0]
+
     sections: dict[str, bytes] = {}
-    for key, value in derived.items():
-        if key != "text_rules" and (key in BY_KEY or key.startswith("_")):
-            sections[PLANE + key] = marshal.dumps(value)
-    rules = derived.get("text_rules") or []
+    extras: dict[str, Any] = {}
+    for key in _planes_of(cache):
+        digest = digests.get(key)
+        if digest is not None and before.get(key) == digest and prior is not None and _reuse(prior, key, sections,
+                                                                                               extras):
+            continue
+        _plane_sections(key, derive_plane(key, _value(cache, key), memo_once()), sections, extras)
+    for key in (k for k in cache if k.startswith("_")):  # already derived (a twin rebuilt from another)
+        sections[PLANE + key] = marshal.dumps(cache[key])
+    meta = {k: v for k, v in cache.items() if k not in BY_KEY and not k.startswith("_")}
+    head = dict(header, format=HOT_FORMAT, algorithm=regex_prefilter.ALGORITHM, meta=meta,
+                plane_digests={k: v for k, v in digests.items() if k in BY_KEY}, **extras)
+    return build(head, sections)
+
+
+def _plane_sections(key: str, derived: dict[str, Any], sections: dict[str, bytes], extras: dict[str, Any]) -> None:
+    if key != "text_rules":
+        for name, value in derived.items():
+            sections[PLANE + name] = marshal.dumps(value)
+        if key == "policies":
+            extras["policy_languages"] = sorted({
+                str((p.get("rule") or {}).get("language") or "").lower() for p in derived[key]
+                if (p.get("rule") or {}).get("verification_point") in (None, "PAG")})
+        return
+    rules = derived[key]
     records = [marshal.dumps(rule) for rule in rules]
     offsets = [0]
     for record in records:
@@ -102,23 +160,39 @@ def image(derived: dict[str, Any], header: dict[str, Any]) -> bytes:
     index_meta, index_sections = rule_index.build([rule.get("_prefilter") for rule in rules])
     for name, data in index_sections.items():
         sections[INDEX + name] = data
-    languages = sorted({str((p.get("rule") or {}).get("language") or "").lower()
-                        for p in derived.get("policies") or ()
-                        if (p.get("rule") or {}).get("verification_point") in (None, "PAG")})
-    head = dict(header, format=HOT_FORMAT, algorithm=regex_prefilter.ALGORITHM, meta=meta,
-                text_rules={"count": len(rules), "index": index_meta}, policy_languages=languages)
-    return build(head, sections)
+    extras["text_rules"] = {"count": len(rules), "index": index_meta}
 
 
-def build(header: dict[str, Any], sections: dict[str, bytes]) -> bytes:
-    """The file's bytes: ``header`` plus the section table, then every section."""
+def _reuse(prior: HotFile, key: str, sections: dict[str, bytes], extras: dict[str, Any]) -> bool:
+    """Copy plane ``key``'s sections and header fields from ``prior``; False when it lacks one."""
+    names = [n for n in prior.header["sections"] if _owner(n) == key]
+    fields = _EXTRAS.get(key, ())
+    if not names or any(f not in prior.header for f in fields):
+        return False
+    for name in names:
+        sections[name] = prior.raw(name)
+    for field in fields:
+        extras[field] = prior.header[field]
+    return True
+
+
+def _owner(section: str) -> str:
+    """The plane a section belongs to (``_repo_exposure`` is ``repo_exposure``'s)."""
+    if section.startswith("text_rules:"):
+        return "text_rules"
+    name = section[len(PLANE):] if section.startswith(PLANE) else section
+    return "repo_exposure" if name == "_repo_exposure" else name
+
+
+def build(header: dict[str, Any], sections: dict[str, bytes]) -> list[bytes]:
+    """The file's chunks: ``header`` plus the section table, then every section."""
     table = {}
     at = 0
     for name, data in sections.items():
         table[name] = (at, len(data))
         at += len(data)
     head = marshal.dumps(dict(header, byteorder=sys.byteorder, sections=table))
-    return b"".join([MAGIC, len(head).to_bytes(4, "little"), head, *sections.values()])
+    return [MAGIC, len(head).to_bytes(4, "little"), head, *sections.values()]
 
 
 def memo_of(file: HotFile) -> Memo:
