@@ -111,9 +111,9 @@ def main() -> None:
                         f"f, m = cache.{'load_servable' if hot else 'load_servable_json'}({path!r}, {EP!r}, 3600, "
                         f"int(time.time())); "
                         f"assert m is None")
-                whole_process([py, "-c", code], 1, (lambda: _drop_twin(path)) if drop else None)  # warm bytecode
+                whole_process([py, "-c", code], 1, (lambda path=path: _drop_twin(path)) if drop else None)  # warm bytecode
                 base = whole_process([py, "-c", "pass"], args.runs)
-                proc = whole_process([py, "-c", code], args.runs, (lambda: _drop_twin(path)) if drop else None)
+                proc = whole_process([py, "-c", code], args.runs, (lambda path=path: _drop_twin(path)) if drop else None)
                 rows.append((n, mode, json_kib, hot_kib, ms, proc, base))
             _drop_twin(path)
             cache.read(path)  # leave a twin behind, as a hook would

@@ -107,8 +107,8 @@ def main() -> None:
             server = OxigraphServer(os.path.join(tmp, f"db-{n}"), [path]).start()
             try:
                 for label, factory in (
-                    ("oxigraph", lambda: Sparql11Endpoint(server.url, request_timeout=120)),
-                    ("embedded", lambda: EmbeddedStore([path], "file:" + path)),
+                    ("oxigraph", lambda server=server: Sparql11Endpoint(server.url, request_timeout=120)),
+                    ("embedded", lambda path=path: EmbeddedStore([path], "file:" + path)),
                 ):
                     secs, requests, text, rules = timed(factory, args.batch, args.runs)
                     assert rules == n, (rules, n)

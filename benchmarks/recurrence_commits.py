@@ -20,8 +20,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from yupana.evaluate import recurrence  # noqa: E402
-from yupana.state import denials  # noqa: E402
+from yupana.evaluate import recurrence
+from yupana.state import denials
 
 
 def hunks(repo: str, commits: int) -> list[str]:
