@@ -238,6 +238,9 @@ def table(before: str, after: str, a: Figures, b: Figures) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if any(arg.startswith("-") for arg in argv) or len(argv) > 2:
+        print(__doc__.split("\n\n")[1] if __doc__ else "usage: codebase_figures.py [BEFORE] [AFTER]")
+        return 0 if argv in (["-h"], ["--help"]) else 2
     keys = plane_keys()
     with tempfile.TemporaryDirectory(prefix="yupana-figures-") as tmp:
         found: list[tuple[str | None, Figures]] = []

@@ -62,7 +62,7 @@ def test_the_dump_iterates_the_registry():
 
 
 def test_status_counts_every_labelled_plane_as_the_projection_counted_it(projected):
-    from yupana.commands.status import RULE_PLANES, plane_counts
+    from yupana.commands.status.rule_set import RULE_PLANES, plane_counts
 
     cache = projected(EVERYTHING, env=WIRED).cache
     counts = plane_counts(cache)

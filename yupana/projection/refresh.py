@@ -107,141 +107,170 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
     ``memo``: the last successful refresh's, matching this one (text rules it can stand for
     are kept, not read)."""
     started = time.perf_counter()
-    env = dict(os.environ) if env is None else env
-    reader = Reader(endpoint, deadline, batch_size=quipu.get("batch_size") or 200,
-                    max_rows=quipu.get("max_rows") or 10000)
-    planes: dict[str, PlaneStats] = {}
-
-    @contextmanager
-    def plane(name: str) -> Iterator[PlaneStats]:
-        stats = planes.setdefault(name, PlaneStats())
-        start = time.perf_counter()
-        try:
-            yield stats
-        finally:
-            stats.duration_s += time.perf_counter() - start
-            stats.requests = reader.requests.get(name, 0)
-
-    atoms: dict[str, Subject] = {}
-
-    def read_atoms(iris: list[str], name: str) -> None:
-        fresh = [i for i in iris if i not in atoms]
-        atoms.update(reader.read("atoms_read", fresh, name))
-
-    # 1. fatal planes: read everything first, then the class chain, then decode.
-    with plane("policies") as stats:
-        policies = reader.read("policies_read", discover.action_policies(reader), "policies")
-        read_atoms(discover.policy_atoms(policies), "policies")
-        stats.count = len(policies)
-    with plane("text_rules") as stats:
-        text = text_plane.read_rules(reader, memo)
-        stats.count = len(text.read) + len(text.kept)
-    with plane("exemption_selectors") as stats:
-        selector_iris = text.selector_links()
-        read_atoms(selector_iris, "exemption_selectors")
-        stats.count = len(selector_iris)
-    with plane("grounded_rules") as stats:
-        grounded_iris = discover.grounded_predicates(reader)
-        read_atoms(grounded_iris, "grounded_rules")
-        stats.count = len(grounded_iris)
-    with plane("ci_map") as stats:
-        maps = reader.read("ci_read", discover.ci_maps(reader), "ci_map")
-        jobs = reader.read("ci_read", decode_ci.job_links(maps), "ci_map")
-        commands = reader.read("ci_read", decode_ci.command_links(jobs), "ci_map")
-        stats.count = len(maps)
-    with plane("repo_exposure") as stats:
-        repos = reader.read("repo_exposure_read", discover.repo_exposures(reader), "repo_exposure")
-        stats.count = len(repos)
-    with plane("landing_policies") as stats:
-        holders = reader.read("landing_read", discover.landing_holders(reader), "landing_policies")
-        holders.update(reader.read("landing_read", [i for i in decode_landing.type_links(holders) if i not in holders],
-                                   "landing_policies"))
-        landing = reader.read("landing_read", decode_landing.policy_links(holders), "landing_policies")
-        stats.count = len(holders)
-    subjects = [*policies.values(), *atoms.values(), *text.read.values(), *maps.values(), *jobs.values(),
-                *commands.values(), *repos.values(), *holders.values(), *landing.values()]
-    with plane("classes") as stats:
-        supers = _class_chain(reader, subjects, text.kept_types())
-        edges = tuple(sorted((sub, sup) for sub, sups in supers.items() for sup in sups))
-        stats.count = len(edges)
-    with plane("text_rules"):
-        before = set(text.read)
-        if text_plane.settle(text, reader, memo, atoms, edges):
-            _classes_of([text.read[iri] for iri in text.read if iri not in before], supers)
-
-    with plane("policies"):
-        membership = discover.classify_policies(policies, atoms)
-        structural = decode_structural.decode(membership.structural, atoms)
-        tripwires = decode_tripwires.decode(membership.tripwires)
-        memory = decode_memory.decode(membership.memory, atoms)
-    with plane("text_rules"):
-        text_rules, exemption_selectors = decode_text.decode(text.read, atoms,
-                                                             {iri: kept[3] for iri, kept in text.kept.items()})
-    with plane("grounded_rules"):
-        grounded = decode_grounded.decode([atoms[i] for i in grounded_iris])
-    with plane("ci_map"):
-        ci_map = decode_ci.decode(maps, jobs, commands)
-    with plane("repo_exposure"):
-        repo_exposure = decode_exposure.decode(repos)
-    with plane("landing_policies"):
-        landing_policies = decode_landing.decode_all(holders, landing)
-    overclaims = (decode_structural.overclaims(structural, "policy")
-                  + decode_structural.overclaims(tripwires, "tripwire"))
-
-    # 2. non-fatal planes.
-    failures: list[str] = []
-
-    def optional(name: str, what: str, fetch: Callable[[Reader], dict[str, Any]]) -> dict[str, Any] | None:
-        with plane(name) as stats:
-            try:
-                value = fetch(reader)
-            except (EndpointError, ProjectionError) as exc:
-                failures.append(f"{what} is UNKNOWN for this refresh: {exc}")
-                return None
-            stats.count = count(name, value) or 0
-            return value
-
-    grounding = optional("grounding", "the grounding set", fetch_grounding) if grounded else None
-    scopes = parents = status = None
-    if tracker_wired(env):
-        scopes = optional("work_item_scopes", "work-item scopes", fetch_scopes)
-        parents = optional("work_item_parents", "work-item parents", fetch_parents)
-        status = optional("work_item_status", "work-item status", fetch_status)
-    disk = optional("disk_history", "disk-impact history", fetch_disk_history)
-
-    counts: dict[str, int | None] = {"unprojected": len(membership.unprojected)}
+    run = _Run(Reader(endpoint, deadline, batch_size=quipu.get("batch_size") or 200,
+                      max_rows=quipu.get("max_rows") or 10000))
+    read = run.read_fatal(memo)
+    decoded = run.decode_fatal(read)
+    optional = run.read_optional(dict(os.environ) if env is None else env, grounded=bool(decoded["grounded_rules"]))
+    reader = run.reader
+    overclaims = (decode_structural.overclaims(decoded["policies"], "policy")
+                  + decode_structural.overclaims(decoded["tripwires"], "tripwire"))
+    counts: dict[str, int | None] = {"unprojected": len(read.membership.unprojected)}
     cache = {
         "version": CACHE_VERSION,
         "endpoint": endpoint.identity.rstrip("/"),
         "dialect": endpoint.dialect,
         "digest": "",
         "counts": counts,
-        "policies": structural,
-        "text_rules": text_rules,
-        "exemption_selectors": exemption_selectors,
-        "grounded_rules": grounded,
-        "grounding": grounding,
-        "work_item_scopes": scopes,
-        "work_item_parents": parents,
-        "work_item_status": status,
-        "tripwires": tripwires,
-        "memory_policies": memory,
-        "ci_map": ci_map,
-        "repo_exposure": repo_exposure,
-        "landing_policies": landing_policies,
-        "disk_history": disk,
-        "unprojected": membership.unprojected,
-        "notices": [*reader.notices, *overclaims, *failures],
+        **{p.key: (decoded[p.key] if p.key in decoded else optional[p.key]) for p in PLANES},
+        "unprojected": read.membership.unprojected,
+        "notices": [*reader.notices, *overclaims, *run.failures],
     }
     counts.update({p.key: count(p.key, cache[p.key]) for p in PLANES})
     cache["digest"] = rule_set_digest(cache)
     wall = time.perf_counter() - started
     phases = {"server": reader.server_s, "transfer": reader.transfer_s,
               "decode": max(0.0, wall - reader.server_s - reader.transfer_s)}
-    return Projection(cache=cache, subjects=reader.subjects, planes=planes, notices=failures,
-                      hosting_overclaims=overclaims, text=text, edges=edges, phases=phases,
-                      selectors={iri: atoms[iri] for iri in selector_iris if iri in atoms},
+    text = read.text
+    return Projection(cache=cache, subjects=reader.subjects, planes=run.planes, notices=run.failures,
+                      hosting_overclaims=overclaims, text=text, edges=read.edges, phases=phases,
+                      selectors={iri: run.atoms[iri] for iri in read.selector_iris if iri in run.atoms},
                       warnings=[text.warning] if text.warning else [])
+
+
+@dataclass
+class _Read:
+    """What the fatal planes read, before any of it is decoded."""
+
+    policies: dict[str, Subject]
+    membership: discover.Membership
+    text: text_plane.TextPlane
+    selector_iris: list[str]
+    grounded_iris: list[str]
+    maps: dict[str, Subject]
+    jobs: dict[str, Subject]
+    commands: dict[str, Subject]
+    repos: dict[str, Subject]
+    holders: dict[str, Subject]
+    landing: dict[str, Subject]
+    edges: tuple[tuple[str, str], ...]
+
+
+class _Run:
+    """One refresh's reader, its per-plane stats, the atoms read so far and the non-fatal failures."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self.planes: dict[str, PlaneStats] = {}
+        self.atoms: dict[str, Subject] = {}
+        self.failures: list[str] = []
+
+    @contextmanager
+    def plane(self, name: str) -> Iterator[PlaneStats]:
+        """Time what runs inside as plane ``name``'s work and count its requests."""
+        stats = self.planes.setdefault(name, PlaneStats())
+        start = time.perf_counter()
+        try:
+            yield stats
+        finally:
+            stats.duration_s += time.perf_counter() - start
+            stats.requests = self.reader.requests.get(name, 0)
+
+    def read_atoms(self, iris: list[str], name: str) -> None:
+        fresh = [i for i in iris if i not in self.atoms]
+        self.atoms.update(self.reader.read("atoms_read", fresh, name))
+
+    def read_fatal(self, memo: Memo | None) -> _Read:
+        """1. The fatal planes: every subject read, then the class chain above their types."""
+        reader, plane = self.reader, self.plane
+        with plane("policies") as stats:
+            policies = reader.read("policies_read", discover.action_policies(reader), "policies")
+            self.read_atoms(discover.policy_atoms(policies), "policies")
+            stats.count = len(policies)
+        with plane("text_rules") as stats:
+            text = text_plane.read_rules(reader, memo)
+            stats.count = len(text.read) + len(text.kept)
+        with plane("exemption_selectors") as stats:
+            selector_iris = text.selector_links()
+            self.read_atoms(selector_iris, "exemption_selectors")
+            stats.count = len(selector_iris)
+        with plane("grounded_rules") as stats:
+            grounded_iris = discover.grounded_predicates(reader)
+            self.read_atoms(grounded_iris, "grounded_rules")
+            stats.count = len(grounded_iris)
+        with plane("ci_map") as stats:
+            maps = reader.read("ci_read", discover.ci_maps(reader), "ci_map")
+            jobs = reader.read("ci_read", decode_ci.job_links(maps), "ci_map")
+            commands = reader.read("ci_read", decode_ci.command_links(jobs), "ci_map")
+            stats.count = len(maps)
+        with plane("repo_exposure") as stats:
+            repos = reader.read("repo_exposure_read", discover.repo_exposures(reader), "repo_exposure")
+            stats.count = len(repos)
+        with plane("landing_policies") as stats:
+            holders = reader.read("landing_read", discover.landing_holders(reader), "landing_policies")
+            holders.update(reader.read("landing_read", [i for i in decode_landing.type_links(holders)
+                                                        if i not in holders], "landing_policies"))
+            landing = reader.read("landing_read", decode_landing.policy_links(holders), "landing_policies")
+            stats.count = len(holders)
+        subjects = [*policies.values(), *self.atoms.values(), *text.read.values(), *maps.values(), *jobs.values(),
+                    *commands.values(), *repos.values(), *holders.values(), *landing.values()]
+        with plane("classes") as stats:
+            supers = _class_chain(reader, subjects, text.kept_types())
+            edges = tuple(sorted((sub, sup) for sub, sups in supers.items() for sup in sups))
+            stats.count = len(edges)
+        with plane("text_rules"):
+            before = set(text.read)
+            if text_plane.settle(text, reader, memo, self.atoms, edges):
+                _classes_of([text.read[iri] for iri in text.read if iri not in before], supers)
+        with plane("policies"):
+            membership = discover.classify_policies(policies, self.atoms)
+        return _Read(policies, membership, text, selector_iris, grounded_iris, maps, jobs, commands, repos, holders,
+                     landing, edges)
+
+    def decode_fatal(self, read: _Read) -> dict[str, Any]:
+        """The fatal planes decoded strictly (ProjectionError names the subject and property)."""
+        plane, atoms, text = self.plane, self.atoms, read.text
+        with plane("policies"):
+            structural = decode_structural.decode(read.membership.structural, atoms)
+            tripwires = decode_tripwires.decode(read.membership.tripwires)
+            memory = decode_memory.decode(read.membership.memory, atoms)
+        with plane("text_rules"):
+            text_rules, exemption_selectors = decode_text.decode(text.read, atoms,
+                                                                 {iri: kept[3] for iri, kept in text.kept.items()})
+        with plane("grounded_rules"):
+            grounded = decode_grounded.decode([atoms[i] for i in read.grounded_iris])
+        with plane("ci_map"):
+            ci_map = decode_ci.decode(read.maps, read.jobs, read.commands)
+        with plane("repo_exposure"):
+            repo_exposure = decode_exposure.decode(read.repos)
+        with plane("landing_policies"):
+            landing_policies = decode_landing.decode_all(read.holders, read.landing)
+        return {"policies": structural, "text_rules": text_rules, "exemption_selectors": exemption_selectors,
+                "grounded_rules": grounded, "tripwires": tripwires, "memory_policies": memory, "ci_map": ci_map,
+                "repo_exposure": repo_exposure, "landing_policies": landing_policies}
+
+    def read_optional(self, env: dict[str, Any], *, grounded: bool) -> dict[str, Any]:
+        """2. The non-fatal planes: a failure makes the plane None (UNKNOWN) and a notice."""
+        tracker = tracker_wired(env)
+        return {
+            "grounding": self._optional("grounding", "the grounding set", fetch_grounding) if grounded else None,
+            "work_item_scopes": self._optional("work_item_scopes", "work-item scopes", fetch_scopes) if tracker else None,
+            "work_item_parents": self._optional("work_item_parents", "work-item parents", fetch_parents)
+            if tracker else None,
+            "work_item_status": self._optional("work_item_status", "work-item status", fetch_status)
+            if tracker else None,
+            "disk_history": self._optional("disk_history", "disk-impact history", fetch_disk_history),
+        }
+
+    def _optional(self, name: str, what: str, fetch: Callable[[Reader], dict[str, Any]]) -> dict[str, Any] | None:
+        with self.plane(name) as stats:
+            try:
+                value = fetch(self.reader)
+            except (EndpointError, ProjectionError) as exc:
+                self.failures.append(f"{what} is UNKNOWN for this refresh: {exc}")
+                return None
+            stats.count = count(name, value) or 0
+            return value
 
 
 def _class_chain(reader: Reader, subjects: list[Subject], more_types: set[str] | None = None) -> dict[str, set[str]]:
