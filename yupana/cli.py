@@ -191,6 +191,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_command(argv: list[str]) -> int:
+    parser = _command_parser(argv)
+    try:
+        args = parser.parse_args(argv)
+    except BrokenPipeError:  # --help or --version written straight into a closed pipe (unbuffered stdout)
+        _silence_stdout()
+        return CLOSED_PIPE
+    except SystemExit as done:  # --help, --version or a usage error: printed; a closed pipe ends it as below
+        if _flush(sys.stdout):
+            _silence_stdout()
+            return CLOSED_PIPE
+        return done.code if isinstance(done.code, int) else 2
+    from yupana import bytecode
+
+    bytecode.ensure_compiled()
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 0 if not argv else 1
+    return _execute(args)
+
+
+def _command_parser(argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of ``yupana COMMAND``: every command listed, only the one in ``argv`` loaded
+    (its module's arguments); a global flag that command does not honour is refused here."""
     import argparse
 
     from yupana import __version__
@@ -229,22 +252,11 @@ def _run_command(argv: list[str]) -> int:
             if flag not in honoured:
                 takes = f"only {', '.join(honoured)}" if honoured else "none"
                 parser.error(f"{flag} does nothing for `yupana {wanted}` (of the global flags it takes {takes})")
-    try:
-        args = parser.parse_args(argv)
-    except BrokenPipeError:  # --help or --version written straight into a closed pipe (unbuffered stdout)
-        _silence_stdout()
-        return CLOSED_PIPE
-    except SystemExit as done:  # --help, --version or a usage error: printed; a closed pipe ends it as below
-        if _flush(sys.stdout):
-            _silence_stdout()
-            return CLOSED_PIPE
-        return done.code if isinstance(done.code, int) else 2
-    from yupana import bytecode
+    return parser
 
-    bytecode.ensure_compiled()
-    if not getattr(args, "_run", None):
-        parser.print_help()
-        return 0 if not argv else 1
+
+def _execute(args: argparse.Namespace) -> int:
+    """Run the parsed command: recorded, its output redacted, a closed pipe ended quietly."""
     hook_resolution = args.command == "config" and getattr(args, "action", None) == "snapshot"  # run by hooks
     if args.command not in UNRECORDED_COMMANDS and not hook_resolution:
         from yupana.state import spool

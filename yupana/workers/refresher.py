@@ -209,42 +209,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         else:
             refresh_run.project_and_gate(run, quipu, key, path, say, env, shapes_dir)
             body = dict(run.projection.cache)
-        from yupana.projection import empty
-
-        refused, warning = empty.check(body, path, key, accept_empty=accept_empty)
-        if refused:
-            raise _Refused("empty", refused)
-        if warning:
-            outcome.warnings.append(warning)
-        source = body.get("endpoint")
-        body["endpoint"] = key
-        if source and cache.normalize_endpoint(str(source)) != key:
-            body["source"] = source
-        if not bundle_url:
-            body["written_at"] = int(time.time())  # a bundle keeps the time its store confirmed it
-            if run.deadline.expired():
-                from yupana.endpoint.base import DeadlineError
-
-                refresh_run.save_memo(run, path)  # all of it validated: the next refresh keeps it
-                raise DeadlineError(f"the refresh deadline of {run.deadline.budget:g}s passed before writing the cache "
-                                    "(the projection and the SHACL gate took it all; what they found is kept for the "
-                                    "next refresh): raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
-        say(f"writing {path}")
-        stores.name_store(os.path.dirname(path), key)
-        error, hot_error = refresh_run.save(run, body, path)
-        if error:
-            raise _Refused("write", error)
-        if hot_error:
-            outcome.warnings.append(hot_error + " (hooks will parse the JSON until the next refresh)")
-        refresh_run.save_memo(run, path)
-        outcome.status = REFRESHED
-        if outcome.bundle is not None:
-            outcome.bundle["installed_at"] = int(time.time())
-        outcome.written_at = body["written_at"]
-        outcome.digest = body.get("digest")
-        outcome.dialect = body.get("dialect")
-        outcome.counts = dict(body.get("counts") or {})
-        outcome.notices = list(body.get("notices") or [])
+        _install(run, body, key, path, say, outcome, accept_empty=accept_empty, from_bundle=bool(bundle_url))
     except _Refused as exc:
         outcome.error_kind, outcome.error = exc.kind, exc.message
         run.gate = exc.report or run.gate
@@ -267,6 +232,48 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             spool.record("hosting_overclaim", {"actual_layer": "orchestration", "count": len(overclaims),
                                                "notices": overclaims})
     return outcome
+
+
+def _install(run: refresh_run.Run, body: dict[str, Any], key: str, path: str, say: Callable[[str], None],
+             outcome: RefreshOutcome, *, accept_empty: bool, from_bundle: bool) -> None:
+    """Write ``body`` (a projection or a verified bundle) as the cache of ``key`` at ``path``
+    and fill ``outcome`` with what was written; _Refused (empty, write) or DeadlineError."""
+    from yupana.projection import empty
+
+    refused, warning = empty.check(body, path, key, accept_empty=accept_empty)
+    if refused:
+        raise _Refused("empty", refused)
+    if warning:
+        outcome.warnings.append(warning)
+    source = body.get("endpoint")
+    body["endpoint"] = key
+    if source and cache.normalize_endpoint(str(source)) != key:
+        body["source"] = source
+    if not from_bundle:
+        body["written_at"] = int(time.time())  # a bundle keeps the time its store confirmed it
+        if run.deadline.expired():
+            from yupana.endpoint.base import DeadlineError
+
+            refresh_run.save_memo(run, path)  # all of it validated: the next refresh keeps it
+            raise DeadlineError(f"the refresh deadline of {run.deadline.budget:g}s passed before writing the cache "
+                                "(the projection and the SHACL gate took it all; what they found is kept for the "
+                                "next refresh): raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
+    say(f"writing {path}")
+    stores.name_store(os.path.dirname(path), key)
+    error, hot_error = refresh_run.save(run, body, path)
+    if error:
+        raise _Refused("write", error)
+    if hot_error:
+        outcome.warnings.append(hot_error + " (hooks will parse the JSON until the next refresh)")
+    refresh_run.save_memo(run, path)
+    outcome.status = REFRESHED
+    if outcome.bundle is not None:
+        outcome.bundle["installed_at"] = int(time.time())
+    outcome.written_at = body["written_at"]
+    outcome.digest = body.get("digest")
+    outcome.dialect = body.get("dialect")
+    outcome.counts = dict(body.get("counts") or {})
+    outcome.notices = list(body.get("notices") or [])
 
 
 def _classify(exc: Exception) -> tuple[str, str]:
