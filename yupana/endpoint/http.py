@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import httpcore
 import httpx
 
-from yupana.endpoint.base import Deadline
+from yupana.endpoint.auth import Credentials
+from yupana.endpoint.base import Deadline, Endpoint
 from yupana.endpoint.errors import (BadResponse, BrokenConnection, ConnectTimeout, DeadlineError, EndpointError,
                                     HTTPStatus, NameNotResolved, NotAnEndpoint, Redirected, Refused, StoreTimeout,
                                     TLSFailure, TooLarge, Unreachable)
@@ -325,3 +326,28 @@ def parse_json(reply: Reply, what: str) -> object:
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadResponse(f"{reply.url}: the answer to {what} is not valid JSON ({exc}); it starts "
                                         f"{reply.excerpt()!r} — is the endpoint a SPARQL service?") from None
+
+
+class HttpEndpoint(Endpoint):
+    """An endpoint spoken to over HTTP: its one :class:`Http` pool, the request count and the
+    store's time (quipu and SPARQL 1.1 protocol stores)."""
+
+    _http: Http
+
+    def _connect(self, connect_timeout: float, request_timeout: float, credentials: Credentials | None) -> None:
+        self._http = Http(connect_timeout=connect_timeout, request_timeout=request_timeout,
+                          authorization=credentials.header() if credentials else None,
+                          scrub=credentials.scrub if credentials else None)
+
+    @property
+    def requests(self) -> int:
+        """HTTP requests made so far (for benchmarks)."""
+        return self._http.requests
+
+    @property
+    def server_secs(self) -> float:  # type: ignore[override]  # a property over the base's attribute
+        """Seconds spent waiting for the store's answers so far (see :class:`Endpoint`)."""
+        return self._http.waited_s
+
+    def close(self) -> None:
+        self._http.close()

@@ -23,10 +23,10 @@ happened. Extras: :meth:`QuipuEndpoint.policy_check` (``/policy/check``) and
 from __future__ import annotations
 
 from yupana.endpoint.auth import Credentials
-from yupana.endpoint.base import ASK, POLICY_CHECK, SELECT, WRITE, Deadline, Endpoint, SelectResult
+from yupana.endpoint.base import ASK, POLICY_CHECK, SELECT, WRITE, Deadline, SelectResult
 from yupana.endpoint.errors import (AuthError, BadResponse, Busy, EndpointError, HTTPStatus, NotFound, QueryError,
                                     StoreTimeout, TruncatedError)
-from yupana.endpoint.http import Http, Reply, parse_json
+from yupana.endpoint.http import HttpEndpoint, Reply, parse_json
 from yupana.endpoint.results import parse_boolean, parse_select
 
 ACCEPT_RESULTS = "application/sparql-results+json"
@@ -34,7 +34,7 @@ ACCEPT_BESPOKE = "application/json"
 INFERENCE_HEADER = "x-quipu-inference"
 
 
-class QuipuEndpoint(Endpoint):
+class QuipuEndpoint(HttpEndpoint):
     dialect = "quipu"
     capabilities = frozenset({SELECT, ASK, WRITE, POLICY_CHECK})
 
@@ -45,19 +45,7 @@ class QuipuEndpoint(Endpoint):
         self.identity = self.url
         self.graph = graph or None
         self.max_rows = max_rows
-        self._http = Http(connect_timeout=connect_timeout, request_timeout=request_timeout,
-                          authorization=credentials.header() if credentials else None,
-                          scrub=credentials.scrub if credentials else None)
-
-    @property
-    def requests(self) -> int:
-        """HTTP requests made so far (for benchmarks)."""
-        return self._http.requests
-
-    @property
-    def server_secs(self) -> float:  # type: ignore[override]  # a property over the base's attribute
-        """Seconds spent waiting for the store's answers so far (see :class:`Endpoint`)."""
-        return self._http.waited_s
+        self._connect(connect_timeout, request_timeout, credentials)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -152,9 +140,6 @@ class QuipuEndpoint(Endpoint):
             raise quipu_error(reply, "the write")
         doc = parse_json(reply, "the write") if reply.body.strip() else {}
         return doc if isinstance(doc, dict) else {"reply": doc}
-
-    def close(self) -> None:
-        self._http.close()
 
 
 def parse_inference_header(value: str) -> list[str]:

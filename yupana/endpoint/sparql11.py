@@ -16,10 +16,10 @@ says what to do.
 from __future__ import annotations
 
 from yupana.endpoint.auth import Credentials
-from yupana.endpoint.base import ASK, SELECT, UPDATE, WRITE, Deadline, Endpoint, SelectResult
+from yupana.endpoint.base import ASK, SELECT, UPDATE, WRITE, Deadline, SelectResult
 from yupana.endpoint.errors import (AuthError, Busy, EndpointError, HTTPStatus, NotAnEndpoint, NotFound, QueryError,
                                     StoreTimeout, TruncatedError)
-from yupana.endpoint.http import Http, Reply, parse_json
+from yupana.endpoint.http import HttpEndpoint, Reply, parse_json
 from yupana.endpoint.results import parse_boolean, parse_select
 
 ACCEPT_RESULTS = "application/sparql-results+json"
@@ -28,7 +28,7 @@ ACCEPT_RESULTS = "application/sparql-results+json"
 MAX_ROWS_HEADER = "x-sparql-maxrows"
 
 
-class Sparql11Endpoint(Endpoint):
+class Sparql11Endpoint(HttpEndpoint):
     dialect = "sparql11"
     counted_reads = True
     capabilities = frozenset({SELECT, ASK, UPDATE, WRITE})
@@ -40,19 +40,7 @@ class Sparql11Endpoint(Endpoint):
         self.identity = url.rstrip("/")
         self.update_url = update_url or url
         self.default_graph = default_graph or None
-        self._http = Http(connect_timeout=connect_timeout, request_timeout=request_timeout,
-                          authorization=credentials.header() if credentials else None,
-                          scrub=credentials.scrub if credentials else None)
-
-    @property
-    def requests(self) -> int:
-        """HTTP requests made so far (for benchmarks)."""
-        return self._http.requests
-
-    @property
-    def server_secs(self) -> float:  # type: ignore[override]  # a property over the base's attribute
-        """Seconds spent waiting for the store's answers so far (see :class:`Endpoint`)."""
-        return self._http.waited_s
+        self._connect(connect_timeout, request_timeout, credentials)
 
     def select(self, query: str, deadline: Deadline) -> SelectResult:
         reply = self._query_reply(query, deadline, "a SPARQL query")
@@ -79,9 +67,6 @@ class Sparql11Endpoint(Endpoint):
                                 data={"update": sparql_update}, headers={"Accept": "*/*"})
         if not 200 <= reply.status < 300:
             raise status_error(reply, "the SPARQL update", endpoint_key="update_endpoint")
-
-    def close(self) -> None:
-        self._http.close()
 
     def _query(self, query: str, deadline: Deadline, what: str) -> object:
         return parse_json(self._query_reply(query, deadline, what), what)
