@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +40,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from projection_refresh import catalogue  # noqa: E402
+from projection_refresh import catalogue, python_pass  # noqa: E402
 from servers.oxigraph import OxigraphServer, binary  # noqa: E402
 
 EVERY_GOVERNED_TRIPLE = """
@@ -78,15 +77,6 @@ def one_query(url: str, runs: int) -> tuple[float, int]:
         size = len(post(url, "query", EVERY_GOVERNED_TRIPLE))
         times.append(time.perf_counter() - start)
     return statistics.median(times), size
-
-
-def python_pass(runs: int = 7) -> float:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        samples.append(time.perf_counter() - start)
-    return min(samples)
 
 
 def refresh(root: str, env: dict[str, str], command: list[str]) -> tuple[float, float, dict]:
