@@ -242,41 +242,86 @@ def graph_from_triples(triples: Any) -> object:
 
 
 def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
-    """Validate governed triples (``(subject, predicate, Term)``) against the shapes, their
-    SPARQL targets answered by the embedded store (:mod:`.gate_targets`)."""
-    from yupana.projection import gate_targets
+    """Validate governed triples (``(subject, predicate, Term)``) against the shapes: the
+    native shapes checked on the triples themselves (:mod:`.gate_native`), the others — if
+    any has a focus node here — by pySHACL over an rdflib graph of the triples; SPARQL
+    targets answered by the embedded store (:mod:`.gate_targets`) either way."""
+    from yupana.projection import gate_native, gate_native_check, gate_targets
 
     triples = list(triples)
     shapes_dir = shapes_dir or default_shapes_dir()
+    shapes = load_shapes(shapes_dir)
+    started = time.perf_counter()
     try:
-        shapes = gate_targets.resolved(load_shapes(shapes_dir), triples, to_rdflib)
+        selection = gate_targets.selected(shapes, triples)
     except (SyntaxError, ValueError) as exc:  # a shape's SELECT the store cannot run
         raise GateError(f"the SHACL validator failed: a SPARQL target of the shapes does not run: {exc}") from None
-    return validate_graph(graph_from_triples(triples), shapes_dir, shapes=shapes)
+    plan = gate_native.plan(shapes)
+    data = gate_native_check.Data(triples)
+    results = gate_native_check.check(plan, data, selection)
+    graph = None
+    if plan.fallback is not None and any(
+            targets is None or gate_native_check.focus_nodes(targets, data, selection)
+            for targets in plan.fallback_targets):
+        graph = graph_from_triples(triples)
+        fallback = gate_targets.resolved(plan.fallback, triples, to_rdflib, selection)
+        results += _pyshacl(graph, fallback)
+    try:
+        refused = _native_refusals(shapes, plan, data, selection) if graph is None else None
+        if refused is None:
+            refused = gate_compiles.refusals(graph if graph is not None else graph_from_triples(triples), shapes)
+    except gate_compiles.CompileCheckError as exc:
+        raise GateError(f"a shape's compile check cannot run: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - pySHACL's targets raise many types; none is a verdict
+        raise GateError(f"the compile checks failed: {type(exc).__name__}: {exc}") from None
+    merged = merge(results, refused)
+    return GateReport(
+        conforms=not any(r.severity == "violation" for r in merged),
+        results=merged,
+        shapes_dir=shapes_dir,
+        triples=data.count,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def _native_refusals(shapes: Any, plan: Any, data: Any, selection: Any) -> list[gate_compiles.Refusal] | None:
+    """The compile checks' refusals with the native plan's focus nodes (None when some shape
+    they need has targets only pySHACL finds)."""
+    from yupana.projection import gate_native_check
+
+    marks = gate_compiles.marks(shapes)
+    needed = {n for prop, _, _, _, owners in marks for n in [*owners, prop]}
+    if any(plan.targets.get(n, 0) is None and n not in plan.deactivated for n in needed):
+        return None
+
+    def focus_of(node: Any) -> Any:
+        targets = plan.targets.get(node, 0)
+        if targets == 0 or node in plan.deactivated:
+            return None
+        return gate_native_check.focus_nodes(targets, data, selection)
+
+    def values(node: Any, predicate: Any) -> list[tuple[Any, str | None]]:
+        return [(o, None if isinstance(o, str) else data.text(o)) for o in data.objects(node, str(predicate))]
+
+    return gate_compiles.found_refusals(shapes, focus_of, values)
 
 
 def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: Any = None) -> GateReport:
-    """Validate an rdflib Graph in place (it is not modified: the shapes hold no rules);
-    ``shapes``: the shapes graph to use instead of the one ``shapes_dir`` parses to."""
-    import pyshacl
-
+    """Validate an rdflib Graph in place with pySHACL (it is not modified: the shapes hold no
+    rules); ``shapes``: the shapes graph to use instead of the one ``shapes_dir`` parses to.
+    This is ``yupana shapes validate`` (the store's CI), and the reference the refresh's
+    native gate is tested against."""
     shapes_dir = shapes_dir or default_shapes_dir()
     shapes = load_shapes(shapes_dir) if shapes is None else shapes
     started = time.perf_counter()
-    try:
-        _, report_graph, _ = pyshacl.validate(
-            data_graph, shacl_graph=shapes, inference="none", advanced=True, inplace=True,
-            allow_warnings=True, allow_infos=True,
-        )
-    except Exception as exc:  # noqa: BLE001 - pySHACL raises many types; none is a verdict
-        raise GateError(f"the SHACL validator failed: {type(exc).__name__}: {exc}") from None
+    results = _pyshacl(data_graph, shapes)
     try:
         refused = gate_compiles.refusals(data_graph, shapes)
     except gate_compiles.CompileCheckError as exc:
         raise GateError(f"a shape's compile check cannot run: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - pySHACL's targets raise many types; none is a verdict
         raise GateError(f"the compile checks failed: {type(exc).__name__}: {exc}") from None
-    results = merge(parse_report(report_graph, shapes), refused)
+    results = merge(results, refused)
     return GateReport(
         conforms=not any(r.severity == "violation" for r in results),
         results=results,
@@ -284,6 +329,20 @@ def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: An
         triples=len(data_graph),
         duration_s=time.perf_counter() - started,
     )
+
+
+def _pyshacl(data_graph: Any, shapes: Any) -> list[ShapeResult]:
+    """pySHACL's results for an rdflib data graph and shapes graph."""
+    import pyshacl
+
+    try:
+        _, report_graph, _ = pyshacl.validate(
+            data_graph, shacl_graph=shapes, inference="none", advanced=True, inplace=True,
+            allow_warnings=True, allow_infos=True,
+        )
+    except Exception as exc:  # noqa: BLE001 - pySHACL raises many types; none is a verdict
+        raise GateError(f"the SHACL validator failed: {type(exc).__name__}: {exc}") from None
+    return parse_report(report_graph, shapes)
 
 
 def parse_report(report_graph: Any, shapes_graph: Any) -> list[ShapeResult]:

@@ -29,15 +29,43 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _PLANS: dict[int, tuple[Any, list[tuple[Any, Any, str]]]] = {}
 
 
-def resolved(shapes: Any, triples: Iterable[tuple[str, str, Term]], to_rdflib: Callable[[Any], Any]) -> Any:
+def resolved(shapes: Any, triples: Iterable[tuple[str, str, Term]], to_rdflib: Callable[[Any], Any],
+             selection: dict[Any, list[str | Term]] | None = None) -> Any:
     """A copy of the rdflib ``shapes`` graph whose SPARQL targets are ``sh:targetNode`` s
     selected from ``triples`` (``shapes`` itself when it has no SPARQL target); ``to_rdflib``
-    makes the rdflib term of an IRI, a ``_:`` label or a :class:`Term`, as the data graph's."""
+    makes the rdflib term of an IRI, a ``_:`` label or a :class:`Term`, as the data graph's;
+    ``selection``: :func:`selected` 's answer for these triples, when the caller has it."""
     plan = _plan(shapes)
     if not plan:
         return shapes
-    import pyoxigraph
     import rdflib
+
+    if selection is None:
+        selection = selected(shapes, triples)
+    out = rdflib.Graph()
+    out.namespace_manager = shapes.namespace_manager
+    targets = {target for _, target, _ in plan}
+    sh_target = rdflib.URIRef(SH + "target")
+    for triple in shapes:
+        if triple[1] == sh_target and triple[2] in targets:
+            continue
+        out.add(triple)
+    target_node = rdflib.URIRef(SH + "targetNode")
+    for shape, target, _ in plan:
+        for node in selection.get(target, ()):
+            out.add((shape, target_node, to_rdflib(node)))
+    return out
+
+
+def selected(shapes: Any, triples: Iterable[tuple[str, str, Term]]) -> dict[Any, list[str | Term]]:
+    """Each SPARQL target of ``shapes`` (its rdflib node) → the ``?this`` nodes its SELECT
+    selects from ``triples`` (an IRI, a ``_:`` label or a literal :class:`Term`), every
+    SELECT answered by one pyoxigraph store holding the triples. ValueError or SyntaxError
+    when a SELECT does not run."""
+    plan = _plan(shapes)
+    if not plan:
+        return {}
+    import pyoxigraph
 
     store = pyoxigraph.Store()
     nodes: dict[Any, Any] = {}  # subjects, predicates and IRIs repeat: one pyoxigraph term each
@@ -57,25 +85,22 @@ def resolved(shapes: Any, triples: Iterable[tuple[str, str, Term]], to_rdflib: C
                 nodes[o] = obj
         quads.append(pyoxigraph.Quad(subject, predicate, obj, graph))
     store.extend(quads)
-    out = rdflib.Graph()
-    out.namespace_manager = shapes.namespace_manager
-    targets = {target for _, target, _ in plan}
-    sh_target = rdflib.URIRef(SH + "target")
-    for triple in shapes:
-        if triple[1] == sh_target and triple[2] in targets:
-            continue
-        out.add(triple)
-    target_node = rdflib.URIRef(SH + "targetNode")
-    for shape, _, select in plan:
+    answers: dict[Any, list[str | Term]] = {}
+    for _, target, select in plan:
         rows = store.query(select)
         if not isinstance(rows, pyoxigraph.QuerySolutions):
             raise ValueError(f"a SPARQL target is not a SELECT: {select[:80]!r}")
+        found = answers.setdefault(target, [])
         for row in rows:
             node = row["this"]
-            if node is None:
-                continue
-            out.add((shape, target_node, to_rdflib(_term_of(node))))
-    return out
+            if node is not None:
+                found.append(_term_of(node))
+    return answers
+
+
+def sparql_targets(shapes: Any) -> set[Any]:
+    """The SPARQL targets of ``shapes`` that :func:`selected` answers (their rdflib nodes)."""
+    return {target for _, target, _ in _plan(shapes)}
 
 
 def _plan(shapes: Any) -> list[tuple[Any, Any, str]]:
@@ -98,7 +123,8 @@ def _plan(shapes: Any) -> list[tuple[Any, Any, str]]:
                            for prefix in shapes.objects(declaration, sh.prefix)
                            for namespace in shapes.objects(declaration, sh.namespace))
         plan.append((shape, target, prologue + str(select)))
-    _PLANS.clear()
+    if len(_PLANS) >= 8:  # the shapes of this process, and the parts the gate gives pySHACL
+        _PLANS.clear()
     _PLANS[id(shapes)] = (shapes, plan)
     return plan
 
