@@ -49,15 +49,28 @@ class Data:
     def __init__(self, triples: Iterable[tuple[str, str, Term]]) -> None:
         self.out: dict[str, dict[str, list[NodeT]]] = {}
         self.views: dict[Term, Any] = {}
-        seen: set[tuple[str, str, Any]] = set()
+        out = self.out
+        count = 0
         for s, p, o in triples:
-            node: NodeT = o.value if o.kind == "uri" else ("_:" + o.value if o.kind == "bnode" else o)
-            key = (s, p, self.key(node))
-            if key in seen:
-                continue
-            seen.add(key)
-            self.out.setdefault(s, {}).setdefault(p, []).append(node)
-        self.count = len(seen)
+            kind = o.kind
+            node: NodeT = o.value if kind == "uri" else ("_:" + o.value if kind == "bnode" else o)
+            props = out.get(s)
+            if props is None:
+                props = out[s] = {}
+            objects = props.get(p)
+            if objects is None:
+                props[p] = [node]
+            elif kind != "literal" or plain(o):
+                if node in objects or (kind == "literal" and any(self.key(n) == ("p", o.value) for n in objects)):
+                    continue  # the same triple twice (a graph holds it once)
+                objects.append(node)
+            else:
+                key = self.key(node)
+                if any(self.key(n) == key for n in objects):
+                    continue
+                objects.append(node)
+            count += 1
+        self.count = count
         self.by_predicate: dict[str, list[str]] = {}
         self.instances: dict[str, list[str]] = {}
         self.subclasses: dict[str, list[str]] = {}
@@ -168,45 +181,55 @@ def check(plan: Plan, data: Data, selection: dict[Any, list[Any]]) -> list[Shape
     results: list[ShapeResult] = []
     for shape in plan.top:
         assert shape.targets is not None
-        for focus in focus_nodes(shape.targets, data, selection):
-            results.extend(evaluate(plan, shape, focus, data))
+        results += evaluate(plan, shape, focus_nodes(shape.targets, data, selection), data)
     return results
 
 
-def evaluate(plan: Plan, shape: Shape, focus: NodeT, data: Data) -> list[ShapeResult]:
-    """The results of one shape on one focus node (pySHACL's Shape.validate)."""
-    values = [focus] if shape.path is None else data.values(focus, shape.path)
+def evaluate(plan: Plan, shape: Shape, focuses: list[NodeT], data: Data) -> list[ShapeResult]:
+    """The results of one shape on each of ``focuses`` (pySHACL's Shape.validate)."""
+    path = shape.path
+    if path is None:
+        pairs = [(f, [f]) for f in focuses]
+    elif len(path) == 1:
+        out_of, p = data.out.get, path[0]
+        pairs = [(f, out_of(f, _NO_PROPS).get(p, _NO_VALUES) if isinstance(f, str) else _NO_VALUES) for f in focuses]
+    else:
+        pairs = [(f, data.values(f, path)) for f in focuses]
     out: list[ShapeResult] = []
     for name, param in shape.checks:
         if name == "property":
-            for v in values:
-                out.extend(evaluate(plan, plan.shapes[param], v, data))
+            out += evaluate(plan, plan.shapes[param], [v for _, values in pairs for v in values], data)
         elif name == "minCount":
-            if len(values) < param:
-                out.append(_result(shape, name, focus, None, data))
+            out += [_result(shape, name, f, None, data) for f, values in pairs if len(values) < param]
         elif name == "maxCount":
-            if len(values) > param:
-                out.append(_result(shape, name, focus, None, data))
+            out += [_result(shape, name, f, None, data) for f, values in pairs if len(values) > param]
         elif name == "hasValue":
-            if not any(data.key(v) == param for v in values):
-                out.append(_result(shape, name, focus, None, data))
+            out += [_result(shape, name, f, None, data) for f, values in pairs
+                    if not any(data.key(v) == param for v in values)]
         elif name == "closed":
             ignored, working = param
-            for v in values:
-                if not isinstance(v, str):
-                    continue
-                for p, objects in data.out.get(v, {}).items():
-                    if p in ignored or p in working:
-                        continue
-                    for o in objects:
-                        if p == RDF_TYPE and o == RDFS + "Resource":
-                            continue
-                        out.append(_result(shape, name, focus, o, data, path=p))
+            out += [_result(shape, name, f, o, data, path=p)
+                    for f, values in pairs for v in values if isinstance(v, str)
+                    for p, objects in data.out.get(v, _NO_PROPS).items() if p not in ignored and p not in working
+                    for o in objects if not (p == RDF_TYPE and o == RDFS + "Resource")]
+        elif name == "pattern":
+            search = param.search
+            for f, values in pairs:
+                for v in values:
+                    if isinstance(v, str):
+                        text = None if v.startswith("_:") else v
+                    else:
+                        text = v.value if plain(v) else _string(v, data)
+                    if text is None or search(text) is None:
+                        out.append(_result(shape, name, f, v, data))
         else:
-            for v in values:
-                if not _passes(name, param, v, plan, data):
-                    out.append(_result(shape, name, focus, v, data, rule=param))
+            out += [_result(shape, name, f, v, data, rule=param) for f, values in pairs for v in values
+                    if not _passes(name, param, v, plan, data)]
     return out
+
+
+_NO_PROPS: dict[str, list[NodeT]] = {}
+_NO_VALUES: list[NodeT] = []
 
 
 def _passes(name: str, param: Any, v: NodeT, plan: Plan, data: Data) -> bool:
@@ -230,7 +253,7 @@ def _passes(name: str, param: Any, v: NodeT, plan: Plan, data: Data) -> bool:
         text = _string(v, data)
         return text is not None and len(text) <= param
     if name == "node":
-        return not evaluate(plan, plan.shapes[param], v, data)
+        return not evaluate(plan, plan.shapes[param], [v], data)
     return _in_range(name, param, v, data)
 
 
