@@ -1,9 +1,17 @@
-"""The SHACL gate: validate governed triples against ``shapes/`` with pySHACL. Cold path.
+"""The SHACL gate: validate governed triples against ``shapes/``. Cold path.
 
 A refresh hands :func:`validate` every (subject, predicate, object) it read for the
 governed subjects; the cache is written only when the report :attr:`GateReport.conforms`.
-``yupana shapes validate`` (the store's CI) runs the same validation over Turtle files
-through :func:`validate_graph`.
+``yupana shapes validate`` (the store's CI) validates Turtle files with pySHACL through
+:func:`validate_graph`: that is the reference.
+
+* **The refresh checks SHACL Core itself.** :func:`validate` evaluates every shape the
+  native plan takes (:mod:`.gate_native`: core targets and SPARQL targets, predicate and
+  sequence paths, the constraints ``shapes/`` uses) on the triples with dict indexes, no
+  rdflib data graph; pySHACL validates only the shapes the plan cannot take (a shapes
+  graph of their own), and only when one of them has a focus node in the data. With
+  today's shapes that is none. ``tests/projection/test_gate_native.py`` asserts the results
+  equal :func:`validate_graph` 's on every plane's catalogue and seeded mutations of them.
 
 Choices that matter to callers:
 
