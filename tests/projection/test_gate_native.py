@@ -232,6 +232,13 @@ aegis:ClosedMapShape a sh:NodeShape ;
     sh:property [ sh:path aegis:coverage ; sh:message "coverage" ] , [ sh:path aegis:ciJob ; sh:message "jobs" ] ;
     sh:message "a CI map says nothing else" .
 
+aegis:LinkedSelectorShape a sh:NodeShape ;
+    sh:targetClass aegis:Policy ;
+    sh:property [ sh:path aegis:selector ; sh:node aegis:SelectorWarnShape ; sh:message "the selector warns" ] .
+
+aegis:SelectorWarnShape a sh:NodeShape ;
+    sh:property [ sh:path aegis:language ; sh:minCount 1 ; sh:severity sh:Warning ; sh:message "no language" ] .
+
 aegis:QuietShape a sh:NodeShape ;
     sh:targetClass aegis:NothingHere ;
     sh:property [ sh:path rdfs:label ; sh:minCount 3 ; sh:datatype rdfs:Resource ] ;
@@ -264,6 +271,8 @@ def test_shapes_beyond_the_plan_are_validated_by_pyshacl_and_the_report_is_pysha
     assert {r.shape for r in reference if r.constraint == "or"} == {"aegis:EitherLabelShape"}
     assert {(r.path, r.value) for r in reference if r.shape == "aegis:ClosedMapShape"} == {
         ("rdf:type", AEGIS + "CiMap"), ("aegis:note", "x")}  # native: rdf:type is not ignored here
+    # native too: a warning of the shape sh:node names fails the sh:node constraint
+    assert (AEGIS + "policy_lsp", "node", "violation") in {(r.focus, r.constraint, r.severity) for r in reference}
     unsaid = [r for r in reference if r.shape == "aegis:UnsaidShape"]
     assert unsaid and all(r.message.startswith("More than 0 values") for r in unsaid)  # pySHACL's own message
 

@@ -308,16 +308,29 @@ def _in_range(name: str, bound: Any, v: NodeT, data: Data) -> bool:
     """Min/MaxInclusive/ExclusiveConstraintComponent, for one value node."""
     if isinstance(v, str):
         return False
-    from pyshacl.rdfutil import compare
-
     lit = data.view(v)
     if isinstance(bound.value, str) != isinstance(lit.value, str):
         return False
-    compare_literal: Any = compare.compare_literal  # untyped
     try:
-        return bool(_RANGES[name](compare_literal(lit, bound)))
+        return bool(_RANGES[name](_compare(lit, bound)))
     except (TypeError, NotImplementedError):
         return False
+
+
+def _compare(l1: Any, l2: Any) -> int:
+    """pyshacl.rdfutil.compare.compare_literal (0.40), without importing pySHACL."""
+    import datetime
+
+    if l1.eq(l2):
+        return 0
+    if l1.value.__class__ in (datetime.datetime, datetime.time):
+        if l1.value == l2.value:
+            return 0
+        if l1.value > l2.value:
+            return 1
+    elif l1 > l2:
+        return 1
+    return -1
 
 
 def _kind(v: NodeT) -> str:
