@@ -264,7 +264,10 @@ def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
         selection = gate_targets.selected(shapes, triples)
     except (SyntaxError, ValueError) as exc:  # a shape's SELECT the store cannot run
         raise GateError(f"the SHACL validator failed: a SPARQL target of the shapes does not run: {exc}") from None
-    plan = gate_native.plan(shapes)
+    try:
+        plan = gate_native.plan(shapes)
+    except Exception as exc:  # noqa: BLE001 - a shapes graph too broken to read is not a verdict
+        raise GateError(f"the SHACL gate cannot read the shapes: {type(exc).__name__}: {exc}") from None
     data = gate_native_check.Data(triples)
     results = gate_native_check.check(plan, data, selection)
     graph = None

@@ -14,8 +14,8 @@ is a predicate or a sequence of predicates; the constraints ``minCount``, ``maxC
 ``datatype``, ``nodeKind``, ``pattern`` (with ``flags``), ``minLength``, ``maxLength``,
 ``in``, ``hasValue``, ``class``, ``node``, ``property``, ``min/maxInclusive``,
 ``min/maxExclusive``, ``closed`` (with ``ignoredProperties``); at most one ``sh:severity``;
-and ``sh:message`` whenever it reports anything (pySHACL's generated messages are copied
-only for ``nodeKind``). Anything else — ``sh:deactivated``, implicit class targets,
+and exactly one ``sh:message`` (a literal without a language) whenever it reports anything
+(pySHACL's generated messages are copied only for ``nodeKind``). Anything else — ``sh:deactivated``, implicit class targets,
 ``sh:sparql``, logical or qualified constraints, other paths, a constraint without a
 message — makes the shape pySHACL's, and with it every shape it is connected to through
 ``sh:property`` / ``sh:node`` (either way): those go to pySHACL together, in the shapes
@@ -227,8 +227,11 @@ def _shape(g: Any, node: Any, owners: dict[Any, Any], targets: Targets | None, s
         raise NotNative("a property shape without a path")
     severity = values.get("severity", [sh.Violation])[0]
     shape.severity = _severity(severity)
-    if "message" in values:
-        shape.message = "; ".join(sorted(str(m) for m in values["message"]))
+    messages = values.get("message", [])
+    if len(messages) == 1 and isinstance(messages[0], rdflib.Literal) and not messages[0].language:
+        shape.message = str(messages[0])
+    elif messages:
+        raise NotNative("several sh:message values, or one with a language")
     named = owners.get(node, node)
     shape.name = compact(str(named)) if isinstance(named, rdflib.URIRef) else None
     checks = shape.checks
