@@ -278,7 +278,7 @@ def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
         fallback = gate_targets.resolved(plan.fallback, triples, to_rdflib, selection)
         results += _pyshacl(graph, fallback)
     try:
-        refused = _native_refusals(shapes, plan, data, selection) if graph is None else None
+        refused = gate_native_check.refusals(shapes, plan, data, selection) if graph is None else None
         if refused is None:
             refused = gate_compiles.refusals(graph if graph is not None else graph_from_triples(triples), shapes)
     except gate_compiles.CompileCheckError as exc:
@@ -293,28 +293,6 @@ def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
         triples=data.count,
         duration_s=time.perf_counter() - started,
     )
-
-
-def _native_refusals(shapes: Any, plan: Any, data: Any, selection: Any) -> list[gate_compiles.Refusal] | None:
-    """The compile checks' refusals with the native plan's focus nodes (None when some shape
-    they need has targets only pySHACL finds)."""
-    from yupana.projection import gate_native_check
-
-    marks = gate_compiles.marks(shapes)
-    needed = {n for prop, _, _, _, owners in marks for n in [*owners, prop]}
-    if any(plan.targets.get(n, 0) is None and n not in plan.deactivated for n in needed):
-        return None
-
-    def focus_of(node: Any) -> Any:
-        targets = plan.targets.get(node, 0)
-        if targets == 0 or node in plan.deactivated:
-            return None
-        return gate_native_check.focus_nodes(targets, data, selection)
-
-    def values(node: Any, predicate: Any) -> list[tuple[Any, str | None]]:
-        return [(o, None if isinstance(o, str) else data.text(o)) for o in data.objects(node, str(predicate))]
-
-    return gate_compiles.found_refusals(shapes, focus_of, values)
 
 
 def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: Any = None) -> GateReport:

@@ -19,6 +19,7 @@ from typing import Any
 from collections.abc import Iterable
 
 from yupana.endpoint.base import Term
+from yupana.projection import gate_compiles
 from yupana.projection.gate import ShapeResult, to_rdflib
 from yupana.projection.gate_native import RDF, RDFS, SH, Plan, Shape, Targets
 
@@ -230,6 +231,26 @@ def evaluate(plan: Plan, shape: Shape, focuses: list[NodeT], data: Data) -> list
 
 _NO_PROPS: dict[str, list[NodeT]] = {}
 _NO_VALUES: list[NodeT] = []
+
+
+def refusals(shapes: Any, plan: Plan, data: Data, selection: dict[Any, list[Any]]) -> list[gate_compiles.Refusal] | None:
+    """The compile checks' refusals with the native plan's focus nodes (None when some shape
+    they need has targets only pySHACL finds)."""
+    marks = gate_compiles.marks(shapes)
+    needed = {n for prop, _, _, _, owners in marks for n in [*owners, prop]}
+    if any(plan.targets.get(n, 0) is None and n not in plan.deactivated for n in needed):
+        return None
+
+    def focus_of(node: Any) -> Any:  # as pySHACL: None for a node that is no shape, or is deactivated
+        targets = plan.targets.get(node)
+        if targets is None or node in plan.deactivated:
+            return None
+        return focus_nodes(targets, data, selection)
+
+    def values(node: Any, predicate: Any) -> list[tuple[Any, str | None]]:
+        return [(o, None if isinstance(o, str) else data.text(o)) for o in data.objects(node, str(predicate))]
+
+    return gate_compiles.found_refusals(shapes, focus_of, values)
 
 
 def _passes(name: str, param: Any, v: NodeT, plan: Plan, data: Data) -> bool:
