@@ -193,7 +193,7 @@ def _targets(g: Any, node: Any, sparql: set[Any]) -> Targets | None:
 def _shape(g: Any, node: Any, owners: dict[Any, Any], targets: Targets | None, shapes: set[Any]) -> Shape:
     import rdflib
 
-    from yupana.projection.gate import _severity, compact, render_path
+    from yupana.projection.gate_results import _severity, compact, render_path
 
     if targets is None:
         raise NotNative("targets")

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from yupana.endpoint.base import Term
 from yupana.projection import gate_compiles
-from yupana.projection.gate import ShapeResult, to_rdflib
+from yupana.projection.gate_results import ShapeResult, to_rdflib
 from yupana.projection.gate_native import RDF, RDFS, SH, Plan, Shape, Targets
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -362,7 +362,7 @@ def _kind(v: NodeT) -> str:
 
 def _result(shape: Shape, name: str, focus: NodeT, value: NodeT | None, data: Data, *, path: str | None = None,
             rule: Any = None) -> ShapeResult:
-    from yupana.projection.gate import compact
+    from yupana.projection.gate_results import compact
 
     message = shape.message
     if message is None:  # only nodeKind reports without a message of the shape's (gate_native)
