@@ -1,9 +1,17 @@
-"""The SHACL gate: validate governed triples against ``shapes/`` with pySHACL. Cold path.
+"""The SHACL gate: validate governed triples against ``shapes/``. Cold path.
 
 A refresh hands :func:`validate` every (subject, predicate, object) it read for the
 governed subjects; the cache is written only when the report :attr:`GateReport.conforms`.
-``yupana shapes validate`` (the store's CI) runs the same validation over Turtle files
-through :func:`validate_graph`.
+``yupana shapes validate`` (the store's CI) validates Turtle files with pySHACL through
+:func:`validate_graph`: that is the reference.
+
+* **The refresh checks SHACL Core itself.** :func:`validate` evaluates every shape the
+  native plan takes (:mod:`.gate_native`: core targets and SPARQL targets, predicate and
+  sequence paths, the constraints ``shapes/`` uses) on the triples with dict indexes, no
+  rdflib data graph; pySHACL validates only the shapes the plan cannot take (a shapes
+  graph of their own), and only when one of them has a focus node in the data. With
+  today's shapes that is none. ``tests/projection/test_gate_native.py`` asserts the results
+  equal :func:`validate_graph` 's on every plane's catalogue and seeded mutations of them.
 
 Choices that matter to callers:
 
@@ -36,79 +44,21 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from yupana.planes import AEGIS
 from yupana.projection import gate_compiles
-
-SH = "http://www.w3.org/ns/shacl#"
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-
-#: Prefixes used to make IRIs readable in paths, shape names and the text report.
-PREFIXES = {
-    "aegis": AEGIS,
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "sh": SH,
-    "yupana": gate_compiles.YUPANA,
-}
-
-SEVERITIES = ("violation", "warning", "info")
-
+from yupana.projection.gate_results import PREFIXES as PREFIXES
+from yupana.projection.gate_results import SEVERITIES as SEVERITIES
+from yupana.projection.gate_results import SH as SH
+from yupana.projection.gate_results import XSD_STRING as XSD_STRING
+from yupana.projection.gate_results import ShapeResult as ShapeResult
+from yupana.projection.gate_results import _constraint_name, _kind, _severity
+from yupana.projection.gate_results import _node_text as _node_text
+from yupana.projection.gate_results import compact as compact
+from yupana.projection.gate_results import render_path as render_path
+from yupana.projection.gate_results import to_rdflib as to_rdflib
 
 class GateError(Exception):
     """The gate could not run (shapes missing or broken, validator failure): not a verdict
     on the data. Callers treat it as an internal error, never as "conforms"."""
-
-
-@dataclass(frozen=True, slots=True)
-class ShapeResult:
-    """One SHACL validation result, flattened.
-
-    ``focus`` is the focus node (full IRI, or ``_:id`` for a blank node); ``path`` the
-    property path in SPARQL path syntax with the prefixes of :data:`PREFIXES`
-    (``aegis:selector/aegis:tier``) or None for a node-level result; ``constraint`` the
-    constraint component's short name (``minCount``, ``in``, ``pattern``, ``class`` …);
-    ``severity`` one of :data:`SEVERITIES`; ``value`` the offending value (lexical form of a
-    literal, full IRI of a node) or None, and ``value_kind`` says which (``literal``,
-    ``iri``, ``bnode``); ``shape`` the named shape the result came from
-    (``aegis:TripwireShape``), when there is one. ``shape`` and ``value_kind`` extend the
-    interface's six fields compatibly (both default to None).
-    """
-
-    focus: str
-    path: str | None
-    constraint: str
-    severity: str
-    message: str
-    value: str | None
-    shape: str | None = None
-    value_kind: str | None = None  # "iri" | "literal" | "bnode" | None (no value)
-
-    def shown_value(self) -> str | None:
-        """The value for people: a literal quoted, an IRI compacted, None when absent."""
-        if self.value is None:
-            return None
-        if self.value_kind == "literal":
-            text = self.value.replace("\n", "\\n")
-            return '"' + (text if len(text) <= 60 else text[:59] + "…") + '"'
-        return compact(self.value) if self.value_kind == "iri" else self.value
-
-    def check(self) -> str:
-        """The check that reported it, for CI titles: ``SHACL minCount`` for a SHACL constraint
-        component, the compile step's own name (``yupana:CompilesAsRE2``) for a decoder's."""
-        return self.constraint if ":" in self.constraint else f"SHACL {self.constraint}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "severity": self.severity,
-            "focus": self.focus,
-            "path": self.path,
-            "constraint": self.constraint,
-            "shape": self.shape,
-            "message": self.message,
-            "value": self.value,
-            "value_kind": self.value_kind,
-        }
 
 
 @dataclass(slots=True)
@@ -197,26 +147,6 @@ def load_shapes(shapes_dir: str | None = None) -> Any:
     return graph
 
 
-def to_rdflib(term: Any) -> Any:
-    """An rdflib term for a subject/predicate string or a :class:`~yupana.endpoint.base.Term`.
-
-    Literals typed ``xsd:string`` become plain literals (RDF 1.1 says they are the same
-    term; rdflib compares them as different, which would break ``sh:in``)."""
-    import rdflib
-
-    if isinstance(term, str):
-        return rdflib.BNode(term[2:]) if term.startswith("_:") else rdflib.URIRef(term)
-    kind = term.kind
-    if kind == "uri":
-        return rdflib.URIRef(term.value)
-    if kind == "bnode":
-        return rdflib.BNode(term.value)
-    if term.lang:
-        return rdflib.Literal(term.value, lang=term.lang)
-    datatype = term.datatype if term.datatype and term.datatype != XSD_STRING else None
-    return rdflib.Literal(term.value, datatype=datatype)
-
-
 def graph_from_triples(triples: Any) -> object:
     """An rdflib Graph holding ``triples`` ((subject, predicate, Term) tuples).
 
@@ -242,41 +172,67 @@ def graph_from_triples(triples: Any) -> object:
 
 
 def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
-    """Validate governed triples (``(subject, predicate, Term)``) against the shapes, their
-    SPARQL targets answered by the embedded store (:mod:`.gate_targets`)."""
-    from yupana.projection import gate_targets
+    """Validate governed triples (``(subject, predicate, Term)``) against the shapes: the
+    native shapes checked on the triples themselves (:mod:`.gate_native`), the others — if
+    any has a focus node here — by pySHACL over an rdflib graph of the triples; SPARQL
+    targets answered by the embedded store (:mod:`.gate_targets`) either way."""
+    from yupana.projection import gate_native, gate_native_check, gate_targets
 
     triples = list(triples)
     shapes_dir = shapes_dir or default_shapes_dir()
+    shapes = load_shapes(shapes_dir)
+    started = time.perf_counter()
     try:
-        shapes = gate_targets.resolved(load_shapes(shapes_dir), triples, to_rdflib)
+        selection = gate_targets.selected(shapes, triples)
     except (SyntaxError, ValueError) as exc:  # a shape's SELECT the store cannot run
         raise GateError(f"the SHACL validator failed: a SPARQL target of the shapes does not run: {exc}") from None
-    return validate_graph(graph_from_triples(triples), shapes_dir, shapes=shapes)
+    try:
+        plan = gate_native.plan(shapes)
+    except Exception as exc:  # noqa: BLE001 - a shapes graph too broken to read is not a verdict
+        raise GateError(f"the SHACL gate cannot read the shapes: {type(exc).__name__}: {exc}") from None
+    data = gate_native_check.Data(triples)
+    results = gate_native_check.check(plan, data, selection)
+    graph = None
+    if plan.fallback is not None and any(
+            targets is None or gate_native_check.focus_nodes(targets, data, selection)
+            for targets in plan.fallback_targets):
+        graph = graph_from_triples(triples)
+        fallback = gate_targets.resolved(plan.fallback, triples, to_rdflib, selection)
+        results += _pyshacl(graph, fallback)
+    try:
+        refused = gate_native_check.refusals(shapes, plan, data, selection) if graph is None else None
+        if refused is None:
+            refused = gate_compiles.refusals(graph if graph is not None else graph_from_triples(triples), shapes)
+    except gate_compiles.CompileCheckError as exc:
+        raise GateError(f"a shape's compile check cannot run: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - pySHACL's targets raise many types; none is a verdict
+        raise GateError(f"the compile checks failed: {type(exc).__name__}: {exc}") from None
+    merged = merge(results, refused)
+    return GateReport(
+        conforms=not any(r.severity == "violation" for r in merged),
+        results=merged,
+        shapes_dir=shapes_dir,
+        triples=data.count,
+        duration_s=time.perf_counter() - started,
+    )
 
 
 def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: Any = None) -> GateReport:
-    """Validate an rdflib Graph in place (it is not modified: the shapes hold no rules);
-    ``shapes``: the shapes graph to use instead of the one ``shapes_dir`` parses to."""
-    import pyshacl
-
+    """Validate an rdflib Graph in place with pySHACL (it is not modified: the shapes hold no
+    rules); ``shapes``: the shapes graph to use instead of the one ``shapes_dir`` parses to.
+    This is ``yupana shapes validate`` (the store's CI), and the reference the refresh's
+    native gate is tested against."""
     shapes_dir = shapes_dir or default_shapes_dir()
     shapes = load_shapes(shapes_dir) if shapes is None else shapes
     started = time.perf_counter()
-    try:
-        _, report_graph, _ = pyshacl.validate(
-            data_graph, shacl_graph=shapes, inference="none", advanced=True, inplace=True,
-            allow_warnings=True, allow_infos=True,
-        )
-    except Exception as exc:  # noqa: BLE001 - pySHACL raises many types; none is a verdict
-        raise GateError(f"the SHACL validator failed: {type(exc).__name__}: {exc}") from None
+    results = _pyshacl(data_graph, shapes)
     try:
         refused = gate_compiles.refusals(data_graph, shapes)
     except gate_compiles.CompileCheckError as exc:
         raise GateError(f"a shape's compile check cannot run: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - pySHACL's targets raise many types; none is a verdict
         raise GateError(f"the compile checks failed: {type(exc).__name__}: {exc}") from None
-    results = merge(parse_report(report_graph, shapes), refused)
+    results = merge(results, refused)
     return GateReport(
         conforms=not any(r.severity == "violation" for r in results),
         results=results,
@@ -284,6 +240,20 @@ def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: An
         triples=len(data_graph),
         duration_s=time.perf_counter() - started,
     )
+
+
+def _pyshacl(data_graph: Any, shapes: Any) -> list[ShapeResult]:
+    """pySHACL's results for an rdflib data graph and shapes graph."""
+    import pyshacl
+
+    try:
+        _, report_graph, _ = pyshacl.validate(
+            data_graph, shacl_graph=shapes, inference="none", advanced=True, inplace=True,
+            allow_warnings=True, allow_infos=True,
+        )
+    except Exception as exc:  # noqa: BLE001 - pySHACL raises many types; none is a verdict
+        raise GateError(f"the SHACL validator failed: {type(exc).__name__}: {exc}") from None
+    return parse_report(report_graph, shapes)
 
 
 def parse_report(report_graph: Any, shapes_graph: Any) -> list[ShapeResult]:
@@ -361,72 +331,6 @@ def result_order(r: ShapeResult) -> tuple[int, str, str, str, str, str, str, str
     shape and value kind, so that no two results tie and every run lists them alike)."""
     return (_SEVERITY_ORDER.get(r.severity, 9), r.focus, r.path or "", r.constraint, r.value or "", r.message,
             r.shape or "", r.value_kind or "")
-
-
-def render_path(graph: Any, path: Any) -> str:
-    """A SHACL property path as SPARQL path text (sequences, inverse, alternatives, */+/?)."""
-    import rdflib
-    from rdflib.collection import Collection
-
-    sh = rdflib.Namespace(SH)
-    if isinstance(path, rdflib.URIRef):
-        return compact(str(path))
-    if (path, rdflib.RDF.first, None) in graph:
-        return "/".join(render_path(graph, p) for p in Collection(graph, path))
-    for prop, fmt in ((sh.inversePath, "^{}"), (sh.zeroOrMorePath, "{}*"), (sh.oneOrMorePath, "{}+"),
-                      (sh.zeroOrOnePath, "{}?")):
-        inner = graph.value(path, prop)
-        if inner is not None:
-            return fmt.format(render_path(graph, inner))
-    alternatives = graph.value(path, sh.alternativePath)
-    if alternatives is not None:
-        return "(" + "|".join(render_path(graph, p) for p in Collection(graph, alternatives)) + ")"
-    return f"_:{path}"
-
-
-def compact(iri: str) -> str:
-    """``aegis:effect`` for a known namespace, ``<iri>`` otherwise; ``_:x`` unchanged."""
-    if iri.startswith("_:"):
-        return iri
-    for prefix, ns in PREFIXES.items():
-        if iri.startswith(ns) and "/" not in iri[len(ns):] and "#" not in iri[len(ns):]:
-            return f"{prefix}:{iri[len(ns):]}"
-    return f"<{iri}>"
-
-
-def _node_text(node: Any) -> str:
-    import rdflib
-
-    if node is None:
-        return ""
-    if isinstance(node, rdflib.BNode):
-        return f"_:{node}"
-    return str(node)
-
-
-def _kind(node: Any) -> str | None:
-    import rdflib
-
-    if node is None:
-        return None
-    if isinstance(node, rdflib.Literal):
-        return "literal"
-    return "bnode" if isinstance(node, rdflib.BNode) else "iri"
-
-
-def _constraint_name(component: Any) -> str:
-    """``sh:MinCountConstraintComponent`` → ``minCount``."""
-    if component is None:
-        return "unknown"
-    name = str(component).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
-    if name.endswith("ConstraintComponent"):
-        name = name[: -len("ConstraintComponent")]
-    return name[:1].lower() + name[1:] if name else "unknown"
-
-
-def _severity(node: Any) -> str:
-    name = str(node or "").rsplit("#", 1)[-1].lower()
-    return name if name in SEVERITIES else "violation"
 
 
 def render_text(results: list[ShapeResult], conforms: bool, triples: int) -> str:

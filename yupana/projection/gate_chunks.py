@@ -1,8 +1,11 @@
 """The refresh's SHACL gate: the projection validated in bounded chunks, within the deadline. Cold path.
 
 pySHACL holds the whole data graph in an rdflib graph (about 1 KB a triple) and walks every
-focus node of every shape; validating 450 000 triples at once took 863 MB. A refresh
-validates instead in chunks of about ``chunk_triples`` triples, each a self-contained
+focus node of every shape; validating 450 000 triples at once took 863 MB. The gate now
+checks the shapes itself (:mod:`.gate_native`) and needs pySHACL only for shapes its plan
+cannot take, but the chunks stay: they bound the memory of the embedded store answering
+the SPARQL targets and of any pySHACL run, and let the deadline cut between them. A refresh
+validates in chunks of about ``chunk_triples`` triples, each a self-contained
 graph: a set of *roots* (subjects no other read subject links to: policies, text rules,
 CI maps, …) with everything they reach through the subjects read (their atoms, exemption
 selectors, jobs and commands, the classes of their types and the ``rdfs:subClassOf``

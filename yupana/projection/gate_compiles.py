@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 #: The namespace of yupana's own annotations in shapes/ (not a vocabulary of the data).
 YUPANA = "urn:yupana:"
@@ -44,7 +44,8 @@ def steps() -> dict[str, Callable[[str], str | None]]:
 
 
 class Refusal(NamedTuple):
-    """One value a decoder's compile step refuses (rdflib terms, the step's IRI, its reason)."""
+    """One value a decoder's compile step refuses: the node holding it, the predicate (an rdflib
+    term), the step's IRI, the node shape, the value's text and the reason."""
 
     subject: Any
     predicate: Any
@@ -60,18 +61,39 @@ class CompileCheckError(Exception):
 
 
 def refusals(data_graph: Any, shapes_graph: Any) -> list[Refusal]:
-    """Every value of ``data_graph`` the shapes mark as compiled that its step refuses."""
+    """Every value of ``data_graph`` the shapes mark as compiled that its step refuses, the
+    focus nodes found by pySHACL's own targets (``yupana shapes validate``)."""
     import rdflib
     from pyshacl.shapes_graph import ShapesGraph
 
-    marked = sorted(shapes_graph.subject_objects(rdflib.URIRef(COMPILES)), key=lambda pair: (str(pair[1]), str(pair[0])))
-    if not marked:
+    if not marks(shapes_graph):
         return []
-    sh_property = rdflib.URIRef(SH + "property")
     shapes = ShapesGraph(shapes_graph)
     shapes.shapes  # noqa: B018 - builds pySHACL's shape cache that lookup_shape_from_node reads
+
+    def focus_of(node: Any) -> Any:
+        shape: Any = shapes.lookup_shape_from_node(node)  # pySHACL's Shape: its methods are untyped
+        if shape is None or shape.deactivated:
+            return None
+        shape.set_advanced(True)
+        return shape.focus_nodes(data_graph)
+
+    def values(node: Any, predicate: Any) -> list[tuple[Any, str | None]]:
+        return [(o, str(o) if isinstance(o, rdflib.Literal) else None) for o in data_graph.objects(node, predicate)]
+
+    return found_refusals(shapes_graph, focus_of, values)
+
+
+def marks(shapes_graph: Any) -> list[tuple[Any, Any, Callable[[str], str | None], list[Any], list[Any]]]:
+    """The property shapes marked ``yupana:compiles``, in a stable order: (property shape, step
+    IRI, step, path as predicate IRIs, the node shapes it is the ``sh:property`` of).
+    CompileCheckError for a mark that cannot be run."""
+    import rdflib
+
+    marked = sorted(shapes_graph.subject_objects(rdflib.URIRef(COMPILES)), key=lambda pair: (str(pair[1]), str(pair[0])))
+    sh_property = rdflib.URIRef(SH + "property")
     known = steps()
-    found: dict[tuple[Any, ...], Refusal] = {}
+    out = []
     for prop, step_iri in marked:
         step = known.get(str(step_iri))
         if step is None:
@@ -82,24 +104,33 @@ def refusals(data_graph: Any, shapes_graph: Any) -> list[Refusal]:
         if not owners:
             raise CompileCheckError(f"{prop}: a property shape marked {COMPILES} must be the sh:property of a node "
                                     "shape (whose members hold the values)")
+        out.append((prop, step_iri, step, predicates, owners))
+    return out
+
+
+def found_refusals(shapes_graph: Any, focus_of: Callable[[Any], Any],
+                   values: Callable[[Any, Any], Iterable[tuple[Any, str | None]]]) -> list[Refusal]:
+    """The refusals of :func:`marks` over one data graph: ``focus_of(shape node)`` gives the
+    focus nodes of a shape's own targets (None when it is no shape or deactivated),
+    ``values(node, predicate)`` each object with its literal text (None for a node)."""
+    found: dict[tuple[Any, ...], Refusal] = {}
+    for prop, step_iri, step, predicates, owners in marks(shapes_graph):
         for owner in [*owners, prop]:  # the node shape's targets, and the property shape's own when it has any
-            shape: Any = shapes.lookup_shape_from_node(owner)  # pySHACL's Shape: its methods are untyped
-            if shape is None or shape.deactivated:
+            focus = focus_of(owner)
+            if focus is None:
                 continue
-            shape.set_advanced(True)
-            holders = set(shape.focus_nodes(data_graph))
+            holders = set(focus)
             for predicate in predicates[:-1]:
-                holders = {o for s in holders for o in data_graph.objects(s, predicate)
-                           if not isinstance(o, rdflib.Literal)}
+                holders = {o for s in holders for o, text in values(s, predicate) if text is None}
             for holder in holders:
-                for value in data_graph.objects(holder, predicates[-1]):
-                    if not isinstance(value, rdflib.Literal) or not str(value).strip():
+                for _, text in values(holder, predicates[-1]):
+                    if text is None or not text.strip():
                         continue
-                    problem = step(str(value))
+                    problem = step(text)
                     if problem:
-                        key = (holder, predicates[-1], str(step_iri), str(value))
+                        key = (holder, predicates[-1], str(step_iri), text)
                         named = owners[0] if owner is prop else owner  # results name the node shape
-                        found.setdefault(key, Refusal(holder, predicates[-1], str(step_iri), named, value, problem))
+                        found.setdefault(key, Refusal(holder, predicates[-1], str(step_iri), named, text, problem))
     return list(found.values())
 
 

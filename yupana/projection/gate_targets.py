@@ -29,34 +29,19 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _PLANS: dict[int, tuple[Any, list[tuple[Any, Any, str]]]] = {}
 
 
-def resolved(shapes: Any, triples: Iterable[tuple[str, str, Term]], to_rdflib: Callable[[Any], Any]) -> Any:
+def resolved(shapes: Any, triples: Iterable[tuple[str, str, Term]], to_rdflib: Callable[[Any], Any],
+             selection: dict[Any, list[str | Term]] | None = None) -> Any:
     """A copy of the rdflib ``shapes`` graph whose SPARQL targets are ``sh:targetNode`` s
     selected from ``triples`` (``shapes`` itself when it has no SPARQL target); ``to_rdflib``
-    makes the rdflib term of an IRI, a ``_:`` label or a :class:`Term`, as the data graph's."""
+    makes the rdflib term of an IRI, a ``_:`` label or a :class:`Term`, as the data graph's;
+    ``selection``: :func:`selected` 's answer for these triples, when the caller has it."""
     plan = _plan(shapes)
     if not plan:
         return shapes
-    import pyoxigraph
     import rdflib
 
-    store = pyoxigraph.Store()
-    nodes: dict[Any, Any] = {}  # subjects, predicates and IRIs repeat: one pyoxigraph term each
-    graph = pyoxigraph.DefaultGraph()
-    quads = []
-    for s, p, o in triples:
-        subject = nodes.get(s)
-        if subject is None:
-            subject = nodes[s] = pyoxigraph.BlankNode(s[2:]) if s.startswith("_:") else pyoxigraph.NamedNode(s)
-        predicate = nodes.get(p)
-        if predicate is None:
-            predicate = nodes[p] = pyoxigraph.NamedNode(p)
-        obj = nodes.get(o) if o.kind != "literal" else None
-        if obj is None:
-            obj = _term(o)
-            if o.kind != "literal":
-                nodes[o] = obj
-        quads.append(pyoxigraph.Quad(subject, predicate, obj, graph))
-    store.extend(quads)
+    if selection is None:
+        selection = selected(shapes, triples)
     out = rdflib.Graph()
     out.namespace_manager = shapes.namespace_manager
     targets = {target for _, target, _ in plan}
@@ -66,16 +51,46 @@ def resolved(shapes: Any, triples: Iterable[tuple[str, str, Term]], to_rdflib: C
             continue
         out.add(triple)
     target_node = rdflib.URIRef(SH + "targetNode")
-    for shape, _, select in plan:
+    for shape, target, _ in plan:
+        for node in selection.get(target, ()):
+            out.add((shape, target_node, to_rdflib(node)))
+    return out
+
+
+def selected(shapes: Any, triples: Iterable[tuple[str, str, Term]]) -> dict[Any, list[str | Term]]:
+    """Each SPARQL target of ``shapes`` (its rdflib node) → the ``?this`` nodes its SELECT
+    selects from ``triples`` (an IRI, a ``_:`` label or a literal :class:`Term`), every
+    SELECT answered by one pyoxigraph store holding the triples. ValueError or SyntaxError
+    when a SELECT does not run."""
+    plan = _plan(shapes)
+    if not plan:
+        return {}
+    import pyoxigraph
+
+    triples = triples if isinstance(triples, list) else list(triples)
+    store = pyoxigraph.Store()
+    try:  # N-Triples text parsed by the store: ~3x faster than a Quad object a triple (the
+        # parser renames blank nodes, so triples with one take the Quad route)
+        store.load(_ntriples(triples), format=pyoxigraph.RdfFormat.N_TRIPLES)
+    except (SyntaxError, ValueError):  # a term N-Triples cannot spell: say what is wrong term by term
+        store = pyoxigraph.Store()
+        store.extend(_quads(triples))
+    answers: dict[Any, list[str | Term]] = {}
+    for _, target, select in plan:
         rows = store.query(select)
         if not isinstance(rows, pyoxigraph.QuerySolutions):
             raise ValueError(f"a SPARQL target is not a SELECT: {select[:80]!r}")
+        found = answers.setdefault(target, [])
         for row in rows:
             node = row["this"]
-            if node is None:
-                continue
-            out.add((shape, target_node, to_rdflib(_term_of(node))))
-    return out
+            if node is not None:
+                found.append(_term_of(node))
+    return answers
+
+
+def sparql_targets(shapes: Any) -> set[Any]:
+    """The SPARQL targets of ``shapes`` that :func:`selected` answers (their rdflib nodes)."""
+    return {target for _, target, _ in _plan(shapes)}
 
 
 def _plan(shapes: Any) -> list[tuple[Any, Any, str]]:
@@ -98,9 +113,50 @@ def _plan(shapes: Any) -> list[tuple[Any, Any, str]]:
                            for prefix in shapes.objects(declaration, sh.prefix)
                            for namespace in shapes.objects(declaration, sh.namespace))
         plan.append((shape, target, prologue + str(select)))
-    _PLANS.clear()
+    if len(_PLANS) >= 8:  # the shapes of this process, and the parts the gate gives pySHACL
+        _PLANS.clear()
     _PLANS[id(shapes)] = (shapes, plan)
     return plan
+
+
+def _ntriples(triples: Iterable[tuple[str, str, Term]]) -> bytes:
+    lines: list[str] = []
+    add = lines.append
+    for s, p, o in triples:
+        kind = o.kind
+        if kind == "bnode" or s.startswith("_:"):
+            raise ValueError("a blank node")
+        if kind == "uri":
+            obj = f"<{o.value}>"
+        else:
+            v = o.value
+            if '"' in v or "\\" in v or "\n" in v or "\r" in v:
+                v = v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+            obj = f'"{v}"@{o.lang}' if o.lang else (f'"{v}"^^<{o.datatype}>' if o.datatype else f'"{v}"')
+        add(f"<{s}> <{p}> {obj} .\n")
+    return "".join(lines).encode()
+
+
+def _quads(triples: Iterable[tuple[str, str, Term]]) -> list[Any]:
+    import pyoxigraph
+
+    nodes: dict[Any, Any] = {}  # subjects, predicates and IRIs repeat: one pyoxigraph term each
+    graph = pyoxigraph.DefaultGraph()
+    quads = []
+    for s, p, o in triples:
+        subject = nodes.get(s)
+        if subject is None:
+            subject = nodes[s] = pyoxigraph.BlankNode(s[2:]) if s.startswith("_:") else pyoxigraph.NamedNode(s)
+        predicate = nodes.get(p)
+        if predicate is None:
+            predicate = nodes[p] = pyoxigraph.NamedNode(p)
+        obj = nodes.get(o) if o.kind != "literal" else None
+        if obj is None:
+            obj = _term(o)
+            if o.kind != "literal":
+                nodes[o] = obj
+        quads.append(pyoxigraph.Quad(subject, predicate, obj, graph))
+    return quads
 
 
 def _term(o: Term) -> Any:
