@@ -231,6 +231,26 @@ def test_the_twin_is_ignored_once_the_json_is_replaced_and_then_rebuilt(path):
     assert cache.read(path)[0]["text_rules"][0]["name"] == "rebuilt-twin"  # … and it is used
 
 
+def test_plane_digests_come_from_the_twin_and_equal_those_computed_from_the_json(path):
+    import hashlib
+
+    full = body(repo_exposure=[], landing_policies=[], work_item_status=None)  # every plane a refresh writes
+    assert cache.save(full, path) is None
+    from_twin = cache.plane_digests(path)
+    assert from_twin["text_rules"] == hashlib.sha256(
+        json.dumps(body()["text_rules"], separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    assert from_twin["grounding"] == hashlib.sha256(b"null").hexdigest()
+    os.unlink(cache.hot_path_for(path))  # no twin (another tool wrote the JSON): computed from the JSON alike
+    assert cache.plane_digests(path) == from_twin
+    replacement = dict(full, text_rules=[{"name": "r2", "pattern": "TODO", "tier": "warn"}])
+    assert cache.save(full, path) is None
+    write_raw(path + ".new", json.dumps(replacement))
+    os.replace(path + ".new", path)  # the twin left beside it is another JSON's: not believed
+    changed = cache.plane_digests(path)
+    assert changed["text_rules"] != from_twin["text_rules"] and changed["tripwires"] == from_twin["tripwires"]
+    assert cache.plane_digests(str(os.path.dirname(path)) + "/absent.json") == {}
+
+
 def test_a_twin_from_another_derivation_version_is_ignored(path, monkeypatch):
     assert cache.save(body(), path) is None
     _poison_twin(path, "old-derivation")

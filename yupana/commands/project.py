@@ -140,10 +140,7 @@ def _report(outcome: Any, *, print_table: bool) -> int:
 
 def summary_lines(outcome: Any) -> list[str]:
     """One line per plane: count, digest, duration, endpoint (plus a heading and a footer)."""
-    from yupana.state import cache
-
-    body, _ = cache.read_json(outcome.cache_path) if outcome.cache_path else (None, None)
-    body = body or {}
+    digests = _digests(outcome.cache_path)
     rows = []
     for plane in PLANES:
         count = (outcome.counts or {}).get(plane)
@@ -155,7 +152,7 @@ def summary_lines(outcome: Any) -> list[str]:
             duration = f"(in {timed_with})"
         else:
             duration = "-"
-        rows.append((plane, "unknown" if count is None else str(count), plane_digest(body.get(plane)), duration))
+        rows.append((plane, "unknown" if count is None else str(count), digests.get(plane) or "-", duration))
     width = max(len(r[0]) for r in rows)
     lines = [f"projected {outcome.endpoint} ({outcome.dialect}) in {outcome.duration_s:.2f}s -> {outcome.cache_path}"]
     for plane, count, digest, duration in rows:
@@ -193,25 +190,29 @@ def phases_json(phases: dict[str, float | None]) -> dict[str, float | None] | No
     return {f"{name}_s": None if phases.get(name) is None else round(float(phases[name] or 0.0), 4) for name in PHASES}
 
 
-def plane_digest(value: Any) -> str:
-    """A short content digest of one plane's entries ("unknown" when the plane is UNKNOWN)."""
-    if value is None:
-        return "unknown"
-    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+#: A plane's digest when it is JSON ``null`` (UNKNOWN).
+_NULL = hashlib.sha256(b"null").hexdigest()
+
+
+def _digests(path: str | None) -> dict[str, str]:
+    """A short content digest of each plane of the cache at ``path`` (SHA-256 of its JSON as
+    the cache writer wrote it, from the hot twin's header: the JSON is not read again);
+    "unknown" for a plane that is UNKNOWN."""
+    from yupana.state import cache
+
+    return {plane: "unknown" if digest == _NULL else "sha256:" + digest[:16]
+            for plane, digest in cache.plane_digests(path).items()}
 
 
 def _outcome_json(outcome: Any) -> dict[str, Any]:
-    from yupana.state import cache
-
-    body, _ = cache.read_json(outcome.cache_path) if (outcome.ok and outcome.cache_path) else (None, None)
+    digests = _digests(outcome.cache_path) if outcome.ok else {}
     planes = []
     for plane in PLANES:
         stats = (outcome.planes or {}).get(plane)
         planes.append({
             "plane": plane,
             "count": (outcome.counts or {}).get(plane),
-            "digest": plane_digest((body or {}).get(plane)) if body else None,
+            "digest": digests.get(plane),
             "duration_s": round(stats.duration_s, 4) if stats is not None else None,
             "requests": stats.requests if stats is not None else None,
         })

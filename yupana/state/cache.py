@@ -36,7 +36,6 @@ from yupana.planes import CACHE_VERSION, LIST_PLANES, OPTIONAL_PLANES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     Served = dict[str, Any] | HotCache
@@ -130,7 +129,9 @@ def save_detailed(cache: dict[str, Any], path: str | None = None,
         malformed = cache_entries.check(cache)
         if malformed:
             return f"refusing to write a malformed cache to {target}: {malformed}", None
-        body = _Body(cache)
+        from yupana.state.cache_body import JsonBody
+
+        body = JsonBody(cache)
         body.check()  # what cannot be serialised fails here, before any file is touched
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         st = atomic.write(target, body.chunks(), fsync=True)
@@ -163,66 +164,6 @@ def _prior_twin(target: str) -> HotFile | None:
         return hot_view.open_file(hot_path_for(target), statefile.CACHE_LIMIT)
     except (OSError, ValueError):
         return None
-
-
-class _Body:
-    """projection.json as it is written: compact JSON, each plane's part digested on the way
-    (what lets the twin copy the planes a refresh did not change) and the whole file's SHA-1,
-    produced in chunks — a 50,000-rule cache is never one string in memory. Cold path: the
-    C encoder of :mod:`json`."""
-
-    def __init__(self, cache: dict[str, Any]) -> None:
-        import json
-
-        self.cache = cache
-        self.encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                                       default=_jsonable).encode
-        self.digests: dict[str, str] = {}
-        self._sha1: Any = None
-
-    def check(self) -> None:
-        """Raise ValueError for a value JSON cannot hold (NaN, an object), before writing."""
-        for key, value in self.cache.items():
-            if not isinstance(key, str):
-                raise ValueError(f"JSON object keys must be strings, not {type(key).__name__}")
-            if not isinstance(value, list):
-                self.encode(value)
-
-    def chunks(self) -> Iterator[bytes]:
-        whole = _new_sha1()
-        self._sha1 = whole
-        for n, (key, value) in enumerate(self.cache.items()):
-            part = _new_sha1()
-            head = ("{" if n == 0 else ",") + self.encode(key) + ":"
-            whole.update(head.encode("utf-8"))
-            yield head.encode("utf-8")
-            for piece in self._value(value):
-                data = piece.encode("utf-8")
-                part.update(data)
-                whole.update(data)
-                yield data
-            self.digests[key] = part.hexdigest()
-        tail = b"}" if self.cache else b"{}"
-        whole.update(tail)
-        yield tail
-
-    def _value(self, value: Any) -> Iterator[str]:
-        if not isinstance(value, list):
-            yield self.encode(value)
-            return
-        yield "["
-        for i, entry in enumerate(value):
-            yield ("," if i else "") + self.encode(entry)
-        yield "]"
-
-    def sha1(self) -> str:
-        return str(self._sha1.hexdigest())
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    raise ValueError(f"cannot write a {type(value).__name__} as JSON")
 
 
 def _new_sha1() -> Any:
@@ -348,6 +289,32 @@ def read_json(path: str) -> tuple[dict[str, Any] | None, Miss | None]:
         return None, miss
     _, checked, miss = _read_checked(path)
     return checked, miss
+
+
+def plane_digests(path: str | None) -> dict[str, str]:
+    """Each plane's digest in the cache at ``path`` (SHA-256 of its JSON as written, hex): from
+    its hot twin's header when that twin is this JSON's, else computed from the JSON (a twin a
+    hook derived carries none); {} when there is no readable cache. Cold path."""
+    if not path:
+        return {}
+    try:
+        st = os.stat(path)
+        twin = hot_view.open_file(hot_path_for(path), statefile.CACHE_LIMIT)
+        try:
+            found = twin.header.get("plane_digests") if twin.header.get("key") == _hot_key(st) else None
+        finally:
+            twin.close()
+        if found:
+            return dict(found)
+    except (OSError, ValueError, KeyError, TypeError):  # absent, refused, empty, Corrupt
+        pass
+    cache, _ = read_json(path)
+    if cache is None:
+        return {}
+    from yupana.planes import BY_KEY
+    from yupana.state.cache_body import JsonBody
+
+    return {key: digest for key, digest in JsonBody(cache).plane_digests().items() if key in BY_KEY}
 
 
 def _read_checked(path: str) -> tuple[bytes | None, dict[str, Any] | None, Miss | None]:
