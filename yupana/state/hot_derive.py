@@ -30,6 +30,7 @@ from yupana.state.hot_view import HOT_FORMAT, INDEX, MAGIC, PLANE, RULE_OFFSETS,
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     Memo = dict[str, tuple[Any, Any]]
@@ -50,17 +51,14 @@ def prefilters(pattern: str, memo: Memo | None = None) -> tuple[Any, Any]:
     return found
 
 
-def derive_plane(key: str, value: Any, memo: Memo | None = None) -> dict[str, Any]:
+def derive_plane(key: str, value: Any, memo: Memo | None = None, *, lazy: bool = False) -> dict[str, Any]:
     """The derived top-level keys of plane ``key`` holding ``value`` (``repo_exposure`` also
     gives ``_repo_exposure``). A glob that does not compile keeps ``None`` tokens; the
-    evaluators turn that into a loud fail-open."""
+    evaluators turn that into a loud fail-open. ``lazy``: the text rules as an iterator, each
+    derived as it is taken (the twin's writer marshals them one by one)."""
     if key == "text_rules":
-        rules = []
-        for rule in value or ():
-            rule = dict(rule)
-            rule["_prefilter"], rule["_run"] = prefilters(rule.get("pattern") or "", memo)
-            rules.append(rule)
-        return {key: rules}
+        rules = (_text_rule(rule, memo) for rule in value or ())
+        return {key: rules if lazy else list(rules)}
     if key == "memory_policies":
         memory = []
         for pol in value or ():
@@ -132,7 +130,11 @@ def image(cache: dict[str, Any], header: dict[str, Any], *, digests: dict[str, s
         if digest is not None and before.get(key) == digest and prior is not None and _reuse(prior, key, sections,
                                                                                                extras):
             continue
-        _plane_sections(key, derive_plane(key, _value(cache, key), memo_once()), sections, extras)
+        derived = derive_plane(key, _value(cache, key), memo_once(), lazy=True)
+        if key == "text_rules":
+            _text_rule_sections(derived[key], sections, extras)
+        else:
+            _plane_sections(key, derived, sections, extras)
     for key in (k for k in cache if k.startswith("_")):  # already derived (a twin rebuilt from another)
         sections[PLANE + key] = marshal.dumps(cache[key])
     meta = {k: v for k, v in cache.items() if k not in BY_KEY and not k.startswith("_")}
@@ -142,25 +144,36 @@ def image(cache: dict[str, Any], header: dict[str, Any], *, digests: dict[str, s
 
 
 def _plane_sections(key: str, derived: dict[str, Any], sections: dict[str, bytes], extras: dict[str, Any]) -> None:
-    if key != "text_rules":
-        for name, value in derived.items():
-            sections[PLANE + name] = marshal.dumps(value)
-        if key == "policies":
-            extras["policy_languages"] = sorted({
-                str((p.get("rule") or {}).get("language") or "").lower() for p in derived[key]
-                if (p.get("rule") or {}).get("verification_point") in (None, "PAG")})
-        return
-    rules = derived[key]
-    records = [marshal.dumps(rule) for rule in rules]
+    for name, value in derived.items():
+        sections[PLANE + name] = marshal.dumps(value)
+    if key == "policies":
+        extras["policy_languages"] = sorted({
+            str((p.get("rule") or {}).get("language") or "").lower() for p in derived[key]
+            if (p.get("rule") or {}).get("verification_point") in (None, "PAG")})
+
+
+def _text_rule(rule: dict[str, Any], memo: Memo | None) -> dict[str, Any]:
+    rule = dict(rule)
+    rule["_prefilter"], rule["_run"] = prefilters(rule.get("pattern") or "", memo)
+    return rule
+
+
+def _text_rule_sections(rules: Iterable[dict[str, Any]], sections: dict[str, Any], extras: dict[str, Any]) -> None:
+    """The derived text rules marshalled as they come, into one buffer behind their offsets
+    and the literal index: 50,000 derived rules are never all alive at once."""
+    records = bytearray()
     offsets = [0]
-    for record in records:
-        offsets.append(offsets[-1] + len(record))
-    sections[RULES] = b"".join(records)
+    filters = []
+    for rule in rules:
+        records += marshal.dumps(rule)
+        offsets.append(len(records))
+        filters.append(rule["_prefilter"])
+    sections[RULES] = records
     sections[RULE_OFFSETS] = rule_index.u32_array(offsets)
-    index_meta, index_sections = rule_index.build([rule.get("_prefilter") for rule in rules])
+    index_meta, index_sections = rule_index.build(filters)
     for name, data in index_sections.items():
         sections[INDEX + name] = data
-    extras["text_rules"] = {"count": len(rules), "index": index_meta}
+    extras["text_rules"] = {"count": len(filters), "index": index_meta}
 
 
 def _reuse(prior: HotFile, key: str, sections: dict[str, bytes], extras: dict[str, Any]) -> bool:
