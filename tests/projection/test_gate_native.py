@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import rdflib
-from rdflib.namespace import RDF, RDFS, XSD
+from rdflib.namespace import RDF, RDFS
 
 from yupana.endpoint.base import Term
 from yupana.projection import gate, gate_native
@@ -23,6 +23,10 @@ from .helpers import (
 )
 from .test_gate import BASE, COMPILE_MUTATIONS, EXTRA, MUTATIONS, as_terms
 from .test_gate_chunks import catalogue
+
+# A plain Namespace: rdflib's XSD warns whenever an unknown attribute is asked (pytest asks
+# every module global for _mock_name while collecting).
+XSD = rdflib.Namespace("http://www.w3.org/2001/XMLSchema#")
 
 QUIPU = Path(os.environ.get("YUPANA_SHARED_FIXTURES", "/work/shared/fixtures")) / "quipu"
 A = rdflib.Namespace(AEGIS)
