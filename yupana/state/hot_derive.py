@@ -39,14 +39,15 @@ if TYPE_CHECKING:
 _EXTRAS = {"text_rules": ("text_rules",), "policies": ("policy_languages",)}
 
 
-def prefilters(pattern: str, memo: Memo | None = None) -> tuple[Any, Any]:
-    """(literal prefilter, required run) of ``pattern``, from ``memo`` when it has them."""
+def prefilters(pattern: str, memo: Memo | None = None, *, remember: bool = True) -> tuple[Any, Any]:
+    """(literal prefilter, required run) of ``pattern``, from ``memo`` when it has them (and
+    added to it, unless not ``remember``)."""
     if memo is not None:
         found = memo.get(pattern)
         if found is not None:
             return found
     found = regex_prefilter.prefilters(pattern)
-    if memo is not None:
+    if memo is not None and remember:
         memo[pattern] = found
     return found
 
@@ -55,9 +56,10 @@ def derive_plane(key: str, value: Any, memo: Memo | None = None, *, lazy: bool =
     """The derived top-level keys of plane ``key`` holding ``value`` (``repo_exposure`` also
     gives ``_repo_exposure``). A glob that does not compile keeps ``None`` tokens; the
     evaluators turn that into a loud fail-open. ``lazy``: the text rules as an iterator, each
-    derived as it is taken (the twin's writer marshals them one by one)."""
+    derived as it is taken (the twin's writer marshals them one by one; the new patterns'
+    prefilters are not added to ``memo``, which would keep 50,000 of them alive)."""
     if key == "text_rules":
-        rules = (_text_rule(rule, memo) for rule in value or ())
+        rules = (_text_rule(rule, memo, not lazy) for rule in value or ())
         return {key: rules if lazy else list(rules)}
     if key == "memory_policies":
         memory = []
@@ -152,21 +154,22 @@ def _plane_sections(key: str, derived: dict[str, Any], sections: dict[str, bytes
             if (p.get("rule") or {}).get("verification_point") in (None, "PAG")})
 
 
-def _text_rule(rule: dict[str, Any], memo: Memo | None) -> dict[str, Any]:
+def _text_rule(rule: dict[str, Any], memo: Memo | None, remember: bool) -> dict[str, Any]:
     rule = dict(rule)
-    rule["_prefilter"], rule["_run"] = prefilters(rule.get("pattern") or "", memo)
+    rule["_prefilter"], rule["_run"] = prefilters(rule.get("pattern") or "", memo, remember=remember)
     return rule
 
 
 def _text_rule_sections(rules: Iterable[dict[str, Any]], sections: dict[str, Any], extras: dict[str, Any]) -> None:
-    """The derived text rules marshalled as they come, into one buffer behind their offsets
-    and the literal index: 50,000 derived rules are never all alive at once."""
-    records = bytearray()
+    """The derived text rules marshalled as they come (one record each, behind their offsets
+    and the literal index): 50,000 derived rules are never all alive at once."""
+    records: list[bytes] = []
     offsets = [0]
     filters = []
     for rule in rules:
-        records += marshal.dumps(rule)
-        offsets.append(len(records))
+        record = marshal.dumps(rule)
+        records.append(record)
+        offsets.append(offsets[-1] + len(record))
         filters.append(rule["_prefilter"])
     sections[RULES] = records
     sections[RULE_OFFSETS] = rule_index.u32_array(offsets)
@@ -197,15 +200,20 @@ def _owner(section: str) -> str:
     return "repo_exposure" if name == "_repo_exposure" else name
 
 
-def build(header: dict[str, Any], sections: dict[str, bytes]) -> list[bytes]:
-    """The file's chunks: ``header`` plus the section table, then every section."""
+def build(header: dict[str, Any], sections: dict[str, Any]) -> list[bytes]:
+    """The file's chunks: ``header`` plus the section table, then every section (bytes, or a
+    list of the chunks it is made of: the text rules' records are never joined in memory)."""
     table = {}
+    chunks: list[bytes] = []
     at = 0
     for name, data in sections.items():
-        table[name] = (at, len(data))
-        at += len(data)
+        parts = data if isinstance(data, list) else [data]
+        size = sum(len(part) for part in parts)
+        table[name] = (at, size)
+        at += size
+        chunks.extend(parts)
     head = marshal.dumps(dict(header, byteorder=sys.byteorder, sections=table))
-    return [MAGIC, len(head).to_bytes(4, "little"), head, *sections.values()]
+    return [MAGIC, len(head).to_bytes(4, "little"), head, *chunks]
 
 
 def memo_of(file: HotFile) -> Memo:
@@ -213,7 +221,7 @@ def memo_of(file: HotFile) -> Memo:
     memo: Memo = {}
     if file.header.get("format") != HOT_FORMAT or file.header.get("algorithm") != regex_prefilter.ALGORITHM:
         return memo
-    for rule in TextRules(file):
+    for rule in TextRules(file).each():
         pattern = rule.get("pattern")
         if isinstance(pattern, str):
             memo[pattern] = (rule.get("_prefilter"), rule.get("_run"))

@@ -176,12 +176,19 @@ class TextRules:
         """Rule ``i`` (the cache's order), with its derived ``_prefilter`` and ``_run``."""
         found = self._rules.get(i)
         if found is None:
-            bounds = memoryview(self.file.span(RULE_OFFSETS, 4 * i, 4 * i + 8)).cast("I")
-            try:
-                found = marshal.loads(self.file.span(RULES, bounds[0], bounds[1]))
-            except (EOFError, ValueError, TypeError, IndexError) as exc:
-                raise Corrupt(f"text rule {i} does not unmarshal ({exc})") from None
-            self._rules[i] = found
+            found = self._rules[i] = self._load(i)
+        return found
+
+    def each(self) -> Any:
+        """Every rule in order, none kept (deriving a twin reads 50,000 of them once)."""
+        return (self._rules.get(i) or self._load(i) for i in range(self.count))
+
+    def _load(self, i: int) -> dict[str, Any]:
+        bounds = memoryview(self.file.span(RULE_OFFSETS, 4 * i, 4 * i + 8)).cast("I")
+        try:
+            found: dict[str, Any] = marshal.loads(self.file.span(RULES, bounds[0], bounds[1]))
+        except (EOFError, ValueError, TypeError, IndexError) as exc:
+            raise Corrupt(f"text rule {i} does not unmarshal ({exc})") from None
         return found
 
     def all(self) -> list[dict[str, Any]]:
