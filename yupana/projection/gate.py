@@ -42,6 +42,7 @@ from typing import Any
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from yupana.projection import gate_compiles
@@ -199,22 +200,13 @@ def validate(triples: Any, shapes_dir: str | None = None) -> GateReport:
         graph = graph_from_triples(triples)
         fallback = gate_targets.resolved(plan.fallback, triples, to_rdflib, selection)
         results += _pyshacl(graph, fallback)
-    try:
+    def compile_checks() -> list[gate_compiles.Refusal]:
         refused = gate_native_check.refusals(shapes, plan, data, selection) if graph is None else None
-        if refused is None:
+        if refused is None:  # a shape whose focus nodes only pySHACL finds
             refused = gate_compiles.refusals(graph if graph is not None else graph_from_triples(triples), shapes)
-    except gate_compiles.CompileCheckError as exc:
-        raise GateError(f"a shape's compile check cannot run: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - pySHACL's targets raise many types; none is a verdict
-        raise GateError(f"the compile checks failed: {type(exc).__name__}: {exc}") from None
-    merged = merge(results, refused)
-    return GateReport(
-        conforms=not any(r.severity == "violation" for r in merged),
-        results=merged,
-        shapes_dir=shapes_dir,
-        triples=data.count,
-        duration_s=time.perf_counter() - started,
-    )
+        return refused
+
+    return _report(merge(results, _compile_checks(compile_checks)), shapes_dir, data.count, started)
 
 
 def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: Any = None) -> GateReport:
@@ -226,20 +218,23 @@ def validate_graph(data_graph: Any, shapes_dir: str | None = None, *, shapes: An
     shapes = load_shapes(shapes_dir) if shapes is None else shapes
     started = time.perf_counter()
     results = _pyshacl(data_graph, shapes)
+    refused = _compile_checks(lambda: gate_compiles.refusals(data_graph, shapes))
+    return _report(merge(results, refused), shapes_dir, len(data_graph), started)
+
+
+def _compile_checks(run: Callable[[], list[gate_compiles.Refusal]]) -> list[gate_compiles.Refusal]:
+    """The compile steps' refusals; GateError when they cannot run (a broken shape, a failing target)."""
     try:
-        refused = gate_compiles.refusals(data_graph, shapes)
+        return run()
     except gate_compiles.CompileCheckError as exc:
         raise GateError(f"a shape's compile check cannot run: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - pySHACL's targets raise many types; none is a verdict
         raise GateError(f"the compile checks failed: {type(exc).__name__}: {exc}") from None
-    results = merge(results, refused)
-    return GateReport(
-        conforms=not any(r.severity == "violation" for r in results),
-        results=results,
-        shapes_dir=shapes_dir,
-        triples=len(data_graph),
-        duration_s=time.perf_counter() - started,
-    )
+
+
+def _report(results: list[ShapeResult], shapes_dir: str, triples: int, started: float) -> GateReport:
+    return GateReport(conforms=not any(r.severity == "violation" for r in results), results=results,
+                      shapes_dir=shapes_dir, triples=triples, duration_s=time.perf_counter() - started)
 
 
 def _pyshacl(data_graph: Any, shapes: Any) -> list[ShapeResult]:
