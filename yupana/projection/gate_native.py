@@ -198,6 +198,32 @@ def _shape(g: Any, node: Any, owners: dict[Any, Any], targets: Targets | None, s
     if targets is None:
         raise NotNative("targets")
     sh = rdflib.Namespace(SH)
+    values = _parameters(g, node, sh)
+    shape = Shape(node=node, targets=targets, graph=g)
+    typed = set(g.objects(node, rdflib.RDF.type))
+    if "path" in values:
+        if sh.NodeShape in typed:
+            raise NotNative("a node shape with a path")
+        shape.path = _path(g, values["path"][0])
+        shape.path_text = render_path(g, values["path"][0])
+    elif sh.PropertyShape in typed:
+        raise NotNative("a property shape without a path")
+    shape.severity = _severity(values.get("severity", [sh.Violation])[0])
+    messages = values.get("message", [])
+    if len(messages) == 1 and isinstance(messages[0], rdflib.Literal) and not messages[0].language:
+        shape.message = str(messages[0])
+    elif messages:
+        raise NotNative("several sh:message values, or one with a language")
+    named = owners.get(node, node)
+    shape.name = compact(str(named)) if isinstance(named, rdflib.URIRef) else None
+    shape.checks = _checks(g, values, shapes, sh)
+    if shape.message is None and any(c not in ("property", "nodeKind") for c, _ in shape.checks):
+        raise NotNative("no sh:message (pySHACL generates one)")
+    return shape
+
+
+def _parameters(g: Any, node: Any, sh: Any) -> dict[str, list[Any]]:
+    """The shape's sh: parameters by local name; NotNative for one the check does not take."""
     values: dict[str, list[Any]] = {}
     for p, o in g.predicate_objects(node):
         p = str(p)
@@ -216,25 +242,15 @@ def _shape(g: Any, node: Any, owners: dict[Any, Any], targets: Targets | None, s
     for param in _custom_parameters(g):
         if (node, param, None) in g:
             raise NotNative("a custom constraint component")
-    shape = Shape(node=node, targets=targets, graph=g)
-    typed = set(g.objects(node, rdflib.RDF.type))
-    if "path" in values:
-        if sh.NodeShape in typed:
-            raise NotNative("a node shape with a path")
-        shape.path = _path(g, values["path"][0])
-        shape.path_text = render_path(g, values["path"][0])
-    elif sh.PropertyShape in typed:
-        raise NotNative("a property shape without a path")
-    severity = values.get("severity", [sh.Violation])[0]
-    shape.severity = _severity(severity)
-    messages = values.get("message", [])
-    if len(messages) == 1 and isinstance(messages[0], rdflib.Literal) and not messages[0].language:
-        shape.message = str(messages[0])
-    elif messages:
-        raise NotNative("several sh:message values, or one with a language")
-    named = owners.get(node, node)
-    shape.name = compact(str(named)) if isinstance(named, rdflib.URIRef) else None
-    checks = shape.checks
+    return values
+
+
+def _checks(g: Any, values: dict[str, list[Any]], shapes: set[Any], sh: Any) -> list[tuple[str, Any]]:
+    """The (constraint, parameter) checks of a shape's parameters; NotNative for a value the
+    check does not take."""
+    import rdflib
+
+    checks: list[tuple[str, Any]] = []
     for name in ("minCount", "maxCount", "minLength", "maxLength"):
         for value in values.get(name, ()):
             if not isinstance(value, rdflib.Literal) or type(value.value) is not int or value.value < 0:
@@ -283,9 +299,7 @@ def _shape(g: Any, node: Any, owners: dict[Any, Any], targets: Targets | None, s
             checks.append(("closed", (frozenset(ignored), frozenset(working))))
     elif "ignoredProperties" in values:
         raise NotNative("ignoredProperties without closed")
-    if shape.message is None and any(c not in ("property", "nodeKind") for c, _ in checks):
-        raise NotNative("no sh:message (pySHACL generates one)")
-    return shape
+    return checks
 
 
 def _path(g: Any, path: Any) -> tuple[str, ...]:
