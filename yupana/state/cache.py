@@ -216,6 +216,21 @@ def load_servable_json(path: str | None, endpoint: str, ttl: int, now: int) -> t
     return _servable(cache, miss, path, endpoint, ttl, now)
 
 
+def served_json(quipu: dict[str, Any], root: str, now: int) -> tuple[str | None, str | None, str | None,
+                                                                     dict[str, Any] | None, Miss | None]:
+    """The cache of the configured store as a cold command sees it, never refreshed or written:
+    ``(off_reason, key, path, cache, miss)``; ``off_reason`` says why the governed plane is off
+    (then the rest is None)."""
+    endpoint = (quipu.get("endpoint") or "").strip()
+    if not quipu["enabled"] or not endpoint:
+        why = "[yupana.quipu] enabled is false" if not quipu["enabled"] else "[yupana.quipu] endpoint is not set"
+        return why, None, None, None, None
+    key = endpoint_key(endpoint, root)
+    path = stores.cache_path(key)
+    body, miss = load_servable_json(path, key, int(quipu["projection_cache_ttl_secs"]), now)
+    return None, key, path, body, miss
+
+
 def _no_path() -> Miss:
     return Miss("absent", "no cache path could be resolved (set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME)")
 

@@ -142,22 +142,18 @@ def served_policy(cfg: dict[str, Any], top: str, now: int) -> dict[str, Any]:
 
     Returns the ``policy`` object of ``--json`` plus ``_cache`` (the cache, or None).
     """
-    from yupana.state import cache, refresh_state, stores
+    from yupana.state import cache, refresh_state
 
     quipu = cfg["quipu"]
-    endpoint = (quipu.get("endpoint") or "").strip()
     ttl, interval = int(quipu["projection_cache_ttl_secs"]), int(quipu["refresh_interval_secs"])
     out: dict[str, Any] = {"endpoint": None, "cache_path": None, "freshness": None, "cache_age_secs": None, "written_at": None,
                  "ttl_secs": ttl, "refresh_interval_secs": interval, "stale_reason": None, "miss": None,
                  "not_configured": None, "_cache": None}
-    if not quipu["enabled"] or not endpoint:
-        out["not_configured"] = "[yupana.quipu] enabled is false" if not quipu["enabled"] else \
-            "[yupana.quipu] endpoint is not set"
+    off, key, path, body, miss = cache.served_json(quipu, top, now)
+    if off is not None or key is None:
+        out["not_configured"] = off
         return out
-    key = cache.endpoint_key(endpoint, top)
-    path = stores.cache_path(key)
     out.update(endpoint=key, cache_path=path)
-    body, miss = cache.load_servable_json(path, key, ttl, now)
     if miss is not None:
         out["miss"] = {"label": miss.label, "reason": miss.reason}
         return out
