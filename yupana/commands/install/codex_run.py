@@ -26,10 +26,11 @@ def run(args: argparse.Namespace, installing: bool) -> int:
     config_path = os.path.join(home, "config.toml")
     try:
         text, data = hooks_file.read(hooks_path)
+        wanted = install.wanted("codex", args, data, hooks_path) if installing else []
     except hooks_file.HooksFileError as exc:
         print(f"yupana: {exc}", file=sys.stderr)
         return 1
-    wanted = hooks_file.desired("codex")
+    install.report_foreign(data, hooks_path, installing)
     new = hooks_file.merge(data, wanted) if installing else hooks_file.remove(data)
     config_text = install_codex.read_config(config_path)
     rename, drop = install_codex.moved_keys(data, new, install_codex.state_keys(config_text), hooks_path)
