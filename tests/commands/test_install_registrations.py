@@ -198,3 +198,27 @@ def test_a_lone_surrogate_is_kept_as_its_escape_not_a_traceback(env, repo):
     text = path.read_text()
     assert '"note": "a\\ud800b"' in text
     assert json.loads(text)["note"] == "a\ud800b" and json.loads(text)["pair"] == "\U0001F600"
+
+
+# ── Codex config.toml ───────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("tricky", [
+    "note = \"it's a ''' in a string\"\n",
+    "note = 'three \"\"\" quotes'\n# a comment with ''' in it\n",
+    "multi = '''\nline [hooks.state.\"x\"]\n'''\n",
+    "[[servers]]\nname = \"a\"\n",
+])
+def test_codex_uninstall_edits_a_config_toml_whose_strings_hold_triple_quotes(env, repo, tricky):
+    home = env.home / ".codex"
+    home.mkdir()
+    hooks = home / "hooks.json"
+    assert yupana(env, "install", "codex", cwd=repo)[0] == 3  # registered; no codex binary to trust them
+    keys = [f"{hooks}:{k}" for k in ("pre_tool_use:0:0", "pre_tool_use:1:0", "post_tool_use:0:0")]
+    trust = "".join(f'[hooks.state."{k}"]\ntrusted_hash = "sha256:00"\n\n' for k in keys)
+    config = home / "config.toml"
+    config.write_text('model = "gpt-5.5"\n' + tricky + "\n" + trust + "[features]\napps = false\n")
+    rc, out, err = yupana(env, "uninstall", "codex", cwd=repo)
+    assert rc == 0, err
+    assert "removed 3 trust entries of ours" in out
+    assert config.read_text() == 'model = "gpt-5.5"\n' + tricky + "\n" + "[features]\napps = false\n"
