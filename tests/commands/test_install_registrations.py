@@ -222,3 +222,34 @@ def test_codex_uninstall_edits_a_config_toml_whose_strings_hold_triple_quotes(en
     assert rc == 0, err
     assert "removed 3 trust entries of ours" in out
     assert config.read_text() == 'model = "gpt-5.5"\n' + tricky + "\n" + "[features]\napps = false\n"
+
+
+# ── the lock ────────────────────────────────────────────────────────────────────────────
+
+
+def test_install_waits_for_the_lock_and_merges_into_what_the_file_holds_then(env, repo, tmp_path):
+    import fcntl
+    import os
+    import time
+
+    path = write_settings(repo, {"model": "sonnet"})
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another merge is under way
+    err_path = tmp_path / "install.err"
+    with err_path.open("wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "yupana", "install", "claude"], env=env, cwd=repo,
+                                stdout=subprocess.PIPE, stderr=err)
+    try:
+        deadline = time.monotonic() + 60
+        while "waiting for the lock" not in err_path.read_text() and proc.poll() is None:
+            assert time.monotonic() < deadline, "install neither waited nor finished"
+            time.sleep(0.05)
+        assert proc.poll() is None, f"install did not wait for the lock: {err_path.read_text()}"
+        path.write_text(json.dumps({"model": "opus", "permissions": {"allow": ["Bash(ls:*)"]}}))  # the other's edit
+    finally:
+        os.close(fd)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0, err_path.read_text()
+    settings = json.loads(path.read_text())
+    assert settings["model"] == "opus" and settings["permissions"] == {"allow": ["Bash(ls:*)"]}
+    assert len(commands(repo)) == 3

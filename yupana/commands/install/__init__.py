@@ -24,6 +24,7 @@ import subprocess
 import sys
 
 from yupana.commands.install import hooks as hooks_file
+from yupana.commands.install import lock as install_lock
 
 CLIENTS = ("claude", "codex", "git")
 UNTRUSTED_EXIT = 3
@@ -121,13 +122,26 @@ def report_foreign(data: dict[str, Any], path: str, install: bool) -> None:
 
 def _claude(args: argparse.Namespace, install: bool) -> int:
     path = claude_settings_path(args.user)
+    if args.dry_run:
+        return _claude_merge(args, install, path)
+    try:
+        with install_lock.held(path):
+            return _claude_merge(args, install, path)
+    except install_lock.Busy as exc:
+        print(f"yupana: {exc}", file=sys.stderr)
+        return 1
+
+
+def _claude_merge(args: argparse.Namespace, install: bool, path: str, attempt: int = 1) -> int:
+    """Read, merge and write the settings (under the lock, unless a dry run)."""
     try:
         text, data = hooks_file.read(path)
         new = hooks_file.merge(data, wanted("claude", args, data, path)) if install else hooks_file.remove(data)
     except hooks_file.HooksFileError as exc:
         print(f"yupana: {exc}", file=sys.stderr)
         return 1
-    report_foreign(data, path, install)
+    if attempt == 1:
+        report_foreign(data, path, install)
     if new == data and (text is not None or not install):
         print(nothing_to_do(path, install))
         return 0
@@ -136,6 +150,13 @@ def _claude(args: argparse.Namespace, install: bool) -> int:
         sys.stdout.write(diff(path, text, new_text))
         print(f"(dry run: {path} not written)")
         return 0
+    if not install_lock.unchanged(path, text):  # saved meanwhile by something that does not take the lock
+        if attempt < 3:
+            print(f"yupana: {path} changed while it was merged; merging again into what it holds now", file=sys.stderr)
+            return _claude_merge(args, install, path, attempt + 1)
+        print(f"yupana: {path} keeps changing while it is merged; nothing was written — run it again",
+              file=sys.stderr)
+        return 1
     error = write(path, new_text)
     if error:
         print(f"yupana: {error}", file=sys.stderr)
