@@ -253,3 +253,16 @@ def test_install_waits_for_the_lock_and_merges_into_what_the_file_holds_then(env
     settings = json.loads(path.read_text())
     assert settings["model"] == "opus" and settings["permissions"] == {"allow": ["Bash(ls:*)"]}
     assert len(commands(repo)) == 3
+
+
+def test_codex_upgrade_keeps_the_tenant_too(env, repo):
+    home = env.home / ".codex"
+    home.mkdir()
+    (home / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "apply_patch", "hooks": [handler("yupana --tenant polecat-3 hook pre-edit")]}]}}))
+    rc, out, err = yupana(env, "install", "codex", cwd=repo)
+    assert rc == 3 and "updated pre-edit" in out, err  # registered; no codex binary to trust them
+    data = json.loads((home / "hooks.json").read_text())
+    registered = [h["command"] for gs in data["hooks"].values() for g in gs for h in g["hooks"]]
+    assert len(registered) == 3 and all("hook pre-edit --tenant polecat-3" in c or "--tenant polecat-3 2>" in c
+                                         for c in registered)
