@@ -266,3 +266,9 @@ def test_codex_upgrade_keeps_the_tenant_too(env, repo):
     registered = [h["command"] for gs in data["hooks"].values() for g in gs for h in g["hooks"]]
     assert len(registered) == 3 and all("hook pre-edit --tenant polecat-3" in c or "--tenant polecat-3 2>" in c
                                          for c in registered)
+
+
+def test_tenant_and_config_are_refused_for_the_git_hook_with_the_reason(env, repo):
+    rc, _out, err = yupana(env, "install", "git", "--tenant", "t", cwd=repo)
+    assert rc == 1 and "the git pre-push hook takes neither" in err
+    assert not (repo / ".git" / "hooks" / "pre-push").exists()

@@ -128,3 +128,28 @@ def test_results_are_attributed_only_when_the_tree_is_still_the_pushed_commit_af
     assert reason.startswith("the results are not the pushed commit's: after the commands ran, the working tree "
                              "differs from the pushed commit") and "README.txt" in reason
     assert verify(land, "--last")[0] == 0  # a true record of an UNKNOWN
+
+
+def test_concurrent_pushes_never_share_a_place_in_the_chain(tmp_path, env):
+    import subprocess
+    import sys
+
+    spool = tmp_path / "landing.jsonl"
+    code = ("import sys\nfrom yupana.commands.landing import chain\n"
+            "for i in range(15):\n"
+            "    _, error = chain.append({'kind': 'landing-unknown', 'ts': i, 'writer': sys.argv[2]}, dict, sys.argv[1])\n"
+            "    assert error is None, error\n")
+    writers = [subprocess.Popen([sys.executable, "-c", code, str(spool), str(n)], env=env) for n in range(4)]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
+    records = [json.loads(line) for line in spool.read_text().splitlines()]
+    assert [r["seq"] for r in records] == list(range(1, 61))
+    from yupana.commands.landing import chain
+
+    assert chain.check(records, None) == []
+
+
+def test_status_shows_the_newest_place_in_the_chain(land):
+    push_change(land, "x = 2\n")
+    push_change(land, "x = 3\n")
+    done = land.yupana("status", "--json", "--offline")
+    assert json.loads(done.stdout)["landing"]["spool"]["last_seq"] == 2
