@@ -145,7 +145,11 @@ def _claude_merge(args: argparse.Namespace, install: bool, path: str, attempt: i
     if new == data and (text is not None or not install):
         print(nothing_to_do(path, install))
         return 0
-    new_text = hooks_file.render(new)
+    try:
+        new_text = hooks_file.render(new)
+    except hooks_file.HooksFileError as exc:
+        print(f"yupana: {path}: {exc}", file=sys.stderr)
+        return 1
     if args.dry_run:
         sys.stdout.write(diff(path, text, new_text))
         print(f"(dry run: {path} not written)")

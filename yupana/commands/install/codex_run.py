@@ -52,7 +52,11 @@ def _run(args: argparse.Namespace, installing: bool, hooks_path: str) -> int:
         print(f"yupana: {config_path}: {exc}", file=sys.stderr)
         return 1
     hooks_changed = new != data or (text is None and installing)
-    new_text = hooks_file.render(new) if hooks_changed else text
+    try:
+        new_text = hooks_file.render(new) if hooks_changed else text
+    except hooks_file.HooksFileError as exc:
+        print(f"yupana: {hooks_path}: {exc}", file=sys.stderr)
+        return 1
 
     if args.dry_run:
         if hooks_changed:

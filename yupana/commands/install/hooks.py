@@ -167,7 +167,10 @@ def read(path: str) -> tuple[str | None, dict[str, Any]]:
 
 def render(data: dict[str, Any]) -> str:
     """The file's text: every number as it was read (``1e400`` stays ``1e400``), lone surrogates escaped."""
-    return jsontext.dumps(data) + "\n"
+    try:
+        return jsontext.dumps(data) + "\n"
+    except RecursionError:
+        raise HooksFileError("the settings nest deeper than this tool writes; nothing was written") from None
 
 
 def positions(data: dict[str, Any]) -> dict[int, tuple[str, int, int]]:
