@@ -153,3 +153,23 @@ def test_status_shows_the_newest_place_in_the_chain(land):
     push_change(land, "x = 3\n")
     done = land.yupana("status", "--json", "--offline")
     assert json.loads(done.stdout)["landing"]["spool"]["last_seq"] == 2
+
+
+def test_a_rotation_under_the_lock_keeps_the_chain_whole(tmp_path, env):
+    import subprocess
+    import sys
+
+    spool = tmp_path / "landing.jsonl"
+    code = ("import sys\nfrom yupana.state import spool\nfrom yupana.commands.landing import chain\n"
+            "spool.ROTATE_BYTES = 400\n"
+            "for i in range(9):\n"
+            "    _, error = chain.append({'kind': 'landing-unknown', 'ts': i}, dict, sys.argv[1])\n"
+            "    assert error is None, error\n")
+    done = subprocess.run([sys.executable, "-c", code, str(spool)], env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    old = [json.loads(line) for line in (tmp_path / "landing.jsonl.old").read_text().splitlines()]
+    new = [json.loads(line) for line in spool.read_text().splitlines()]
+    assert new[-1]["seq"] == 9 and new[0]["seq"] == old[-1]["seq"] + 1
+    from yupana.commands.landing import chain
+
+    assert chain.check(new, old[-1]) == [] and chain.check(new, None) != []

@@ -26,7 +26,7 @@ EVENTS = ("pre-edit", "pre-bash", "post-edit")
 CARRIED = ("--tenant", "--config")  # the flags that change what a hook decides
 _IGNORED = ("--json", "--quiet", "--verbose")  # a hook accepts them and does nothing with them
 _WRAPPER = re.compile(r"\Aout=\$\((?P<inner>.*) 2>/dev/null\) \|\| exit 0(?:; printf '%s' \"\$out\")?\Z", re.S)
-_MENTION = re.compile(r"yupana\b.*?\bhook\s+(pre-edit|pre-bash|post-edit)\b", re.S)
+_MENTION = re.compile(r"yupana['\"]?\s+(?:--?\S+\s+)*hook\s+(pre-edit|pre-bash|post-edit)\b")
 _SHELL = set("`$;&|<>(){}\n\r*?[]~!#\\")  # outside single quotes: more than a plain command
 
 

@@ -45,10 +45,15 @@ def append(record: dict[str, Any], seal: Any, target: str) -> tuple[dict[str, An
     from yupana.state import spool, statefile
 
     try:
-        if os.path.exists(target) and os.stat(target).st_size > spool.ROTATE_BYTES:
-            os.replace(target, target + ".old")
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        fd = _locked(target, statefile.open_append)
+        while True:
+            fd = _locked(target, statefile.open_append)
+            if os.fstat(fd).st_size <= spool.ROTATE_BYTES:
+                break
+            try:  # rotated under the lock: a writer waiting on the old file reopens the new one
+                os.replace(target, target + ".old")
+            finally:
+                os.close(fd)
     except OSError as exc:
         sealed = seal(dict(record, seq=None, prev=None))
         return sealed, f"{target}: {exc.strerror or exc}"
