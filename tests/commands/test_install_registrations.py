@@ -272,3 +272,20 @@ def test_tenant_and_config_are_refused_for_the_git_hook_with_the_reason(env, rep
     rc, _out, err = yupana(env, "install", "git", "--tenant", "t", cwd=repo)
     assert rc == 1 and "the git pre-push hook takes neither" in err
     assert not (repo / ".git" / "hooks" / "pre-push").exists()
+
+
+def test_real_codex_trusts_the_tenant_registration_and_a_rerun_keeps_it(env, repo):
+    from commands.test_install import CONFIG, codex_bin, isolated_yupana
+
+    codex = codex_bin()
+    env["CODEX_HOME"] = str(env.base / "codexhome")
+    home = Path(env["CODEX_HOME"])
+    home.mkdir()
+    (home / "config.toml").write_text(CONFIG)
+    rc, out, err = isolated_yupana(env, "install", "codex", "--tenant", "polecat-3", "--codex-bin", codex, cwd=repo)
+    assert rc == 0 and "codex app-server reports all 3 trusted" in out, err
+    before = (home / "hooks.json").read_text()
+    assert before.count("--tenant polecat-3") == 3
+    rc, out, err = isolated_yupana(env, "install", "codex", "--codex-bin", codex, cwd=repo)  # no --tenant: kept
+    assert rc == 0 and "already registered and trusted" in out, err
+    assert (home / "hooks.json").read_text() == before
