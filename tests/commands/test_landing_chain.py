@@ -98,8 +98,12 @@ def test_records_are_chained_and_a_deleted_refusal_or_a_copied_certification_is_
     code, doc = verify(land, "--sha", records[2]["sha"])
     assert code == 1 and doc["chain"]["problems"] == ["the spool begins at seq 2: the 1 record(s) before it are missing"]
 
+    from tests.commands.test_json_schemas import check
+
+    check("landing.verify", land.yupana("landing", "verify", "--sha", records[0]["sha"], "--json"))
     land.landing_spool.write_text("".join(lines))
     assert verify(land, "--all")[0] == 0
+    check("landing.verify", land.yupana("landing", "verify", "--all", "--require", "certified", "--json"))
 
 
 def test_the_chain_continues_across_rotation(land):
