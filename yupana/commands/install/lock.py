@@ -21,7 +21,8 @@ WAIT_SECS = 30.0
 
 
 class Busy(Exception):
-    """Another process held the lock for longer than we wait."""
+    """The lock could not be taken: another process held it for longer than we wait, or the
+    directory cannot be opened. Nothing was written."""
 
 
 def directory(path: str) -> str:
@@ -36,7 +37,10 @@ def directory(path: str) -> str:
 def held(path: str, wait: float = WAIT_SECS) -> Iterator[None]:
     """Hold the exclusive lock guarding ``path``; Busy after ``wait`` seconds of another's."""
     folder = directory(path)
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise Busy(f"cannot lock {folder} to merge into {path}: {exc.strerror or exc}; nothing was written") from None
     try:
         deadline = time.monotonic() + wait
         said = False
