@@ -107,7 +107,7 @@ def local_commands_pass(selection: ci_map.Selection | None, why_none: str, *, at
                 if selection.state == ci_map.SELECTED else f"no complete selection to run ({selection.reason})")
         return Requirement(name, UNKNOWN, what)
     if attribution is not None:
-        return Requirement(name, UNKNOWN, f"not run: {attribution}")
+        return Requirement(name, UNKNOWN, attribution if run is not None else f"not run: {attribution}")
     if run is None:
         return Requirement(name, UNKNOWN, "the selected commands were not run")
     results = run.get("results") or []

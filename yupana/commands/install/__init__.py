@@ -24,13 +24,15 @@ import subprocess
 import sys
 
 from yupana.commands.install import hooks as hooks_file
+from yupana.commands.install import lock as install_lock
 
 CLIENTS = ("claude", "codex", "git")
 UNTRUSTED_EXIT = 3
 
 
-# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (the client's settings are the target: no yupana configuration is read)
-GLOBAL_FLAGS: tuple[str, ...] = ()
+# the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (the client's settings are the
+# target: no yupana configuration is read). --tenant / --config go into the registered hook commands.
+GLOBAL_FLAGS: tuple[str, ...] = ("--tenant", "--config")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def apply(args: argparse.Namespace, install: bool) -> int:
+    if (getattr(args, "tenant", None) or getattr(args, "config", None)) and args.client == "git":
+        print("yupana: --tenant/--config go into the claude and codex hook commands; the git pre-push hook takes "
+              "neither", file=sys.stderr)
+        return 1
     if args.client == "claude":
         return _claude(args, install)
     if args.project or args.user:
@@ -83,22 +89,78 @@ def project_root(cwd: str) -> str:
     return top if done.returncode == 0 and top else cwd
 
 
+def explicit_flags(args: argparse.Namespace) -> hooks_file.Flags:
+    """``--tenant`` / ``--config`` as given to install (the config made absolute; it must exist)."""
+    flags = []
+    tenant = getattr(args, "tenant", None)
+    if tenant is not None:
+        if not tenant.strip():
+            raise hooks_file.HooksFileError("--tenant needs a tenant id; nothing was written")
+        flags.append(("--tenant", tenant))
+    config = getattr(args, "config", None)
+    if config is not None:
+        config = os.path.abspath(os.path.expanduser(config))
+        if not os.path.isfile(config):
+            raise hooks_file.HooksFileError(f"--config {config}: no such file (a hook given a missing --config "
+                                            "decides nothing); nothing was written")
+        flags.append(("--config", config))
+    return tuple(flags)
+
+
+def wanted(client: str, args: argparse.Namespace, data: dict[str, Any], path: str) -> list[Any]:
+    """Our hooks for ``client``, each keeping the --tenant/--config its registration has (or is given)."""
+    return hooks_file.desired(client, flags=hooks_file.carried_flags(data, explicit_flags(args), path))
+
+
+def report_foreign(data: dict[str, Any], path: str, install: bool) -> None:
+    """Name every user's command that runs a yupana hook: neither install nor uninstall touches it."""
+    for file_event, command in hooks_file.foreign(data):
+        what = "not replaced" if install else "not removed"
+        print(f"yupana: {path}: {file_event} hook {command!r} runs yupana but is not a registration yupana install "
+              f"makes: {what}; edit it by hand if it should change", file=sys.stderr)
+
+
 def _claude(args: argparse.Namespace, install: bool) -> int:
     path = claude_settings_path(args.user)
+    if args.dry_run:
+        return _claude_merge(args, install, path)
+    try:
+        with install_lock.held(path):
+            return _claude_merge(args, install, path)
+    except install_lock.Busy as exc:
+        print(f"yupana: {exc}", file=sys.stderr)
+        return 1
+
+
+def _claude_merge(args: argparse.Namespace, install: bool, path: str, attempt: int = 1) -> int:
+    """Read, merge and write the settings (under the lock, unless a dry run)."""
     try:
         text, data = hooks_file.read(path)
+        new = hooks_file.merge(data, wanted("claude", args, data, path)) if install else hooks_file.remove(data)
     except hooks_file.HooksFileError as exc:
         print(f"yupana: {exc}", file=sys.stderr)
         return 1
-    new = hooks_file.merge(data, hooks_file.desired("claude")) if install else hooks_file.remove(data)
+    if attempt == 1:
+        report_foreign(data, path, install)
     if new == data and (text is not None or not install):
         print(nothing_to_do(path, install))
         return 0
-    new_text = hooks_file.render(new)
+    try:
+        new_text = hooks_file.render(new)
+    except hooks_file.HooksFileError as exc:
+        print(f"yupana: {path}: {exc}", file=sys.stderr)
+        return 1
     if args.dry_run:
         sys.stdout.write(diff(path, text, new_text))
         print(f"(dry run: {path} not written)")
         return 0
+    if not install_lock.unchanged(path, text):  # saved meanwhile by something that does not take the lock
+        if attempt < 3:
+            print(f"yupana: {path} changed while it was merged; merging again into what it holds now", file=sys.stderr)
+            return _claude_merge(args, install, path, attempt + 1)
+        print(f"yupana: {path} keeps changing while it is merged; nothing was written — run it again",
+              file=sys.stderr)
+        return 1
     error = write(path, new_text)
     if error:
         print(f"yupana: {error}", file=sys.stderr)
@@ -123,7 +185,7 @@ def summary(path: str, before: dict[str, Any], after: dict[str, Any], install: b
     """One line: which of our hooks the write added, updated or removed."""
     def ours(data: dict[str, Any]) -> dict[tuple[Any, Any], Any]:  # what a user would call a change: not a slot shifted by another's removal
         return {(h["event"], h["file_event"]): {k: v for k, v in h.items() if k not in ("slot", "handler")}
-                for h in hooks_file.inspect(data)}
+                for h in hooks_file.inspect(data, strict=True)}
 
     old, new = ours(before), ours(after)
     parts = []

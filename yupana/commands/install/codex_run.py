@@ -16,6 +16,7 @@ import sys
 
 from yupana.commands import install
 from yupana.commands.install import codex as install_codex
+from yupana.commands.install import lock as install_lock
 from yupana.commands.install import toml as install_toml
 from yupana.commands.install import hooks as hooks_file
 
@@ -23,13 +24,25 @@ from yupana.commands.install import hooks as hooks_file
 def run(args: argparse.Namespace, installing: bool) -> int:
     home = install_codex.codex_home()
     hooks_path = os.path.join(home, "hooks.json")
-    config_path = os.path.join(home, "config.toml")
+    if args.dry_run:
+        return _run(args, installing, hooks_path)
+    try:
+        with install_lock.held(hooks_path):  # $CODEX_HOME: hooks.json and config.toml alike
+            return _run(args, installing, hooks_path)
+    except install_lock.Busy as exc:
+        print(f"yupana: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, installing: bool, hooks_path: str) -> int:
+    config_path = os.path.join(os.path.dirname(hooks_path), "config.toml")
     try:
         text, data = hooks_file.read(hooks_path)
+        wanted = install.wanted("codex", args, data, hooks_path) if installing else []
     except hooks_file.HooksFileError as exc:
         print(f"yupana: {exc}", file=sys.stderr)
         return 1
-    wanted = hooks_file.desired("codex")
+    install.report_foreign(data, hooks_path, installing)
     new = hooks_file.merge(data, wanted) if installing else hooks_file.remove(data)
     config_text = install_codex.read_config(config_path)
     rename, drop = install_codex.moved_keys(data, new, install_codex.state_keys(config_text), hooks_path)
@@ -39,7 +52,11 @@ def run(args: argparse.Namespace, installing: bool) -> int:
         print(f"yupana: {config_path}: {exc}", file=sys.stderr)
         return 1
     hooks_changed = new != data or (text is None and installing)
-    new_text = hooks_file.render(new) if hooks_changed else text
+    try:
+        new_text = hooks_file.render(new) if hooks_changed else text
+    except hooks_file.HooksFileError as exc:
+        print(f"yupana: {hooks_path}: {exc}", file=sys.stderr)
+        return 1
 
     if args.dry_run:
         if hooks_changed:
@@ -55,6 +72,10 @@ def run(args: argparse.Namespace, installing: bool) -> int:
             print("(dry run: nothing written)")
         return 0
 
+    if not (install_lock.unchanged(hooks_path, text) and install_codex.read_config(config_path) == config_text):
+        print(f"yupana: {hooks_path} or {config_path} changed while they were merged; nothing was written — run it "
+              "again", file=sys.stderr)
+        return 1
     if hooks_changed:
         error = install.write(hooks_path, new_text or "")
         if error:

@@ -6,11 +6,14 @@ Both clients read the same shape — ``{"hooks": {"PreToolUse": [{"matcher": …
 ``$CODEX_HOME/hooks.json`` (Codex). Every command goes through the skew-proof wrapper
 (docs/integration.md) with the absolute path of the yupana that is installing.
 
-A handler is *ours* when its command runs ``yupana … hook <event>`` for one of our events
-(:func:`our_event`) — hand-written registrations from the docs included, so an install
-upgrades them and an uninstall removes them. Nothing else in the file is touched: other
-keys, other hooks, and the position of every other handler (Codex keys its trust by
-position, :func:`positions` lets the caller carry trust over when one moves).
+A handler is *ours* only when its command is exactly our wrapper or a bare ``yupana … hook
+<event> [our flags]`` (:mod:`yupana.commands.install.ours`) — hand-written registrations from
+the docs included, so an install upgrades them (keeping their ``--tenant`` / ``--config``,
+:func:`carried_flags`) and an uninstall removes them. A user's command that merely runs or
+names a yupana hook is not ours: :func:`foreign` lists them for the caller to report, and
+nothing changes them. Nothing else in the file is touched: other keys, other hooks, and the
+position of every other handler (Codex keys its trust by position, :func:`positions` lets
+the caller carry trust over when one moves).
 
 :func:`inspect` is the read side (for ``yupana status``): which of ours a file registers,
 with what command and timeout.
@@ -21,11 +24,11 @@ from __future__ import annotations
 from typing import Any
 
 import copy
-import json
 import os
-import re
 import shlex
 import sys
+
+from yupana.commands.install import jsontext, ours
 
 TIMEOUT_SECS = 5
 EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
@@ -38,9 +41,6 @@ PLAN = {
     "codex": [("PreToolUse", "apply_patch", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
               ("PostToolUse", "apply_patch", "post-edit")],
 }
-
-_OURS = re.compile(r"yupana['\"]?\s+(?:--?\S+\s+)*hook\s+(pre-edit|pre-bash|post-edit)\b")
-
 
 class HooksFileError(Exception):
     """The existing file cannot be merged into (unreadable, not JSON, wrong shape). Nothing was written."""
@@ -56,23 +56,82 @@ def yupana_command() -> str:
     return f"{shlex.quote(os.path.abspath(sys.executable))} -m yupana"
 
 
-def wrapper(event: str, command: str | None = None) -> str:
+Flags = tuple[tuple[str, str], ...]  # (--tenant|--config, value), as ours.Registration.flags
+
+
+def wrapper(event: str, command: str | None = None, flags: Flags = ()) -> str:
     """The skew-proof wrapper: any failure of yupana is an allow, and a crash prints nothing."""
-    return f"out=$({command or yupana_command()} hook {event} 2>/dev/null) || exit 0; printf '%s' \"$out\""
+    return f"out=$({command or yupana_command()} {ours.render(event, flags)} 2>/dev/null) || exit 0; printf '%s' \"$out\""
 
 
 def our_event(handler: object) -> str | None:
-    """``pre-edit`` / ``pre-bash`` / ``post-edit`` when the handler runs a yupana hook, else None."""
-    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
-        return None
-    m = _OURS.search(handler["command"])
-    return m.group(1) if m else None
+    """``pre-edit`` / ``pre-bash`` / ``post-edit`` when the handler is our registration, else None."""
+    found = ours.parse(handler.get("command")) if isinstance(handler, dict) else None
+    return found.event if found else None
 
 
-def desired(client: str, command: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
-    """(file event, matcher, handler) for every hook ``client`` should have."""
-    return [(file_event, matcher, {"type": "command", "command": wrapper(event, command), "timeout": TIMEOUT_SECS})
+def runs_event(handler: object) -> str | None:
+    """The yupana hook event a handler runs or names, ours or a user's command around it."""
+    return ours.mentions(handler.get("command")) if isinstance(handler, dict) else None
+
+
+def desired(client: str, command: str | None = None,
+            flags: dict[str, Flags] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    """(file event, matcher, handler) for every hook ``client`` should have (``flags``: per event)."""
+    return [(file_event, matcher, {"type": "command", "timeout": TIMEOUT_SECS,
+                                   "command": wrapper(event, command, (flags or {}).get(event, ()))})
             for file_event, matcher, event in PLAN[client]]
+
+
+class FlagConflict(HooksFileError):
+    """Our registrations disagree on --tenant/--config and the command line does not settle it."""
+
+
+def carried_flags(data: dict[str, Any], explicit: Flags, path: str) -> dict[str, Flags]:
+    """The ``--tenant`` / ``--config`` each of our events keeps: the command line's (``explicit``),
+    else what the existing registration of that event carries, else — for an event not yet
+    registered — what all existing ones share. FlagConflict when registrations disagree."""
+    found: dict[str, set[Flags]] = {}
+    for handler in _handlers(data):
+        reg = ours.parse(handler.get("command"))
+        if reg:
+            found.setdefault(reg.event, set()).add(_override(reg.flags, explicit))
+    shared = set().union(*found.values()) if found else {_override((), explicit)}
+    out = {}
+    for event in EVENTS:
+        options = found.get(event) or shared
+        if len(options) > 1:
+            seen = "; ".join(" ".join(f"{k} {v}" for k, v in o) or "no flags" for o in sorted(options))
+            raise FlagConflict(f"{path}: yupana's {'registrations' if event not in found else event + ' registrations'} "
+                               f"carry different --tenant/--config ({seen}); pass --tenant and/or --config to say "
+                               "which the registration keeps — nothing was written")
+        out[event] = next(iter(options))
+    return out
+
+
+def _override(flags: Flags, explicit: Flags) -> Flags:
+    values = dict(flags)
+    values.update(explicit)
+    return tuple((name, values[name]) for name in ours.CARRIED if name in values)
+
+
+def foreign(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(file event, command) of every handler that runs or names a yupana hook but is not ours."""
+    return [(file_event, h["command"]) for file_event, h in _each(data)
+            if runs_event(h) and not our_event(h)]
+
+
+def _handlers(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [h for _e, h in _each(data)]
+
+
+def _each(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    return [(file_event, h) for file_event, groups in hooks.items() if isinstance(groups, list)
+            for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if isinstance(h, dict)]
 
 
 def read(path: str) -> tuple[str | None, dict[str, Any]]:
@@ -87,7 +146,9 @@ def read(path: str) -> tuple[str | None, dict[str, Any]]:
     if not text.strip():
         return text, {}
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
+    except RecursionError:
+        raise HooksFileError(f"{path} nests deeper than this tool reads; nothing was written") from None
     except ValueError as exc:
         raise HooksFileError(f"{path} is not valid JSON ({exc}); fix it or move it aside — nothing was written") from None
     if not isinstance(data, dict):
@@ -105,7 +166,11 @@ def read(path: str) -> tuple[str | None, dict[str, Any]]:
 
 
 def render(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """The file's text: every number as it was read (``1e400`` stays ``1e400``), lone surrogates escaped."""
+    try:
+        return jsontext.dumps(data) + "\n"
+    except RecursionError:
+        raise HooksFileError("the settings nest deeper than this tool writes; nothing was written") from None
 
 
 def positions(data: dict[str, Any]) -> dict[int, tuple[str, int, int]]:
@@ -175,9 +240,10 @@ def _drop_emptied(hooks: dict[str, Any], before: dict[str, Any]) -> dict[str, An
     return out
 
 
-def inspect(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Our handlers in a parsed hooks file: event, file event, matcher, command, timeout, wrapped,
-    and where (``slot``: [group, handler] — Codex keys trust by it) and the ``handler`` itself."""
+def inspect(data: dict[str, Any], strict: bool = False) -> list[dict[str, Any]]:
+    """The handlers that run a yupana hook (``strict``: only our registrations) in a parsed hooks
+    file: event, file event, matcher, command, timeout, wrapped, and where (``slot``: [group,
+    handler] — Codex keys trust by it) and the ``handler`` itself."""
     found = []
     for file_event, groups in (data.get("hooks") or {}).items():
         if not isinstance(groups, list):
@@ -186,7 +252,7 @@ def inspect(data: dict[str, Any]) -> list[dict[str, Any]]:
             if not isinstance(group, dict):
                 continue
             for hi, handler in enumerate(group.get("hooks") or []):
-                event = our_event(handler)
+                event = our_event(handler) if strict else runs_event(handler)
                 if event:
                     command = handler["command"]
                     found.append({"event": event, "file_event": file_event, "matcher": group.get("matcher"),

@@ -16,6 +16,7 @@ import re
 import tomllib
 
 _HEADER = re.compile(r"^[ \t]*\[(?!\[)")
+_ARRAY_HEADER = re.compile(r"^[ \t]*\[\[")  # ends the table before it, as a [table] header does
 
 
 class TomlEditError(Exception):
@@ -64,18 +65,61 @@ def _header_path(line: str) -> tuple[Any, ...] | None:
 def _tables(lines: list[str]) -> list[tuple[tuple[Any, ...] | None, int, int]]:
     """(header path, first line, end line exclusive) of every table; the root has path None."""
     starts: list[tuple[tuple[Any, ...] | None, int]] = [(None, 0)]
-    in_multiline = None
+    state = None  # the multi-line string ('"""' or "'''") open at the start of this line
     for i, line in enumerate(lines):
-        if in_multiline is None:
-            path = _header_path(line)
+        if state is None:  # a line inside a multi-line string is never a header
+            path = ("[[array of tables]]",) if _ARRAY_HEADER.match(line) else _header_path(line)
             if path is not None and i:
                 starts.append((path, i))
             elif path is not None:
                 starts[0] = (path, 0)
-        for delim in ('"""', "'''"):  # multi-line strings: a line inside one is never a header
-            if line.count(delim) % 2:
-                in_multiline = None if in_multiline == delim else (in_multiline or delim)
+        state = _scan(line, state)
     return [(p, s, starts[k + 1][1] if k + 1 < len(starts) else len(lines)) for k, (p, s) in enumerate(starts)]
+
+
+def _scan(line: str, state: str | None) -> str | None:
+    """The multi-line string still open at the end of ``line``, given the one open at its start.
+
+    The line is read as TOML reads it — basic and literal strings, one- and multi-line,
+    escapes, comments — so a ``'''`` inside ``"…"`` or after ``#`` opens nothing."""
+    i, n = 0, len(line)
+    while i < n:
+        if state is not None:
+            end = _close(line, i, state)
+            if end < 0:
+                return state
+            i, state = end, None
+            continue
+        ch = line[i]
+        if ch == "#":
+            return None
+        if line.startswith(('"""', "'''"), i):
+            state = line[i:i + 3]
+            i += 3
+        elif ch in ('"', "'"):
+            end = _close(line, i + 1, ch)
+            if end < 0:
+                return None  # an unterminated one-line string: tomllib refuses the file anyway
+            i = end
+        else:
+            i += 1
+    return state
+
+
+def _close(line: str, i: int, delim: str) -> int:
+    """The index just past the ``delim`` that closes a string begun before ``i``, else -1."""
+    escapes = delim[0] == '"'
+    while i < len(line):
+        if escapes and line[i] == "\\":
+            i += 2
+        elif line.startswith(delim, i):
+            end = i + len(delim)
+            while len(delim) == 3 and end - i < 5 and line.startswith(delim[0], end):
+                end += 1  # up to two more quotes of its kind belong to a multi-line string's content
+            return end
+        else:
+            i += 1
+    return -1
 
 
 def edit(text: str, set_hashes: dict[str, str], remove: set[str] | None = None,

@@ -1,16 +1,21 @@
 """``yupana landing verify|keygen``: check signed landing certifications; make their key. Cold path.
 
-``yupana landing verify [RECORD | --last | --all] [--key K…] [--json]`` checks landing
-certifications (:mod:`yupana.commands.landing.certificate`): RECORD is a file holding one
-record (a JSON object, or a line of the landing spool; ``-`` reads stdin); ``--last`` the
-newest record of the landing spool (the default), ``--all`` every one. A record verifies when
-it claims a signature, its key is trusted, the signature covers every field, and its kind
-follows from the requirements it lists. Trusted keys: each ``--key`` (``ed25519:<base64>``
+``yupana landing verify [RECORD | --last | --all] [--sha C] [--ref R] [--repo N] [--require
+signed|certified] [--key K…] [--json]`` checks landing certifications
+(:mod:`yupana.commands.landing.certificate`): RECORD is a file holding one record (a JSON
+object, or a line of the landing spool; ``-`` reads stdin); ``--last`` the newest record of the
+landing spool (the default), ``--all`` every one — with ``--sha/--ref/--repo``, the newest (or
+every) record for that commit, ref and repository. A record verifies when it claims a
+signature, its key is trusted, the signature covers every field, its kind follows from the
+requirements it lists, it is for the commit/ref/repo asked (``mismatch``), and — under
+``--require certified``, the default when one is asked — it certified the push
+(``not-certified``). The spool's chain (:mod:`yupana.commands.landing.chain`) is checked
+whole: a deleted, duplicated or edited record fails the run. Trusted keys: each ``--key`` (``ed25519:<base64>``
 as ``keygen`` prints it, or a PEM public key file), else the public half of this project's
 ``[yupana.quipu] signing_key_path``.
 
 Exit codes: 0 every record checked verifies; 1 one does not (``format``, ``unknown-key``,
-``signature``, ``inconsistent``); 3 one is unsigned (it says so; there is nothing to verify)
+``signature``, ``inconsistent``, ``mismatch``, ``not-certified``, ``missing``) or the chain is broken; 3 one is unsigned (it says so; there is nothing to verify)
 and none failed; 2 nothing to check or nothing to check it with (no record, a signed record
 and no key, a file that cannot be read).
 
@@ -49,6 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a trusted public key: ed25519:<base64>, or a PEM public key file (repeatable; "
                              "default: this project's signing key)")
     verify.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
+    verify.add_argument("--sha", default=None, metavar="COMMIT",
+                        help="the record must certify this commit (a full id, or anything git names in the project); "
+                             "from the spool: the newest record that does")
+    verify.add_argument("--ref", default=None, help="the record must be for this ref (main = refs/heads/main)")
+    verify.add_argument("--repo", default=None, help="the record must be for this repository name")
+    verify.add_argument("--require", choices=("signed", "certified"), default=None,
+                        help="certified: a refused or unknown push fails (the default with --sha/--ref/--repo); "
+                             "signed: any verified record passes (the default otherwise)")
     keygen = sub.add_parser("keygen", help="create the ed25519 key landing certifications are signed with")
     keygen.add_argument("--out", default=None, help="the key file to create (default: [yupana.quipu] signing_key_path)")
     keygen.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
@@ -74,10 +87,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verify(cfg: dict[str, Any], root: str, args: argparse.Namespace, as_json: bool) -> int:
-    from yupana.commands.landing import certificate
+    from yupana.commands.landing import certificate, match
 
     try:
-        records, source = _records(args)
+        want = match.Want(match.resolve_sha(root, args.sha) if args.sha else None, args.ref, args.repo,
+                          args.require or ("certified" if (args.sha or args.ref or args.repo) else "signed"), root)
+        records, source, chain = _records(args, want)
     except ValueError as exc:
         return _usage("landing.verify", str(exc), as_json)
     key = certificate.signing_key(cfg, root)
@@ -88,43 +103,66 @@ def verify(cfg: dict[str, Any], root: str, args: argparse.Namespace, as_json: bo
     if not trusted and any(isinstance(r, dict) and r.get("signed") is True for r in records):
         return _usage("landing.verify", f"no key to verify with: pass --key ed25519:<base64> (or a PEM public key "
                                         f"file), or create this project's signing key ({key.path or 'unset'})", as_json)
-    results = []
-    for record in records:
-        entry: dict[str, Any] = {"kind": record.get("kind") if isinstance(record, dict) else None,
-                                 "ts": record.get("ts") if isinstance(record, dict) else None,
-                                 "repo": record.get("repo") if isinstance(record, dict) else None,
-                                 "ref": record.get("ref") if isinstance(record, dict) else None}
-        try:
-            entry.update(verified=True, key_id=certificate.verify(record, trusted), problem=None, message=None)
-        except certificate.Refusal as exc:
-            entry.update(verified=False, key_id=record.get("key_id") if isinstance(record, dict) else None,
-                         problem=exc.kind, message=exc.message)
-        results.append(entry)
+    results = [_check(record, trusted, want) for record in records]
+    if not records:  # asked for a commit/ref/repo the spool holds no record of
+        results.append({"kind": None, "ts": None, "repo": want.repo, "ref": want.ref, "verified": False,
+                        "key_id": None, "problem": "missing",
+                        "message": f"no landing record for {want.describe()} in {source}"})
     failed = [r for r in results if not r["verified"] and r["problem"] != "unsigned"]
-    code = EXIT_FAILED if failed else (EXIT_UNSIGNED if any(not r["verified"] for r in results) else EXIT_OK)
+    code = EXIT_FAILED if failed or (chain and chain["problems"]) else (
+        EXIT_UNSIGNED if any(not r["verified"] for r in results) else EXIT_OK)
     if as_json:
         from yupana.commands.json_output import emit
 
         emit("landing.verify", {"schema_version": 1, "source": source, "trusted_keys": sorted(trusted),
-                                "records": results, "verified": sum(r["verified"] for r in results),
-                                "exit_code": code})
+                                "require": want.require, "records": results,
+                                "verified": sum(r["verified"] for r in results), "chain": chain, "exit_code": code})
     else:
         for r in results:
-            what = f"{r['kind']} {r['repo'] or '?'} {r['ref'] or ''}".rstrip()
+            what = f"{r['kind'] or want.describe()} {r['repo'] or '?'} {r['ref'] or ''}".rstrip()
             if r["verified"]:
                 print(f"verified   : {what} (ts {r['ts']}), signed by {r['key_id']}")
             else:
                 print(f"{'UNSIGNED' if r['problem'] == 'unsigned' else 'REFUSED':<11}: {what} (ts {r['ts']}): "
                       f"{r['problem']}: {r['message']}")
+        for problem in (chain or {}).get("problems") or []:
+            print(f"{'CHAIN':<11}: {problem}")
+        if chain and chain["problems"]:
+            print(f"the landing spool's chain is broken ({len(chain['problems'])} break(s)): records were deleted, "
+                  "duplicated or edited — its certifications are not evidence")
         print(f"{sum(r['verified'] for r in results)} of {len(results)} record(s) verified ({source})")
     return code
 
 
-def _records(args: argparse.Namespace) -> tuple[list[Any], str]:
-    """The records to check and where they came from; ValueError when there are none."""
+def _check(record: Any, trusted: dict[str, bytes], want: Any) -> dict[str, Any]:
+    """One record's verification: signature and consistency, then the commit/ref/repo and kind wanted."""
+    from yupana.commands.landing import certificate
+
+    entry: dict[str, Any] = {"kind": record.get("kind") if isinstance(record, dict) else None,
+                             "ts": record.get("ts") if isinstance(record, dict) else None,
+                             "repo": record.get("repo") if isinstance(record, dict) else None,
+                             "ref": record.get("ref") if isinstance(record, dict) else None,
+                             "sha": record.get("sha") if isinstance(record, dict) else None,
+                             "seq": record.get("seq") if isinstance(record, dict) else None}
+    try:
+        entry.update(verified=True, key_id=certificate.verify(record, trusted), problem=None, message=None)
+    except certificate.Refusal as exc:
+        entry.update(verified=False, key_id=record.get("key_id") if isinstance(record, dict) else None,
+                     problem=exc.kind, message=exc.message)
+        return entry
+    mismatch = want.mismatch(record)
+    unmet = want.unmet_kind(record)
+    if mismatch or unmet:
+        entry.update(verified=False, problem="mismatch" if mismatch else "not-certified", message=mismatch or unmet)
+    return entry
+
+
+def _records(args: argparse.Namespace, want: Any) -> tuple[list[Any], str, dict[str, Any] | None]:
+    """The records to check, where they came from, and the spool's chain check (None for a
+    RECORD file); ValueError when there are none to look at."""
     import json
 
-    from yupana.commands.landing import certificate
+    from yupana.commands.landing import certificate, chain
     from yupana.state import paths
 
     if args.record is not None:
@@ -139,13 +177,17 @@ def _records(args: argparse.Namespace) -> tuple[list[Any], str]:
             found = [json.loads(text)] if len(lines) != 1 else [json.loads(lines[0])]
         except ValueError as exc:
             raise ValueError(f"{args.record} does not hold one JSON record ({exc})") from None
-        return found, "stdin" if args.record == "-" else args.record
+        return found, "stdin" if args.record == "-" else args.record, None
     spool = paths.landing_spool()
     records = certificate.read(spool)
     if not records:
         raise ValueError(f"the landing spool holds no certification ({spool or 'no path'}): push through "
                          "`yupana hook pre-push` first")
-    return (records if args.all else records[-1:]), str(spool)
+    before = certificate.read(spool + ".old", max_bytes=1024 * 1024) if spool else []
+    checked = {"checked": len(records), "problems": chain.check(records, before[-1] if before else None)}
+    if want.selects:
+        records = [r for r in records if want.mismatch(r) is None]
+    return (records if args.all else records[-1:]), str(spool), checked
 
 
 # ── keygen ───────────────────────────────────────────────────────────────────────────

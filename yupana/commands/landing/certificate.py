@@ -125,18 +125,6 @@ def seal(record: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     return out
 
 
-def write(record: dict[str, Any]) -> str | None:
-    """Append ``record`` to the landing spool; None, or why it could not be written."""
-    from yupana.state import paths, spool
-
-    target = paths.landing_spool()
-    if not target:
-        return "no landing spool path: set YUPANA_LANDING_PATH, XDG_STATE_HOME or HOME"
-    if spool.append(target, line(record)):
-        return None
-    return spool.last_error() or f"cannot append to {target}"
-
-
 def read(path: str | None = None, max_bytes: int = 64 * 1024 * 1024) -> list[dict[str, Any]]:
     """The landing records of ``path`` (default: the landing spool), oldest first; torn or
     foreign lines are skipped."""

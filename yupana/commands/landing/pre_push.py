@@ -202,6 +202,9 @@ class PrePush:
                     why_not = pushed.attribution(self.top, update.local_sha)
                     if why_not is None:
                         run = self._run(update.local_sha, selection)
+                        after = pushed.attribution(self.top, update.local_sha)  # the results are the commit's
+                        if after is not None:  # only if the tree still is it once they ran
+                            why_not = f"the results are not the pushed commit's: after the commands ran, {after}"
                 requirements.append(landing.local_commands_pass(selection, why_none, attribution=why_not, run=run))
         outcome, reason = landing.certify(policy, requirements, why_no_policy)
         fields = {"outcome": outcome, "reason": reason, "ref": update.local_ref, "remote_ref": update.remote_ref,
@@ -277,9 +280,9 @@ class PrePush:
     def write(self, update: Any, fields: dict[str, Any]) -> dict[str, Any]:
         """Seal and append one certification; the record as written."""
         from yupana import project_root, redact
-        from yupana.commands.landing import certificate
+        from yupana.commands.landing import certificate, chain
         from yupana.evaluate.landing import KINDS
-        from yupana.state import spool
+        from yupana.state import paths, spool
 
         base = spool.entry(KINDS[fields.pop("outcome")], None)
         record: dict[str, Any] = {**base, "format": certificate.FORMAT, "evaluation": "push", "hook": self.hook,
@@ -289,8 +292,12 @@ class PrePush:
         record.update({k: v for k, v in fields.items() if v is not None or k in ("policy", "remote_sha")})
         record["blocking"] = record["kind"] == KINDS["refused"] and self.rung == "enforce"
         key = certificate.signing_key(self.cfg, self.root or os.getcwd())
-        sealed = certificate.seal(record, key)
-        error = certificate.write(sealed)
+        target = paths.landing_spool()
+        if not target:
+            sealed = certificate.seal(record, key)
+            error: str | None = "no landing spool path: set YUPANA_LANDING_PATH, XDG_STATE_HOME or HOME"
+        else:  # chained to the record before it (seq, prev), under the spool's lock
+            sealed, error = chain.append(record, lambda r: certificate.seal(r, key), target)
         if error:
             _say(f"yupana: landing: the certification could not be recorded ({error})")
         return sealed

@@ -38,7 +38,8 @@ def section(cfg: dict[str, Any], root: str, now: int) -> dict[str, Any]:
         counts[str(record["kind"])] = counts.get(str(record["kind"]), 0) + 1
     hook = install_git.inspect(root)
     out = {"setting": setting, "effective": effective, "mode": mode, "signing_key": signing,
-           "git_hook": hook, "spool": {"path": spool_path, "records": len(records), "this_project": len(mine)},
+           "git_hook": hook, "spool": {"path": spool_path, "records": len(records), "this_project": len(mine),
+                     "last_seq": records[-1].get("seq") if records else None},
            "counts": counts, "last": _last(mine[-1], now) if mine else None, "notes": []}
     notes: list[str] = out["notes"]
     if setting != "off" and effective == "off":
