@@ -84,7 +84,7 @@ def _one(floor: object, value: object, spec: Spec, at: tuple[str, ...]) -> tuple
     kept = _kept(tighten, _typed(floor, spec), typed)
     if kept is _SAME:
         return value, []
-    return kept, [(at, typed, _typed(floor, spec))]
+    return kept, [(at, typed, kept)]
 
 
 _SAME = object()

@@ -53,6 +53,7 @@ CREDENTIALS_HELP = ("remove them from the URL and configure them apart: [yupana.
 
 
 CONFIG_LIMIT = 4 << 20  # a config file larger than this is refused, never read whole
+digests: dict[str, str] = {}  # path -> SHA-1 of the bytes of each config file read (control_changed)
 
 
 def read_file(path: str) -> dict[str, Any]:
@@ -78,6 +79,9 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such config file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    from yupana.settings import digest_bytes
+
+    digests[path] = digest_bytes(raw)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -270,6 +274,7 @@ def resolve_layers(root: str, override: str | None = None,
         "warnings": warnings + env_warnings,
         "lowered": lowered,
         "managed": {"path": paths.managed_config_file(), "present": managed is not None},
+        "digests": {path: digests.get(path) for _, path, _ in read},
     }
     return snap, read
 

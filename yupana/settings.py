@@ -63,11 +63,16 @@ def fingerprint(root: str, override: str | None = None, nested: tuple[str, ...] 
 
 def digest(text: str) -> str:
     """Hex SHA-1 of ``text`` (the builtin module, cheap on the hot path)."""
+    return digest_bytes(text.encode("utf-8", "surrogateescape"))
+
+
+def digest_bytes(data: bytes) -> str:
+    """Hex SHA-1 of ``data`` (the builtin module: hashlib would load OpenSSL, ~3 ms per hook)."""
     try:
-        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
+        from _sha1 import sha1
     except ImportError:  # pragma: no cover - interpreters built without it
         from hashlib import sha1
-    hexed: str = sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
+    hexed: str = sha1(data).hexdigest()
     return hexed
 
 
@@ -87,6 +92,7 @@ def load(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -
     """
     fp = fingerprint(root, override, nested)
     snap_path = snapshot_path(root, override, nested)
+    prior = None
     if snap_path:
         try:
             from yupana.state import statefile
@@ -94,9 +100,33 @@ def load(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -
             snap = marshal.loads(statefile.read(snap_path, statefile.SNAPSHOT_LIMIT))  # not load(fh): piecemeal
             if snap.get("fingerprint") == fp:
                 return _unwrap(snap)
+            prior = snap.get("resolved")
         except (OSError, EOFError, ValueError, TypeError, AttributeError):
             pass
-    return _unwrap(resolve_and_store(root, override, fp, nested))
+    fresh = resolve_and_store(root, override, fp, nested)
+    resolved = _unwrap(fresh)
+    if isinstance(prior, dict) and fresh.get("resolved"):
+        changed = control_changes(prior, resolved, root)
+        if changed:  # for this invocation only (never stored): the hook records them
+            resolved = {**resolved, "control_changed": changed}
+    return resolved
+
+
+def control_changes(before: dict[str, Any], after: dict[str, Any], root: str) -> list[dict[str, Any]]:
+    """One ``control_changed`` entry (docs/records.md) per config file whose bytes differ between
+    two resolutions of the same project, each saying whether the effective policy got looser."""
+    old, new = before.get("digests") or {}, after.get("digests") or {}
+    files = [p for p in dict.fromkeys([*old, *new]) if old.get(p) != new.get(p)]
+    if not files:
+        return []
+    from yupana import config_lattice
+
+    try:
+        loosened = config_lattice.looser(before["config"], after["config"])
+    except Exception:  # noqa: BLE001 - an old snapshot of another shape: the change is still said
+        loosened = ["(unknown: the prior configuration could not be compared)"]
+    return [{"file": os.path.abspath(p), "old_digest": old.get(p), "new_digest": new.get(p),
+             "looser": bool(loosened), "loosened": loosened, "project": root} for p in files]
 
 
 def _unwrap(snap: dict[str, Any]) -> dict[str, Any]:

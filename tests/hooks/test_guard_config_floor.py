@@ -1,0 +1,134 @@
+"""Issue 22 §1-2 through the real hooks: the managed floor, nested configs as tightening layers,
+config files that are no regular file, and files reached through a symlink."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from guard_kit import Repo, hook
+
+TENANT = "polecat-3"
+POLICY = f"""
+[yupana.policy]
+mode = "enforce"
+[yupana.policy.scopes.{TENANT}]
+deny_paths = ["src/config.rs"]
+"""
+
+
+@pytest.fixture
+def repo(tmp_path, env):
+    repo = Repo(tmp_path / "repo", env).config(POLICY)
+    repo.file("src/config.rs", "old\n")
+    repo.file("src/lib.rs", "old\n")
+    return repo
+
+
+def edit(env, repo, rel, cwd=None, **extra):
+    payload = repo.payload(rel=rel, **extra)
+    if cwd is not None:
+        payload["cwd"] = str(cwd)
+    return hook(env, payload, "--tenant", TENANT, cwd=cwd or repo.root)
+
+
+def test_a_nested_config_that_switches_its_subtree_off_does_not(env, repo):
+    """The route of issue 22: a Write of src/.bobbin/config.toml holding mode = "off", then an
+    edit of src/config.rs. The nested file is a layer under the project, not a new root."""
+    nested_text = '[yupana.policy]\nmode = "off"\n'
+    write = edit(env, repo, "src/.bobbin/config.toml", tool="Write", content=nested_text)
+    assert not write.denied or "self" in write.reason  # (the protected set is another branch's)
+    repo.file("src/.bobbin/config.toml", nested_text)  # as if the Write had gone through
+    denied = edit(env, repo, "src/config.rs")
+    assert denied.denied and "deny_paths `src/config.rs`" in denied.reason
+    lowered = env.records("config_lowered")
+    assert [(r["layer"], r["file"], r["key"], r["value"], r["floor"]) for r in lowered] == [
+        ("nested", str(repo.root / "src" / ".bobbin" / "config.toml"), "policy.mode", "off", "enforce")]
+    assert "below its floor" in denied.stderr
+    edit(env, repo, "src/config.rs")
+    assert len(env.records("config_lowered")) == 1  # once per session
+    assert env.records("guard")[-1]["mode"] == "enforce"
+
+
+def test_a_nested_config_can_tighten_its_subtree(env, repo):
+    repo.file("src/.bobbin/config.toml", f'[yupana.policy.scopes.{TENANT}]\ndeny_paths = ["src/lib.rs"]\n')
+    assert edit(env, repo, "src/lib.rs").denied
+    assert edit(env, repo, "other.rs").allowed_silently  # outside the nested subtree
+    # arrays replace, so the nested list left out the project's entry: that entry stands, and is said
+    assert [(r["key"], r["value"], r["floor"]) for r in env.records("config_lowered")] == [
+        (f"policy.scopes.{TENANT}.deny_paths", ["src/lib.rs"], ["src/config.rs", "src/lib.rs"])]
+    assert edit(env, repo, "src/config.rs").denied
+
+
+def test_the_managed_floor_holds_against_the_project_and_the_environment(env, repo):
+    env.managed_config(f'[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.{TENANT}]\n'
+                       'deny_paths = ["src/lib.rs"]\n')
+    repo.config(f'[yupana.policy]\nmode = "off"\n[yupana.policy.scopes.{TENANT}]\ndeny_paths = []\n')
+    env["YUPANA_POLICY__MODE"] = "advise"
+    denied = edit(env, repo, "src/lib.rs")
+    assert denied.denied and "src/lib.rs" in denied.reason
+    seen = {(r["layer"], r["key"]) for r in env.records("config_lowered")}
+    assert seen == {("project", "policy.mode"), ("env", "policy.mode"),
+                    ("project", f"policy.scopes.{TENANT}.deny_paths")}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_config_that_is_no_regular_file_is_a_loud_fail_open_not_a_hang(env, repo, kind):
+    path = repo.root / ".bobbin" / "config.toml"
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    result = edit(env, repo, "src/config.rs")  # run_yupana's timeout fails a hang
+    assert not result.denied and "configuration error" in result.message
+    assert str(path) in result.message and ("FIFO" in result.message or "/dev/zero" in result.message)
+    fails = [r for r in env.records("fail_open") if r["fail_kind"] == "config"]
+    assert len(fails) == 1 and str(path) in fails[0]["reason"]
+    assert env.records("state_file") == []  # said once, as what it is: a config error
+
+
+def test_config_override_that_is_a_fifo_is_refused_too(env, repo, tmp_path):
+    fifo = tmp_path / "cfg.toml"
+    os.mkfifo(fifo)
+    result = hook(env, repo.payload(rel="src/lib.rs"), "--config", str(fifo), cwd=repo.root)
+    assert not result.denied and "FIFO" in result.message
+
+
+def test_a_file_reached_through_a_symlink_from_outside_with_the_cwd_outside(env, repo, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "s").symlink_to(repo.root / "src")
+    payload = repo.payload(rel="src/config.rs")
+    payload["tool_input"]["file_path"] = str(elsewhere / "s" / "config.rs")
+    payload["cwd"] = str(elsewhere)
+    denied = hook(env, payload, "--tenant", TENANT, cwd=elsewhere)
+    assert denied.denied and "src/config.rs" in denied.reason
+    ok = dict(payload, tool_input={**payload["tool_input"], "file_path": str(elsewhere / "s" / "lib.rs")})
+    assert hook(env, ok, "--tenant", TENANT, cwd=elsewhere).allowed_silently
+
+
+def test_a_changed_config_file_is_recorded_with_whether_it_loosened(env, repo):
+    assert edit(env, repo, "src/lib.rs").allowed_silently  # the first resolution: nothing to compare
+    assert env.records("control_changed") == []
+    repo.config(POLICY.replace('"enforce"', '"advise"'))
+    edit(env, repo, "src/lib.rs")
+    changed = env.records("control_changed")
+    assert len(changed) == 1
+    entry = changed[0]
+    assert entry["file"] == str(repo.root / ".bobbin" / "config.toml") and entry["project"] == str(repo.root)
+    assert entry["looser"] is True and entry["loosened"] == ["policy.mode"]
+    assert entry["old_digest"] != entry["new_digest"] and len(entry["new_digest"]) == 40
+    repo.config(POLICY + f'[yupana.policy.scopes.other]\ndeny_paths = ["x"]\n')
+    edit(env, repo, "src/lib.rs")
+    tighter = env.records("control_changed")[-1]
+    assert tighter["looser"] is False and tighter["loosened"] == []
+    user = env.user_config('[yupana.policy]\nmode = "enforce"\n')
+    edit(env, repo, "src/lib.rs")
+    appeared = env.records("control_changed")[-1]
+    assert (appeared["file"], appeared.get("old_digest")) == (str(user), None)  # null: omitted, as every absent value
+    user.unlink()
+    edit(env, repo, "src/lib.rs")
+    gone = env.records("control_changed")[-1]
+    assert (gone["file"], gone.get("new_digest"), gone["looser"]) == (str(user), None, False)
