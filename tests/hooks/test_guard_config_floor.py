@@ -3,7 +3,6 @@ config files that are no regular file, and files reached through a symlink."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -120,7 +119,7 @@ def test_a_changed_config_file_is_recorded_with_whether_it_loosened(env, repo):
     assert entry["file"] == str(repo.root / ".bobbin" / "config.toml") and entry["project"] == str(repo.root)
     assert entry["looser"] is True and entry["loosened"] == ["policy.mode"]
     assert entry["old_digest"] != entry["new_digest"] and len(entry["new_digest"]) == 40
-    repo.config(POLICY + f'[yupana.policy.scopes.other]\ndeny_paths = ["x"]\n')
+    repo.config(POLICY + '[yupana.policy.scopes.other]\ndeny_paths = ["x"]\n')
     edit(env, repo, "src/lib.rs")
     tighter = env.records("control_changed")[-1]
     assert tighter["looser"] is False and tighter["loosened"] == []
