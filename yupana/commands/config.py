@@ -63,7 +63,8 @@ def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]
     from yupana import config_controls, config_resolve, settings
 
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "root": root, "ok": False, "error": error, "config": None,
-                    "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": []}
+                    "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": [],
+                    "lowered": [], "managed": None}
     if error is None:
         try:
             checked = config_controls.check(root, override)
@@ -74,6 +75,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]
         assert resolved is not None  # a resolved configuration stays one when redacted
         report.update(config=resolved["config"], sources=resolved["sources"], provenance=resolved["provenance"],
                       warnings=resolved["warnings"], notes=checked["notes"], findings=checked["findings"],
+                      lowered=resolved.get("lowered") or [], managed=resolved.get("managed"),
                       origins={key: config_resolve.origin(loc, read) for key, loc, _ in flatten(resolved["config"])})
         report["ok"] = not checked["findings"]
     return report
@@ -107,6 +109,12 @@ def render(report: dict[str, Any]) -> None:
     prov = report["provenance"]
     lines.append(f"mode      {prov['effective']} (from {prov['source']})"
                  + ("  ⚠ the project file lowered the user's mode" if prov["lowered_by_project"] else ""))
+    managed = report.get("managed") or {}
+    lines.append(f"floor     {managed.get('path')}" + ("" if managed.get("present") else " (absent: no managed floor)"))
+    for low in report["lowered"]:
+        lines.append(f"lowered   ⚠ {low['layer']} {low['file']}: {low['key']} = "
+                     f"{json.dumps(low['value'], ensure_ascii=False)} is below its floor "
+                     f"{json.dumps(low['floor'], ensure_ascii=False)}: ignored, the floor stands")
     lines += ["", "resolved configuration (key = value  # where it came from)"]
     for key, _, value in flatten(report["config"]):
         lines.append(f"  {key} = {json.dumps(value, ensure_ascii=False)}  # {report['origins'][key]}")

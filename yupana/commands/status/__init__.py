@@ -151,6 +151,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
         "policy": policy_section(cfg, name),
         "policy_mode_provenance": resolved["provenance"],
         "config": {"sources": resolved["sources"], "warnings": resolved["warnings"],
+                   "managed": managed_section(resolved), "lowered": resolved.get("lowered") or [],
                    "controls": {"state": "degraded" if checked["findings"] else "ok",
                                 "findings": checked["findings"], "notes": checked["notes"]}},
         "metrics": {"record_paths": cfg["metrics"]["record_paths"]},
@@ -205,13 +206,26 @@ def signed_rule_set_section(cfg: dict[str, Any], root: str, now: int) -> dict[st
 
 def exit_code(report: dict[str, Any]) -> int:
     """3 degraded (the rule set, a broken local control, or a client's hooks), else 4 when the project
-    lowered the user's mode, else 0."""
+    lowered the user's mode, a layer tried to lower the managed floor (or a nested file its project),
+    or the managed floor is writable by this user, else 0."""
     if (report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded"
             or report.get("clients", {}).get("state") == "degraded"):
         return EXIT_DEGRADED
     if report["policy_mode_provenance"].get("lowered_by_project"):
         return EXIT_LOWERED
+    if report["config"].get("lowered") or (report["config"].get("managed") or {}).get("writable"):
+        return EXIT_LOWERED
     return EXIT_OK
+
+
+def managed_section(resolved: dict[str, Any]) -> dict[str, Any]:
+    """``config.managed``: the managed floor in use, and whether this user (the hooks' user when
+    status runs as it) could write it or its directory — a floor the agent can rewrite is advice."""
+    managed = resolved.get("managed") or {}
+    path = str(managed.get("path") or "")
+    present = bool(managed.get("present"))
+    writable = [p for p in (path, os.path.dirname(path)) if present and p and os.access(p, os.W_OK)]
+    return {"path": path, "present": present, "writable": bool(writable), "writable_paths": writable}
 
 
 # ── policy ──────────────────────────────────────────────────────────────────────────
