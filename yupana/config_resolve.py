@@ -79,9 +79,7 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such config file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
-    from yupana.settings import digest_bytes
-
-    digests[path] = digest_bytes(raw)
+    digests[path] = _sha1_hex(raw)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -93,6 +91,16 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: [yupana] must be a table, found {type(table).__name__}")
     check(table, path)
     return table
+
+
+def _sha1_hex(data: bytes) -> str:
+    """Hex SHA-1 of a config file's bytes (the builtin module: hashlib would load OpenSSL)."""
+    try:
+        from _sha1 import sha1
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
+    hexed: str = sha1(data).hexdigest()
+    return hexed
 
 
 def check(table: dict[str, Any], source: str) -> dict[str, Any]:

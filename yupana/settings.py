@@ -63,16 +63,11 @@ def fingerprint(root: str, override: str | None = None, nested: tuple[str, ...] 
 
 def digest(text: str) -> str:
     """Hex SHA-1 of ``text`` (the builtin module, cheap on the hot path)."""
-    return digest_bytes(text.encode("utf-8", "surrogateescape"))
-
-
-def digest_bytes(data: bytes) -> str:
-    """Hex SHA-1 of ``data`` (the builtin module: hashlib would load OpenSSL, ~3 ms per hook)."""
     try:
-        from _sha1 import sha1
+        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
     except ImportError:  # pragma: no cover - interpreters built without it
         from hashlib import sha1
-    hexed: str = sha1(data).hexdigest()
+    hexed: str = sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
     return hexed
 
 
