@@ -3,6 +3,7 @@ config files that are no regular file, and files reached through a symlink."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -131,3 +132,44 @@ def test_a_changed_config_file_is_recorded_with_whether_it_loosened(env, repo):
     edit(env, repo, "src/lib.rs")
     gone = env.records("control_changed")[-1]
     assert (gone["file"], gone.get("new_digest"), gone["looser"]) == (str(user), None, False)
+
+
+def _bash(env, cwd, command: str):
+    from conftest import run_yupana
+
+    payload = {"session_id": "s", "cwd": str(cwd), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": command}}
+    done = run_yupana(["hook", "pre-bash"], {**env, "BOBBIN_ROLE": TENANT}, stdin=json.dumps(payload), cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_pre_bash_in_a_subtree_whose_nested_config_says_off_is_still_scoped(env, repo):
+    repo.config(f'[yupana.policy]\nmode = "enforce"\naction_scope = "enforce"\n[yupana.policy.scopes.{TENANT}]\n'
+                'allow_targets = ["host:build-*"]\n')
+    repo.file("src/.bobbin/config.toml", '[yupana.policy]\nmode = "off"\naction_scope = "off"\n')
+    denied = _bash(env, repo.root / "src", "ssh prod.example.com uptime").stdout.decode()
+    assert '"permissionDecision":"deny"' in denied.replace(" ", "")
+    assert {r["key"] for r in env.records("config_lowered")} == {"policy.mode", "policy.action_scope"}
+
+
+def test_explain_names_the_nested_layers_and_says_the_same_deny(env, repo, yupana):
+    repo.file("src/.bobbin/config.toml", '[yupana.policy]\nmode = "off"\n')
+    payload = repo.payload(rel="src/config.rs")
+    report = json.loads(yupana("explain", "--json", "--tenant", TENANT, stdin=json.dumps(payload),
+                               cwd=repo.root).stdout)
+    assert report["decision"] == "deny"
+    assert report["invocation"]["project"] == {"root": str(repo.root), "found": "file",
+                                               "nested": [str(repo.root / "src")]}
+    text = yupana("explain", "--tenant", TENANT, stdin=json.dumps(payload), cwd=repo.root).stdout.decode()
+    assert f"nested, tightening only: {repo.root / 'src'}" in text
+
+
+def test_a_loosened_managed_floor_is_recorded_as_a_control_change(env, repo):
+    managed = env.managed_config('[yupana.policy]\nmode = "enforce"\n')
+    repo.config('[yupana.policy]\nmode = "off"\n')
+    edit(env, repo, "src/lib.rs")
+    managed.write_text('[yupana.policy]\nmode = "advise"\n')
+    edit(env, repo, "src/lib.rs")
+    changed = env.records("control_changed")
+    assert [(c["file"], c["looser"], c["loosened"]) for c in changed] == [(str(managed), True, ["policy.mode"])]
