@@ -307,7 +307,25 @@ def test_a_managed_floor_the_hooks_user_can_write_is_a_warning(yupana, env, root
     managed.unlink()
     code, out = status(yupana, root)
     assert code == 0 and out["config"]["managed"] == {"path": str(managed), "present": False, "writable": False,
-                                                      "writable_paths": []}
+                                                      "writable_paths": [], "bypassed": None}
+
+
+def test_a_variable_that_sets_the_machines_floor_aside_is_a_warning(tmp_path, monkeypatch):
+    """/etc/bobbin/config.toml cannot be written by a test: the machine's path is pointed at a file here."""
+    from yupana.commands import status as status_cmd
+    from yupana.state import paths
+
+    machine = tmp_path / "etc" / "config.toml"
+    machine.parent.mkdir()
+    machine.write_text('[yupana.policy]\nmode = "enforce"\n')
+    monkeypatch.setattr(paths, "MANAGED_CONFIG", str(machine))
+    resolved = {"managed": {"path": str(tmp_path / "elsewhere.toml"), "present": False}}
+    section = status_cmd.managed_section(resolved)
+    assert section["bypassed"] == str(machine)
+    report = {"rule_set": {"state": "loaded"}, "config": {"controls": {"state": "ok"}, "managed": section,
+                                                         "lowered": []}, "policy_mode_provenance": {}}
+    assert status_cmd.exit_code(report) == 4
+    assert status_cmd.managed_section({"managed": {"path": str(machine), "present": True}})["bypassed"] is None
 
 
 def test_degraded_wins_over_a_lowered_mode(yupana, env, root):

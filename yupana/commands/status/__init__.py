@@ -213,7 +213,8 @@ def exit_code(report: dict[str, Any]) -> int:
         return EXIT_DEGRADED
     if report["policy_mode_provenance"].get("lowered_by_project"):
         return EXIT_LOWERED
-    if report["config"].get("lowered") or (report["config"].get("managed") or {}).get("writable"):
+    managed = report["config"].get("managed") or {}
+    if report["config"].get("lowered") or managed.get("writable") or managed.get("bypassed"):
         return EXIT_LOWERED
     return EXIT_OK
 
@@ -221,11 +222,16 @@ def exit_code(report: dict[str, Any]) -> int:
 def managed_section(resolved: dict[str, Any]) -> dict[str, Any]:
     """``config.managed``: the managed floor in use, and whether this user (the hooks' user when
     status runs as it) could write it or its directory — a floor the agent can rewrite is advice."""
+    from yupana.state import paths
+
     managed = resolved.get("managed") or {}
     path = str(managed.get("path") or "")
     present = bool(managed.get("present"))
     writable = [p for p in (path, os.path.dirname(path)) if present and p and os.access(p, os.W_OK)]
-    return {"path": path, "present": present, "writable": bool(writable), "writable_paths": writable}
+    machine = paths.MANAGED_CONFIG  # $YUPANA_MANAGED_CONFIG naming another file sets the machine's floor aside
+    bypassed = machine if path != machine and os.path.lexists(machine) else None
+    return {"path": path, "present": present, "writable": bool(writable), "writable_paths": writable,
+            "bypassed": bypassed}
 
 
 # ── policy ──────────────────────────────────────────────────────────────────────────

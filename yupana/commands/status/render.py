@@ -153,6 +153,9 @@ def _floor(config: dict[str, Any], add: Any) -> None:
                     "an agent running as it can rewrite the floor; make it root-owned, mode 0644: exit 4")
     else:
         add("floor", f"none (no managed file at {managed.get('path') or '?'})")
+    if managed.get("bypassed"):
+        add("", f"{WARN} the machine's managed floor {managed['bypassed']} is NOT in use: $YUPANA_MANAGED_CONFIG names "
+                "another file (meant for tests and unusual installs; remove it from the hooks' environment): exit 4")
     for low in config.get("lowered") or ():
         add("", f"{WARN} {low['layer']} {low['file']} tried {low['key']} = {_shown(low['value'])}, below its floor "
                 f"{_shown(low['floor'])}: ignored, the floor stands — exit 4")
