@@ -160,3 +160,62 @@ def test_the_lattice_in_one_place():
     assert config_lattice.within("src/a/**", "src/**") and not config_lattice.within("docs/**", "src/**")
     assert config_lattice.looser({"policy": {"mode": "enforce"}}, {"policy": {"mode": "advise"}}) == ["policy.mode"]
     assert config_lattice.looser({"policy": {"mode": "advise"}}, {"policy": {"mode": "enforce"}}) == []
+
+
+WIRE = {"name": "w", "paths": ["src/auth/**"], "effect": "deny"}
+LATTICE = [
+    # (what the floor sets, what a layer tries, what stands, whether it was lowered)
+    ({"policy": {"landing": "advise"}}, {"policy": {"landing": "off"}}, ("policy", "landing"), "advise", True),
+    ({"policy": {"landing": "advise"}}, {"policy": {"landing": "enforce"}}, ("policy", "landing"), "enforce", False),
+    ({"policy": {"tripwires": [WIRE]}}, {"policy": {"tripwires": []}}, ("policy", "tripwires"), [WIRE], True),
+    ({"policy": {"tripwires": [WIRE]}}, {"policy": {"tripwires": [dict(WIRE, effect="warn"), dict(WIRE, name="x")]}},
+     ("policy", "tripwires"), [WIRE, dict(WIRE, name="x")], True),
+    ({"policy": {"scopes": {"t": {"allow_paths": ["src/**"]}}}}, {"policy": {"scopes": {"t": {"allow_paths": []}}}},
+     ("policy", "scopes", "t", "allow_paths"), ["src/**"], True),
+    ({"policy": {"scopes": {"t": {"allow_paths": ["**"]}}}}, {"policy": {"scopes": {"t": {"allow_paths": ["a/*"]}}}},
+     ("policy", "scopes", "t", "allow_paths"), ["a/*"], False),
+    ({"policy": {"scopes": {"t": {"max_impacted_files": 10}}}},
+     {"policy": {"scopes": {"t": {"max_impacted_files": 50}}}}, ("policy", "scopes", "t", "max_impacted_files"), 10,
+     True),
+    ({"policy": {"scopes": {"t": {"max_impacted_files": 10}}}}, {"policy": {"scopes": {"t": {"max_impacted_files": 3}}}},
+     ("policy", "scopes", "t", "max_impacted_files"), 3, False),
+    ({"policy": {"max_hops": 8}}, {"policy": {"max_hops": "2"}}, ("policy", "max_hops"), 8, True),
+    ({"policy": {"verify": True}}, {"policy": {"verify": "false"}}, ("policy", "verify"), True, True),
+    ({"bundle": {"trusted_keys": ["ed25519:A"]}}, {"bundle": {"trusted_keys": ["ed25519:A", "ed25519:EVIL"]}},
+     ("bundle", "trusted_keys"), ["ed25519:A"], True),
+    ({"quipu": {"batch_size": 100}}, {"quipu": {"batch_size": 7}}, ("quipu", "batch_size"), 7, False),
+    ({"policy": {"scopes": {"t": {"deny_paths": ["a"]}}}}, {"policy": {"scopes": {"u": {"deny_paths": []}}}},
+     ("policy", "scopes", "u", "deny_paths"), [], False),
+]
+
+
+@pytest.mark.parametrize("floor,layer,at,stands,lowered", LATTICE, ids=[str(i) for i in range(len(LATTICE))])
+def test_each_kind_of_the_lattice(home, floor, layer, at, stands, lowered):
+    write(home / "managed" / "config.toml", _toml(floor))
+    write(home / "repo/.bobbin/config.toml", _toml(layer))
+    snap = resolve(str(home / "repo"))
+    node = snap["config"]
+    for part in at:
+        node = node[part]
+    if isinstance(stands, list) and stands and isinstance(stands[0], dict):
+        node = [{k: v for k, v in entry.items() if k in ("name", "paths", "effect")} for entry in node]
+    assert node == stands
+    assert bool(snap["lowered"]) is lowered
+    if lowered:
+        assert snap["lowered"][0]["key"] == ".".join(at) and snap["lowered"][0]["layer"] == "project"
+
+
+def _toml(table: dict, prefix: str = "yupana") -> str:
+    """A tiny TOML writer for these tables (inline arrays of inline tables)."""
+    import json
+
+    scalars, tables = [], []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            tables.append(_toml(value, f"{prefix}.{key}"))
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            items = ", ".join("{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in e.items()) + "}" for e in value)
+            scalars.append(f"{key} = [{items}]")
+        else:
+            scalars.append(f"{key} = {json.dumps(value)}")
+    return (f"[{prefix}]\n" + "\n".join(scalars) + "\n" if scalars else "") + "".join(tables)
