@@ -219,3 +219,12 @@ def _toml(table: dict, prefix: str = "yupana") -> str:
         else:
             scalars.append(f"{key} = {json.dumps(value)}")
     return (f"[{prefix}]\n" + "\n".join(scalars) + "\n" if scalars else "") + "".join(tables)
+
+
+def test_a_url_tried_below_the_floor_is_listed_without_its_credentials(home, monkeypatch):
+    write(home / "managed" / "config.toml", '[yupana.quipu]\nendpoint = "http://store.example:3030"\n')
+    monkeypatch.setenv("YUPANA_QUIPU__ENDPOINT", "http://alice:s3cret@evil.example:1/")
+    snap = resolve(str(home / "repo"))
+    assert snap["config"]["quipu"]["endpoint"] == "http://store.example:3030"
+    [entry] = snap["lowered"]
+    assert entry["key"] == "quipu.endpoint" and "s3cret" not in repr(entry) and "evil.example" in entry["value"]

@@ -288,7 +288,11 @@ def resolve_layers(root: str, override: str | None = None,
 
 
 def _lowered(layer: str, source: str, at: tuple[str, ...], tried: object, kept: object) -> dict[str, Any]:
-    """One ``config_lowered`` entry (docs/records.md): a layer's value the floor did not let stand."""
+    """One ``config_lowered`` entry (docs/records.md): a layer's value the floor did not let stand
+    (a URL without its ``user:password@``: the entry reaches the spool and ``status``)."""
+    if tuple(at) in schema.URL_KEYS:
+        tried = redact.redact_url(tried) if isinstance(tried, str) else tried
+        kept = redact.redact_url(kept) if isinstance(kept, str) else kept
     return {"layer": layer, "file": source, "key": ".".join(at), "value": tried, "floor": kept}
 
 
