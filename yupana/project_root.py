@@ -128,9 +128,17 @@ def for_file(path: str, cwd: str, memo: dict[str, tuple[str, ...]] | None = None
 
 
 def for_dir(cwd: str, memo: dict[str, tuple[str, ...]] | None = None) -> Project:
-    """The project a command run in ``cwd`` (absolute) is judged under: the walk from ``cwd``, else ``cwd``."""
+    """The project a command run in ``cwd`` (absolute) is judged under: the walk from ``cwd``, else
+    from its real path (a cwd reached through a symlink), else ``cwd``."""
     found = chain(cwd, memo)
-    return _project(found, CWD) if found else Project(cwd, NONE)
+    if found:
+        return _project(found, CWD)
+    try:
+        real = os.path.realpath(cwd)
+    except (OSError, ValueError):
+        real = cwd
+    found = chain(real, memo) if real != cwd else ()
+    return _project(found, REAL) if found else Project(cwd, NONE)
 
 
 def cold_root(explicit: str | None = None) -> str:

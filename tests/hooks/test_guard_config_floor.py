@@ -173,3 +173,13 @@ def test_a_loosened_managed_floor_is_recorded_as_a_control_change(env, repo):
     edit(env, repo, "src/lib.rs")
     changed = env.records("control_changed")
     assert [(c["file"], c["looser"], c["loosened"]) for c in changed] == [(str(managed), True, ["policy.mode"])]
+
+
+def test_pre_bash_from_a_cwd_reached_through_a_symlink_is_governed_by_the_real_project(env, repo, tmp_path):
+    repo.config(f'[yupana.policy]\nmode = "enforce"\naction_scope = "enforce"\n[yupana.policy.scopes.{TENANT}]\n'
+                'allow_targets = ["host:build-*"]\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "s").symlink_to(repo.root / "src")
+    denied = _bash(env, elsewhere / "s", "ssh prod.example.com uptime").stdout.decode()
+    assert '"permissionDecision":"deny"' in denied.replace(" ", "")
