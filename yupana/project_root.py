@@ -141,6 +141,14 @@ def for_dir(cwd: str, memo: dict[str, tuple[str, ...]] | None = None) -> Project
     return _project(found, REAL) if found else Project(cwd, NONE)
 
 
+def cold_project(explicit: str | None = None) -> Project:
+    """:func:`cold_root` with the nested config layers of the cwd (none under ``--root``): what
+    ``config check`` and ``status`` resolve, so that run in a subtree they show what its hooks see."""
+    if explicit:
+        return Project(os.path.abspath(explicit), FILE)
+    return for_dir(os.getcwd())
+
+
 def cold_root(explicit: str | None = None) -> str:
     """The root a cold command resolves its configuration for: ``--root`` as given, else the
     project the process cwd is in (the same walk the hooks make), else the cwd."""

@@ -183,3 +183,16 @@ def test_pre_bash_from_a_cwd_reached_through_a_symlink_is_governed_by_the_real_p
     (elsewhere / "s").symlink_to(repo.root / "src")
     denied = _bash(env, elsewhere / "s", "ssh prod.example.com uptime").stdout.decode()
     assert '"permissionDecision":"deny"' in denied.replace(" ", "")
+
+
+def test_config_check_and_status_in_the_subtree_show_the_nested_file_and_what_it_tried(env, repo, yupana):
+    nested = repo.file("src/.bobbin/config.toml", '[yupana.policy]\nmode = "off"\n')
+    text = yupana("config", "check", cwd=repo.root / "src").stdout.decode()
+    assert f"nested    {nested}" in text and "mode      enforce" in text
+    assert f"lowered   ⚠ nested {nested}: policy.mode = \"off\" is below its floor \"enforce\"" in text
+    done = yupana("status", "--json", "--offline", cwd=repo.root / "src")
+    out = json.loads(done.stdout)
+    assert done.returncode == 4 and out["policy"]["mode"] == "enforce" and out["root"] == str(repo.root)
+    assert [(e["layer"], e["key"]) for e in out["config"]["lowered"]] == [("nested", "policy.mode")]
+    at_root = yupana("status", "--json", "--offline", cwd=repo.root)
+    assert at_root.returncode == 0 and json.loads(at_root.stdout)["config"]["lowered"] == []

@@ -39,16 +39,17 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "snapshot" and getattr(args, "json", False):
         print("yupana config: --json is for `config check`; `config snapshot` prints marshal", file=sys.stderr)
         return 2
-    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
+    project = project_root.cold_project(args.root)  # --root, else the project the cwd is in (and its nested layers)
+    root, nested = project.root, project.nested
     override = getattr(args, "config", None)
-    snap = settings.resolve_and_store(root, override, settings.fingerprint(root, override))
+    snap = settings.resolve_and_store(root, override, settings.fingerprint(root, override, nested), nested)
     if args.action == "snapshot":
         import marshal
 
         sys.stdout.buffer.write(marshal.dumps(snap))
         return 1 if snap["error"] else 0
     as_json = bool(getattr(args, "json", False))
-    report = gather(root, override, snap["error"])
+    report = gather(root, override, snap["error"], nested)
     if as_json:
         from yupana.commands.json_output import emit
 
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report["ok"] else EXIT_BROKEN
 
 
-def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]:
+def gather(root: str, override: str | None, error: str | None, nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``config check --json`` object (docs/configuration.md)."""
     from yupana import config_controls, config_resolve, settings
 
@@ -67,7 +68,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]
                     "lowered": [], "managed": None}
     if error is None:
         try:
-            checked = config_controls.check(root, override)
+            checked = config_controls.check(root, override, nested)
         except settings.ConfigError as exc:  # the files changed since the snapshot was written
             report["error"] = str(exc)
             return report

@@ -77,13 +77,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from yupana import config, project_root
 
-    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
+    project = project_root.cold_project(args.root)  # --root, else the project the cwd is in (and its nested layers)
+    root = project.root
     override = getattr(args, "config", None)
     as_json = bool(getattr(args, "json", False))
     live = "always" if args.live else ("never" if args.offline else "auto")
     try:
         report = gather(root, override, tenant_of(args), int(time.time()), live=live,
-                        window_secs=max(1, args.window), last_n=max(1, args.last))
+                        window_secs=max(1, args.window), last_n=max(1, args.last), nested=project.nested)
     except config.ConfigError as exc:
         return _error("config", f"configuration error\n{exc}", as_json)
     except Exception as exc:  # noqa: BLE001 - an operator command names what failed, never a traceback
@@ -119,14 +120,15 @@ def _error(kind: str, message: str, as_json: bool) -> int:
 
 
 def gather(root: str, override: str | None, tenant: tuple[str | None, str | None], now: int, *,
-           live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict[str, Any]:
+           live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N,
+           nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
     from yupana import block_tier, config_controls
     from yupana.state import paths, spool
     from yupana.commands.status import health as status_health
     from yupana.redact import redact_url
 
-    checked = config_controls.check(root, override)  # the same findings as `yupana config check`
+    checked = config_controls.check(root, override, nested)  # the same findings as `yupana config check`
     resolved = checked["resolved"]
     cfg = resolved["config"]
     name, source = tenant
