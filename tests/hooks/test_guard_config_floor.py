@@ -196,3 +196,13 @@ def test_config_check_and_status_in_the_subtree_show_the_nested_file_and_what_it
     assert [(e["layer"], e["key"]) for e in out["config"]["lowered"]] == [("nested", "policy.mode")]
     at_root = yupana("status", "--json", "--offline", cwd=repo.root)
     assert at_root.returncode == 0 and json.loads(at_root.stdout)["config"]["lowered"] == []
+
+
+def test_a_codex_patch_touching_a_nested_subtree_and_the_root_judges_each_under_its_layers(env, repo):
+    repo.file("src/.bobbin/config.toml", '[yupana.policy]\nmode = "off"\n')
+    repo.file("top.rs", "old\n")
+    patch = ("*** Begin Patch\n*** Update File: top.rs\n@@\n-old\n+new\n"
+             "*** Update File: src/config.rs\n@@\n-old\n+new\n*** End Patch\n")
+    denied = hook(env, repo.patch(patch), "--tenant", TENANT, cwd=repo.root)
+    assert denied.denied and "src/config.rs" in denied.reason
+    assert [r["layer"] for r in env.records("config_lowered")] == ["nested"]
