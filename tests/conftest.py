@@ -39,6 +39,8 @@ class Env(dict):
         self["XDG_STATE_HOME"] = str(self.state)
         self["TMPDIR"] = str(self.tmp)
         self["PYTHONDONTWRITEBYTECODE"] = "1"
+        # the managed floor: a per-test file, absent until a test writes it (never the machine's /etc)
+        self["YUPANA_MANAGED_CONFIG"] = str(base / "managed" / "config.toml")
 
     @property
     def cache_path(self) -> Path:
@@ -73,6 +75,13 @@ class Env(dict):
             return []
         recs = [json.loads(line) for line in self.spool_path.read_text().splitlines() if line.strip()]
         return [r for r in recs if kind is None or r.get("kind") == kind]
+
+    def managed_config(self, text: str) -> Path:
+        """Write the managed floor ($YUPANA_MANAGED_CONFIG) of this environment."""
+        path = Path(self["YUPANA_MANAGED_CONFIG"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
 
     def user_config(self, text: str) -> Path:
         path = self.home / ".config" / "bobbin" / "config.toml"

@@ -18,6 +18,7 @@ def home(tmp_path, monkeypatch):
     for key in [k for k in __import__("os").environ if k.startswith("YUPANA_")]:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("YUPANA_MANAGED_CONFIG", str(tmp_path / "managed" / "config.toml"))
     root = tmp_path / "repo"
     (root / ".bobbin").mkdir(parents=True)
     (tmp_path / "home" / ".config" / "bobbin").mkdir(parents=True)
@@ -101,7 +102,8 @@ def test_project_lowering_the_user_mode_is_reported(home):
     write_user(home, '[yupana.policy]\nmode = "enforce"\n')
     write_project(home, '[yupana.policy]\nmode = "advise"\n')
     prov = resolve(str(home / "repo"))["provenance"]
-    assert prov == {"effective": "advise", "source": "project", "user_mode": "enforce", "lowered_by_project": True}
+    assert prov == {"effective": "advise", "source": "project", "user_mode": "enforce", "lowered_by_project": True,
+                    "managed_mode": None}
 
 
 def test_explicit_config_replaces_discovery_and_must_exist(home):

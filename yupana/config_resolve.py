@@ -4,12 +4,17 @@ Resolution, lowest to highest precedence, merged per key (tables deep-merge; arr
 scalars replace):
 
 1. the defaults of :mod:`yupana.config_schema`;
-2. the user file, ``$HOME/.config/bobbin/config.toml``;
-3. the project file, ``<root>/.bobbin/config.toml``;
-4. environment variables ``YUPANA_<TABLE>__<KEY>`` (for example ``YUPANA_POLICY__MODE``;
-   a list or table value is JSON).
+2. the managed file, ``/etc/bobbin/config.toml`` (``$YUPANA_MANAGED_CONFIG``): also the
+   *floor* — every layer above may tighten what it sets, never loosen it
+   (:mod:`yupana.config_lattice`; a lower value is dropped and listed in ``lowered``);
+3. the user file, ``$HOME/.config/bobbin/config.toml``;
+4. the project file, ``<root>/.bobbin/config.toml``;
+5. environment variables ``YUPANA_<TABLE>__<KEY>`` (for example ``YUPANA_POLICY__MODE``;
+   a list or table value is JSON);
+6. nested project files between the project root and the judged path, outermost first:
+   each can only tighten everything above it (their floor is the resolution so far).
 
-``--config PATH`` replaces discovery (2 and 3): the file must exist. Each file is checked on
+``--config PATH`` replaces discovery (3, 4 and 6; never the managed floor): the file must exist. Each file is checked on
 its own, so an error names the file, the key and what is allowed (in the words pydantic
 uses: the pydantic-settings model of :mod:`yupana.config` is built from the same schema, and
 a test holds the two to the same answers). Unknown keys are not errors (a newer config must
@@ -47,17 +52,38 @@ CREDENTIALS_HELP = ("remove them from the URL and configure them apart: [yupana.
                     "\"Credentials\")")
 
 
+CONFIG_LIMIT = 4 << 20  # a config file larger than this is refused, never read whole
+digests: dict[str, str] = {}  # path -> SHA-1 of the bytes of each config file read (control_changed)
+
+
 def read_file(path: str) -> dict[str, Any]:
-    """The ``[yupana]`` table of one TOML file, checked; ConfigError naming the file when unusable."""
+    """The ``[yupana]`` table of one TOML file, checked; ConfigError naming the file when unusable.
+
+    Read as the state files are (:mod:`yupana.state.statefile`): a FIFO, a device, a symlink
+    to one, or a file over :data:`CONFIG_LIMIT` is refused at once — never a hang, never an
+    unbounded read — and the refusal is this ConfigError (a loud ``config`` fail-open), not a
+    ``state_file`` one."""
     import tomllib
 
+    from yupana.state import statefile
+
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        raw = statefile.read(path, CONFIG_LIMIT)
+    except statefile.Refused as exc:
+        if (exc.path, exc.reason) in statefile.refused:
+            statefile.refused.remove((exc.path, exc.reason))  # said here, as a config error, not twice
+        reason = exc.reason.replace("this state file", "a config file")
+        raise ConfigError(f"{path}: {reason}: the configuration was not read (replace it with a regular file "
+                          f"of at most {CONFIG_LIMIT >> 20} MB)") from None
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    digests[path] = _sha1_hex(raw)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     table = data.get("yupana", {})
@@ -65,6 +91,16 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: [yupana] must be a table, found {type(table).__name__}")
     check(table, path)
     return table
+
+
+def _sha1_hex(data: bytes) -> str:
+    """Hex SHA-1 of a config file's bytes (the builtin module: hashlib would load OpenSSL)."""
+    try:
+        from _sha1 import sha1
+    except ImportError:  # pragma: no cover - interpreters built without it
+        from hashlib import sha1
+    hexed: str = sha1(data).hexdigest()
+    return hexed
 
 
 def check(table: dict[str, Any], source: str) -> dict[str, Any]:
@@ -171,28 +207,55 @@ def _env_value(var: str, raw: str, spec: Spec, path: list[str]) -> object:
 
 
 def layers(root: str, override: str | None) -> list[Layer]:
-    """(layer, path, checked [yupana] table) for each file read, lowest precedence first."""
+    """(layer, path, checked [yupana] table) for each file read, lowest precedence first
+    (the managed floor and nested files apart: :func:`resolve_layers`)."""
     if override:
         return [("--config", override, read_file(override))]
     found = []
     user = paths.user_config_file()
-    if user and os.path.exists(user):
+    if user and os.path.lexists(user):
         found.append(("user", user, read_file(user)))
     project = paths.project_config_file(root)
-    if os.path.exists(project):
+    if os.path.lexists(project):
         found.append(("project", project, read_file(project)))
     return found
 
 
-def resolve_layers(root: str, override: str | None = None) -> tuple[dict[str, Any], list[Layer]]:
-    """The snapshot dict (see :func:`resolve`) and the layers it was resolved from."""
-    read = layers(root, override)
-    merged: dict[str, Any] = {}
+def managed_layer() -> Layer | None:
+    """The managed floor's (layer, path, table), or None when its file is absent."""
+    path = paths.managed_config_file()
+    return ("managed", path, read_file(path)) if os.path.lexists(path) else None
+
+
+def resolve_layers(root: str, override: str | None = None,
+                   nested: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[Layer]]:
+    """The snapshot dict (see :func:`resolve`) and the layers it was resolved from (each table
+    as it stood once the floor was applied: a lowered key is gone from it).
+
+    ``nested``: the directories below ``root`` (outermost first) whose ``.bobbin/config.toml``
+    applies to the path being judged — each a layer that can only tighten what is above it.
+    """
+    from yupana import config_lattice as lattice
+
+    managed = managed_layer()
+    floor = managed[2] if managed else {}
+    read: list[Layer] = [managed] if managed else []
+    merged: dict[str, Any] = dict(floor)
     warnings: list[str] = []
-    for _, path, table in read:
-        merged = deep_merge(merged, table)
+    lowered: list[dict[str, Any]] = []
+    nested_read = [] if override else [("nested", p, read_file(p)) for d in nested
+                                       if os.path.lexists(p := paths.project_config_file(d))]
+    for layer, path, table in read + layers(root, override):
         warnings += [f"{path}: unknown key {k} (ignored){_did_you_mean(k, known_keys())}" for k in unknown_keys(table)]
+        if layer == "managed":
+            continue
+        table, low = lattice.clamp(floor, table)
+        lowered += [_lowered(layer, path, at, tried, kept) for at, tried, kept in low]
+        read.append((layer, path, table))
+        merged = deep_merge(merged, table)
     env_tree, env_warnings = env_overrides()
+    env_tree, low = lattice.clamp(floor, env_tree)
+    lowered += [_lowered("env", _env_source(at), at, tried, kept) for at, tried, kept in low]
     merged = deep_merge(merged, env_tree)
     errors: list[Problem] = []
     config = validate_table(merged, schema.SETTINGS, (), errors)
@@ -204,23 +267,53 @@ def resolve_layers(root: str, override: str | None = None) -> tuple[dict[str, An
                                   else "merged configuration"))
         raise ConfigError("\n".join(lines))
     refuse_userinfo(env_tree, lambda key: f"environment variable {env_var(key)}")
+    for layer, path, table in nested_read:  # each can only tighten what stands above it
+        warnings += [f"{path}: unknown key {k} (ignored){_did_you_mean(k, known_keys())}" for k in unknown_keys(table)]
+        table, low = lattice.clamp(config, table)
+        lowered += [_lowered(layer, path, at, tried, kept) for at, tried, kept in low]
+        read.append((layer, path, table))
+        config = validate_table(deep_merge(config, table), schema.SETTINGS, (), errors)
+    if errors:  # each nested file was checked on its own: a merge that breaks is a bug, said as one
+        raise ConfigError("\n".join(_explain(loc, msg, got, "nested configuration") for loc, msg, got in errors))
     snap = {
         "config": config,
         "sources": [{"layer": layer, "path": path} for layer, path, _ in read],
         "provenance": _mode_provenance(read, config["policy"]["mode"]),
         "warnings": warnings + env_warnings,
+        "lowered": lowered,
+        "managed": {"path": paths.managed_config_file(), "present": managed is not None},
+        "digests": {path: digests.get(path) for _, path, _ in read},
     }
     return snap, read
 
 
-def resolve(root: str, override: str | None = None) -> dict[str, Any]:
+def _lowered(layer: str, source: str, at: tuple[str, ...], tried: object, kept: object) -> dict[str, Any]:
+    """One ``config_lowered`` entry (docs/records.md): a layer's value the floor did not let stand
+    (a URL without its ``user:password@``: the entry reaches the spool and ``status``)."""
+    if tuple(at) in schema.URL_KEYS:
+        tried = redact.redact_url(tried) if isinstance(tried, str) else tried
+        kept = redact.redact_url(kept) if isinstance(kept, str) else kept
+    return {"layer": layer, "file": source, "key": ".".join(at), "value": tried, "floor": kept}
+
+
+def _env_source(at: tuple[str, ...]) -> str:
+    """The variable that set the key at ``at`` (it may name a table above it)."""
+    for depth in range(len(at), 0, -1):
+        if env_var(at[:depth]) in os.environ:
+            return env_var(at[:depth])
+    return env_var(at)
+
+
+def resolve(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """The configuration for ``root`` as a plain snapshot dict.
 
     ``config`` (every key, defaults filled), ``sources`` (the files read), ``provenance``
-    (where the effective mode came from and whether the project lowered the user's mode)
-    and ``warnings`` (unknown keys). Raises ConfigError.
+    (where the effective mode came from and whether the project lowered the user's mode),
+    ``warnings`` (unknown keys), ``lowered`` (each value a layer tried below its floor:
+    ``{layer, file, key, value, floor}``) and ``managed`` (the floor's file, and whether it is
+    there). Raises ConfigError.
     """
-    return resolve_layers(root, override)[0]
+    return resolve_layers(root, override, nested)[0]
 
 
 def known_keys(spec: Spec = schema.SETTINGS, prefix: str = "yupana") -> list[str]:
@@ -273,6 +366,7 @@ def _mode_provenance(read: list[Layer], effective: str) -> dict[str, Any]:
     source = "default"
     user_mode = None
     project_mode = None
+    managed_mode = None
     for layer, _, table in read:
         mode = (table.get("policy") or {}).get("mode")
         if mode is not None:
@@ -281,11 +375,15 @@ def _mode_provenance(read: list[Layer], effective: str) -> dict[str, Any]:
                 user_mode = mode
             elif layer == "project":
                 project_mode = mode
-    if os.environ.get("YUPANA_POLICY__MODE"):
+            elif layer == "managed":
+                managed_mode = mode
+    if os.environ.get("YUPANA_POLICY__MODE") and (source != "managed" or
+                                                   os.environ["YUPANA_POLICY__MODE"] == managed_mode):
         source = "env"
     lowered = (user_mode is not None and project_mode is not None
                and MODE_ORDER[project_mode] < MODE_ORDER[user_mode])
-    return {"effective": effective, "source": source, "user_mode": user_mode, "lowered_by_project": lowered}
+    return {"effective": effective, "source": source, "user_mode": user_mode, "lowered_by_project": lowered,
+            "managed_mode": managed_mode}
 
 
 def origin(loc: Loc, read: list[Layer]) -> str:

@@ -14,6 +14,10 @@ A field is a dict made by :func:`field`:
   ``optional`` (``None`` allowed: the key's unset default), bounds ``ge`` / ``gt`` / ``le``,
   ``alias`` (the key as written in TOML, when the Python name differs: ``class``).
 
+* ``tighten``: which way the key may move above a floor (the managed file, or the project
+  above a nested config): ``rung``, ``more``, ``narrower``, ``lower``, ``higher``, ``true``,
+  ``fixed`` or ``free`` (:mod:`yupana.config_lattice`; docs/configuration.md, "The managed floor").
+
 Merge rule (the same for every key): tables merge key by key; arrays and scalars replace.
 Unknown keys are kept inside tables and dropped at the top level, and are reported.
 """
@@ -32,20 +36,25 @@ MODES = ("off", "advise", "enforce")
 def field(kind: str, default: object = None, *, choices: tuple[str, ...] = (), ge: float | None = None,
           gt: float | None = None, le: float | None = None, optional: bool = False, required: bool = False,
           alias: str | None = None, fields: dict[str, Spec] | None = None, item: Spec | None = None,
-          name: str | None = None) -> Spec:
+          name: str | None = None, tighten: str = "free") -> Spec:
     """One schema entry (see the module doc)."""
     spec = {"kind": kind, "default": default, "choices": choices, "ge": ge, "gt": gt, "le": le,
             "optional": optional, "required": required, "alias": alias, "fields": fields, "item": item,
-            "name": name}
+            "name": name, "tighten": tighten}
     return spec
 
 
 def table(model_name: str, /, **fields: Spec) -> Spec:
-    return field("table", fields=fields, name=model_name)
+    return field("table", fields=fields, name=model_name, tighten="table")
 
 
-def enum(default: str | None, *choices: str, optional: bool = False) -> Spec:
-    return field("enum", default, choices=choices, optional=optional)
+def enum(default: str | None, *choices: str, optional: bool = False, tighten: str = "free") -> Spec:
+    return field("enum", default, choices=choices, optional=optional, tighten=tighten)
+
+
+def rung(default: str = "off") -> Spec:
+    """A mode ladder key (``off`` < ``advise`` < ``enforce``): a floor may only be raised."""
+    return enum(default, *MODES, tighten="rung")
 
 
 FRESHNESS = table(
@@ -66,29 +75,29 @@ SERVE = table(
     "Serve",
     bind_address=field("str", "127.0.0.1"),
     mcp_http_port=field("int", 3040, ge=1, le=65535),
-    read_only=field("bool", False),
+    read_only=field("bool", False, tighten="true"),
     use_daemon=field("bool", False),
 )
 
 QUIPU = table(
     "Quipu",
-    enabled=field("bool", False),
-    endpoint=field("str", ""),
-    dialect=enum(None, "sparql11", "quipu", optional=True),
-    default_graph=field("str", None, optional=True),
-    update_endpoint=field("str", None, optional=True),  # SPARQL Update URL (sparql11); default: the query URL
-    projection_cache_ttl_secs=field("int", 3600, ge=0),
-    refresh_interval_secs=field("int", 300, ge=0),
+    enabled=field("bool", False, tighten="true"),
+    endpoint=field("str", "", tighten="fixed"),
+    dialect=enum(None, "sparql11", "quipu", optional=True, tighten="fixed"),
+    default_graph=field("str", None, optional=True, tighten="fixed"),
+    update_endpoint=field("str", None, optional=True, tighten="fixed"),  # SPARQL Update URL (sparql11); default: the query URL
+    projection_cache_ttl_secs=field("int", 3600, ge=0, tighten="lower"),
+    refresh_interval_secs=field("int", 300, ge=0, tighten="lower"),
     connect_timeout_secs=field("float", 2.0, gt=0),
     request_timeout_secs=field("float", 2.0, gt=0),
     refresh_deadline_secs=field("float", 20.0, gt=0),
     refresh_backoff_secs=field("int", 60, ge=1),
     batch_size=field("int", 200, ge=1, le=5000),
     max_rows=field("int", 10000, ge=1),
-    auth=enum("none", "none", "basic", "bearer"),
-    auth_user=field("str", None, optional=True),
-    credentials_env=field("str", "YUPANA_SPARQL_SECRET"),
-    credentials_file=field("str", None, optional=True),
+    auth=enum("none", "none", "basic", "bearer", tighten="fixed"),
+    auth_user=field("str", None, optional=True, tighten="fixed"),
+    credentials_env=field("str", "YUPANA_SPARQL_SECRET", tighten="fixed"),
+    credentials_file=field("str", None, optional=True, tighten="fixed"),
     signing_key_path=field("str", "yupana-signing.pk8"),
     promote_on=field("str", "merge"),
     branch_model=field("str", "named_graph"),
@@ -97,12 +106,12 @@ QUIPU = table(
 
 SCOPE = table(
     "Scope",
-    allow_paths=field("list_str", []),
-    deny_paths=field("list_str", []),
-    max_impacted_symbols=field("int", None, ge=0, optional=True),
-    max_impacted_files=field("int", None, ge=0, optional=True),
-    allow_targets=field("list_str", []),
-    deny_targets=field("list_str", []),
+    allow_paths=field("list_str", [], tighten="narrower"),
+    deny_paths=field("list_str", [], tighten="more"),
+    max_impacted_symbols=field("int", None, ge=0, optional=True, tighten="lower"),
+    max_impacted_files=field("int", None, ge=0, optional=True, tighten="lower"),
+    allow_targets=field("list_str", [], tighten="narrower"),
+    deny_targets=field("list_str", [], tighten="more"),
 )
 
 LOCAL_RULE = table(
@@ -135,31 +144,34 @@ TRIPWIRE = table(
 
 POLICY = table(
     "Policy",
-    mode=enum("off", *MODES),
-    deadline_ms=field("int", 100, ge=1, le=60000),
-    notify_on_fail_open=field("bool", True),
-    advise_audience=enum("operator", "operator", "model", "both"),
-    max_hops=field("int", 5, ge=0, le=64),
-    verify=field("bool", False),
-    work_item_scope=enum("off", *MODES),
-    action_scope=enum("off", *MODES),
+    mode=rung(),
+    deadline_ms=field("int", 100, ge=1, le=60000, tighten="higher"),
+    notify_on_fail_open=field("bool", True, tighten="true"),
+    advise_audience=enum("operator", "operator", "model", "both", tighten="fixed"),
+    max_hops=field("int", 5, ge=0, le=64, tighten="higher"),
+    verify=field("bool", False, tighten="true"),
+    work_item_scope=rung(),
+    action_scope=rung(),
     # The landing certification of a git push (yupana hook pre-push, docs/landing.md): off does
     # nothing, advise certifies and never blocks, enforce blocks a refused push. mode is its ceiling.
-    landing=enum("off", *MODES),
-    disk_advisory=field("bool", True),
+    landing=rung(),
+    disk_advisory=field("bool", True, tighten="true"),
     # This project's repository exposure when no governed source states it (docs/configuration.md).
-    exposure=enum(None, "public", "internal", optional=True),
-    scopes=field("map", {}, item=SCOPE),
-    rules=field("list_table", [], item=LOCAL_RULE),
-    tripwires=field("list_table", [], item=TRIPWIRE),
+    exposure=enum(None, "public", "internal", optional=True, tighten="fixed"),
+    scopes=field("map", {}, item=SCOPE, tighten="map"),
+    # The guard's own controls (.bobbin/, the config files, the hooks' registrations): their
+    # effective level is min(mode, self_protection); a floor may only raise it.
+    self_protection=rung("enforce"),
+    rules=field("list_table", [], item=LOCAL_RULE, tighten="more"),
+    tripwires=field("list_table", [], item=TRIPWIRE, tighten="more"),
 )
 
 # Signed rule-set bundles (docs/bundles.md): a publisher signs its validated projection with
 # signing_key_path (`yupana bundle build`); hosts fetch url and trust only trusted_keys.
 BUNDLE = table(
     "Bundle",
-    url=field("str", ""),
-    trusted_keys=field("list_str", []),
+    url=field("str", "", tighten="fixed"),
+    trusted_keys=field("list_str", [], tighten="fixed"),
     signing_key_path=field("str", None, optional=True),
 )
 

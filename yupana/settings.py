@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
 _MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "config_validate.py", "config_resolve.py",
-                                                             "config_error.py"))
+                                                      "config_lattice.py", "config_error.py"))
 
 
 
@@ -47,13 +47,14 @@ def _stat_key(path: str | None) -> tuple[Any, ...]:
     return (path, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def fingerprint(root: str, override: str | None = None) -> tuple[Any, ...]:
+def fingerprint(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -> tuple[Any, ...]:
     """Everything a resolved configuration depends on, cheap to compute."""
     files: tuple[tuple[Any, ...], ...]
     if override:
-        files = (_stat_key(override),)
+        files = (_stat_key(paths.managed_config_file()), _stat_key(override))
     else:
-        files = (_stat_key(paths.user_config_file()), _stat_key(paths.project_config_file(root)))
+        files = (_stat_key(paths.managed_config_file()), _stat_key(paths.user_config_file()),
+                 _stat_key(paths.project_config_file(root)), *(_stat_key(paths.project_config_file(d)) for d in nested))
     env = sorted(f"{k}={v}" for k, v in os.environ.items()
                  if k.startswith("YUPANA_") and ("__" in k or k in TOP_LEVEL_ENV))
     # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
@@ -70,21 +71,23 @@ def digest(text: str) -> str:
     return hexed
 
 
-def snapshot_path(root: str, override: str | None = None) -> str | None:
+def snapshot_path(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -> str | None:
     base = paths.state_dir()
     if not base:
         return None
-    key = digest(f"{os.path.abspath(root)}\0{override or ''}")[:20]
+    key = digest(f"{os.path.abspath(root)}\0{override or ''}" + "".join(f"\0{d}" for d in nested))[:20]
     return os.path.join(base, "config", key + ".snap")
 
 
-def load(root: str, override: str | None = None) -> dict[str, Any]:
-    """The resolved snapshot for ``root``: ``{"config", "sources", "provenance", "warnings"}``.
+def load(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The resolved snapshot for ``root``: ``{"config", "sources", "provenance", "warnings",
+    "lowered", "managed"}`` (``nested``: the nested project directories whose files apply, outermost first).
 
     Raises ConfigError when the configuration is invalid or cannot be resolved.
     """
-    fp = fingerprint(root, override)
-    snap_path = snapshot_path(root, override)
+    fp = fingerprint(root, override, nested)
+    snap_path = snapshot_path(root, override, nested)
+    prior = None
     if snap_path:
         try:
             from yupana.state import statefile
@@ -92,9 +95,33 @@ def load(root: str, override: str | None = None) -> dict[str, Any]:
             snap = marshal.loads(statefile.read(snap_path, statefile.SNAPSHOT_LIMIT))  # not load(fh): piecemeal
             if snap.get("fingerprint") == fp:
                 return _unwrap(snap)
+            prior = snap.get("resolved")
         except (OSError, EOFError, ValueError, TypeError, AttributeError):
             pass
-    return _unwrap(resolve_and_store(root, override, fp))
+    fresh = resolve_and_store(root, override, fp, nested)
+    resolved = _unwrap(fresh)
+    if isinstance(prior, dict) and fresh.get("resolved"):
+        changed = control_changes(prior, resolved, root)
+        if changed:  # for this invocation only (never stored): the hook records them
+            resolved = {**resolved, "control_changed": changed}
+    return resolved
+
+
+def control_changes(before: dict[str, Any], after: dict[str, Any], root: str) -> list[dict[str, Any]]:
+    """One ``control_changed`` entry (docs/records.md) per config file whose bytes differ between
+    two resolutions of the same project, each saying whether the effective policy got looser."""
+    old, new = before.get("digests") or {}, after.get("digests") or {}
+    files = [p for p in dict.fromkeys([*old, *new]) if old.get(p) != new.get(p)]
+    if not files:
+        return []
+    from yupana import config_lattice
+
+    try:
+        loosened = config_lattice.looser(before["config"], after["config"])
+    except Exception:  # noqa: BLE001 - an old snapshot of another shape: the change is still said
+        loosened = ["(unknown: the prior configuration could not be compared)"]
+    return [{"file": os.path.abspath(p), "old_digest": old.get(p), "new_digest": new.get(p),
+             "looser": bool(loosened), "loosened": loosened, "project": root} for p in files]
 
 
 def _unwrap(snap: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +131,8 @@ def _unwrap(snap: dict[str, Any]) -> dict[str, Any]:
     return resolved
 
 
-def resolve_and_store(root: str, override: str | None, fp: Fingerprint) -> dict[str, Any]:
+def resolve_and_store(root: str, override: str | None, fp: Fingerprint,
+                      nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """Resolve in process and write the snapshot; the snapshot dict (``resolved`` or ``error``).
 
     ``fp`` is the fingerprint taken before any file was read (see :func:`write_snapshot`).
@@ -113,14 +141,14 @@ def resolve_and_store(root: str, override: str | None, fp: Fingerprint) -> dict[
 
     resolved, error = None, None
     try:
-        resolved = config_resolve.resolve(root, override)
+        resolved = config_resolve.resolve(root, override, nested)
     except ConfigError as exc:
         error = str(exc)
     except Exception as exc:  # noqa: BLE001 - the snapshot must record, not crash
         error = f"config resolution failed: {type(exc).__name__}: {exc}"
     import marshal
 
-    snap: dict[str, Any] = marshal.loads(write_snapshot(root, override, fp, resolved, error))  # what a later hit reads
+    snap: dict[str, Any] = marshal.loads(write_snapshot(root, override, fp, resolved, error, nested))  # what a later hit reads
     return snap
 
 
@@ -146,7 +174,7 @@ def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: dict[str, Any] | None,
-                   error: str | None) -> bytes:
+                   error: str | None, nested: tuple[str, ...] = ()) -> bytes:
     """Write (best effort, atomically) and return the marshalled snapshot.
 
     ``fp`` must be the fingerprint taken *before* the files were read, so an edit made
@@ -154,7 +182,7 @@ def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: d
     """
     snap = {"fingerprint": fp, "resolved": redacted(resolved), "error": redact.redact_text(error) if error else error}
     data = marshal.dumps(snap)
-    target = snapshot_path(root, override)
+    target = snapshot_path(root, override, nested)
     if target:
         from yupana.state import atomic
 

@@ -172,3 +172,18 @@ def test_a_governed_regex_re2_refuses_fails_the_refresh_with_re2s_reason_and_no_
     assert done.returncode == 1
     assert "rule_liveness_canary: aegis:regex: RE2 refuses the regex 'LARKSPUR-(?<=x)GUARD': invalid perl operator" in err, err
     assert "re2.cc" not in err and "Error parsing" not in err and "E0000" not in err
+
+
+def test_a_value_below_the_managed_floor_is_shown_as_lowered(yupana, env, tmp_path):
+    managed = env.managed_config('[yupana.policy.scopes.t]\ndeny_paths = ["src/config.rs"]\n')
+    project = tmp_path / "p"
+    (project / ".bobbin").mkdir(parents=True)
+    (project / ".bobbin" / "config.toml").write_text('[yupana.policy.scopes.t]\ndeny_paths = []\n')
+    text = yupana("config", "check", cwd=project).stdout.decode()
+    assert f"floor     {managed}" in text
+    assert "lowered   ⚠ project" in text and "policy.scopes.t.deny_paths = [] is below its floor [\"src/config.rs\"]" in text
+    assert 'yupana.policy.scopes.t.deny_paths = ["src/config.rs"]' in text
+    out = json.loads(yupana("config", "check", "--json", cwd=project).stdout)
+    assert out["lowered"] == [{"layer": "project", "file": str(project / ".bobbin" / "config.toml"),
+                               "key": "policy.scopes.t.deny_paths", "value": [], "floor": ["src/config.rs"]}]
+    assert out["managed"] == {"path": str(managed), "present": True}

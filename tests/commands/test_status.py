@@ -93,7 +93,8 @@ def test_unconfigured_plane_is_off_and_the_json_keeps_the_rust_keys(yupana, root
     assert code == 0 and out["exit_code"] == 0
     assert RUST_TOP_KEYS | OUR_TOP_KEYS == set(out)
     assert RUST_RULE_SET_KEYS <= set(out["rule_set"]) and RUST_POLICY_KEYS <= set(out["policy"])
-    assert set(out["policy_mode_provenance"]) == {"effective", "source", "user_mode", "lowered_by_project"}
+    assert set(out["policy_mode_provenance"]) == {"effective", "source", "user_mode", "lowered_by_project",
+                                                  "managed_mode"}
     assert set(out["quipu"]) >= {"enabled", "branch_model"} and set(out["metrics"]) == {"record_paths"}
     assert out["rule_set"]["state"] == "off" and out["rule_set"]["verification"] == "unsigned"
     assert out["rule_set"]["digest"] is None and out["rule_set"]["attempts"] == 0
@@ -268,12 +269,63 @@ def test_a_project_that_lowers_the_users_mode_exits_4(yupana, env, root):
     code, out = status(yupana, root)
     prov = out["policy_mode_provenance"]
     assert code == 4 and out["exit_code"] == 4
-    assert prov == {"effective": "advise", "source": "project", "user_mode": "enforce", "lowered_by_project": True}
+    assert prov == {"effective": "advise", "source": "project", "user_mode": "enforce", "lowered_by_project": True,
+                    "managed_mode": None}
     code, text = human(yupana, root)
     assert code == 4 and "⚠ the project config LOWERED the user's mode (enforce → advise)" in text
     assert "mode from   : project file" in text and "(user file: enforce)" in text
     write_config(root, endpoint=None, mode="enforce")  # raising it is fine
     assert status(yupana, root)[0] == 0
+
+
+def test_a_layer_below_the_managed_floor_is_ignored_and_shown_exit_4(yupana, env, root):
+    managed = env.managed_config('[yupana.policy]\nmode = "enforce"\n')
+    write_config(root, endpoint=None, mode="off")
+    code, out = status(yupana, root)
+    assert code == 4 and out["policy"]["mode"] == "enforce"
+    assert out["policy_mode_provenance"]["source"] == "managed"
+    assert out["config"]["lowered"] == [{"layer": "project", "file": str(root / ".bobbin" / "config.toml"),
+                                         "key": "policy.mode", "value": "off", "floor": "enforce"}]
+    assert out["config"]["managed"]["path"] == str(managed) and out["config"]["managed"]["present"] is True
+    code, text = human(yupana, root)
+    assert code == 4 and f"floor       : managed {managed}" in text
+    assert f"⚠ project {root / '.bobbin' / 'config.toml'} tried policy.mode = \"off\", below its floor" in text
+    assert "mode from   : the managed floor" in text
+
+
+def test_a_managed_floor_the_hooks_user_can_write_is_a_warning(yupana, env, root):
+    import os
+
+    managed = env.managed_config('[yupana.policy]\nmode = "advise"\n')
+    write_config(root, endpoint=None, mode="enforce")
+    code, out = status(yupana, root)
+    assert out["config"]["managed"]["writable"] is os.access(managed, os.W_OK) or os.access(managed.parent, os.W_OK)
+    assert out["config"]["managed"]["writable"] is True  # the test's own file: this user can write it
+    assert code == 4 and out["config"]["lowered"] == []
+    code, text = human(yupana, root)
+    assert "⚠ the managed floor is WRITABLE by this user" in text and str(managed) in text
+    managed.unlink()
+    code, out = status(yupana, root)
+    assert code == 0 and out["config"]["managed"] == {"path": str(managed), "present": False, "writable": False,
+                                                      "writable_paths": [], "bypassed": None}
+
+
+def test_a_variable_that_sets_the_machines_floor_aside_is_a_warning(tmp_path, monkeypatch):
+    """/etc/bobbin/config.toml cannot be written by a test: the machine's path is pointed at a file here."""
+    from yupana.commands import status as status_cmd
+    from yupana.state import paths
+
+    machine = tmp_path / "etc" / "config.toml"
+    machine.parent.mkdir()
+    machine.write_text('[yupana.policy]\nmode = "enforce"\n')
+    monkeypatch.setattr(paths, "MANAGED_CONFIG", str(machine))
+    resolved = {"managed": {"path": str(tmp_path / "elsewhere.toml"), "present": False}}
+    section = status_cmd.managed_section(resolved)
+    assert section["bypassed"] == str(machine)
+    report = {"rule_set": {"state": "loaded"}, "config": {"controls": {"state": "ok"}, "managed": section,
+                                                         "lowered": []}, "policy_mode_provenance": {}}
+    assert status_cmd.exit_code(report) == 4
+    assert status_cmd.managed_section({"managed": {"path": str(machine), "present": True}})["bypassed"] is None
 
 
 def test_degraded_wins_over_a_lowered_mode(yupana, env, root):

@@ -39,16 +39,17 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "snapshot" and getattr(args, "json", False):
         print("yupana config: --json is for `config check`; `config snapshot` prints marshal", file=sys.stderr)
         return 2
-    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
+    project = project_root.cold_project(args.root)  # --root, else the project the cwd is in (and its nested layers)
+    root, nested = project.root, project.nested
     override = getattr(args, "config", None)
-    snap = settings.resolve_and_store(root, override, settings.fingerprint(root, override))
+    snap = settings.resolve_and_store(root, override, settings.fingerprint(root, override, nested), nested)
     if args.action == "snapshot":
         import marshal
 
         sys.stdout.buffer.write(marshal.dumps(snap))
         return 1 if snap["error"] else 0
     as_json = bool(getattr(args, "json", False))
-    report = gather(root, override, snap["error"])
+    report = gather(root, override, snap["error"], nested)
     if as_json:
         from yupana.commands.json_output import emit
 
@@ -58,15 +59,16 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report["ok"] else EXIT_BROKEN
 
 
-def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]:
+def gather(root: str, override: str | None, error: str | None, nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``config check --json`` object (docs/configuration.md)."""
     from yupana import config_controls, config_resolve, settings
 
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "root": root, "ok": False, "error": error, "config": None,
-                    "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": []}
+                    "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": [],
+                    "lowered": [], "managed": None}
     if error is None:
         try:
-            checked = config_controls.check(root, override)
+            checked = config_controls.check(root, override, nested)
         except settings.ConfigError as exc:  # the files changed since the snapshot was written
             report["error"] = str(exc)
             return report
@@ -74,6 +76,7 @@ def gather(root: str, override: str | None, error: str | None) -> dict[str, Any]
         assert resolved is not None  # a resolved configuration stays one when redacted
         report.update(config=resolved["config"], sources=resolved["sources"], provenance=resolved["provenance"],
                       warnings=resolved["warnings"], notes=checked["notes"], findings=checked["findings"],
+                      lowered=resolved.get("lowered") or [], managed=resolved.get("managed"),
                       origins={key: config_resolve.origin(loc, read) for key, loc, _ in flatten(resolved["config"])})
         report["ok"] = not checked["findings"]
     return report
@@ -107,6 +110,12 @@ def render(report: dict[str, Any]) -> None:
     prov = report["provenance"]
     lines.append(f"mode      {prov['effective']} (from {prov['source']})"
                  + ("  ⚠ the project file lowered the user's mode" if prov["lowered_by_project"] else ""))
+    managed = report.get("managed") or {}
+    lines.append(f"floor     {managed.get('path')}" + ("" if managed.get("present") else " (absent: no managed floor)"))
+    for low in report["lowered"]:
+        lines.append(f"lowered   ⚠ {low['layer']} {low['file']}: {low['key']} = "
+                     f"{json.dumps(low['value'], ensure_ascii=False)} is below its floor "
+                     f"{json.dumps(low['floor'], ensure_ascii=False)}: ignored, the floor stands")
     lines += ["", "resolved configuration (key = value  # where it came from)"]
     for key, _, value in flatten(report["config"]):
         lines.append(f"  {key} = {json.dumps(value, ensure_ascii=False)}  # {report['origins'][key]}")

@@ -90,7 +90,7 @@ class Invocation:
         self.problems: list[str] = []  # UNKNOWN reasons
         self.raw_keys: list[str] = []  # top-level key names, for records on parse problems
         self.patch: Patch | None = None  # the reading of an apply_patch call
-        self._roots: dict[str, str | None] = {}  # project_root.nearest memo (this process only)
+        self._roots: dict[str, tuple[str, ...]] = {}  # project_root.chain memo (this process only)
         self._real_roots: dict[str, str] = {}  # project root -> its realpath
 
     def __repr__(self) -> str:

@@ -36,8 +36,9 @@ a patch — never unchanged context.
 
 Paths. ``path`` is absolute and lexically normalised (relative paths are resolved against
 the payload ``cwd``, else the process cwd). ``project`` is the project the file is judged
-under (:mod:`yupana.project_root`: the nearest ``.bobbin/config.toml`` above the file, else
-above the cwd, else none — then the file's git top-level or the cwd is the base); ``rel``
+under (:mod:`yupana.project_root`: the outermost ``.bobbin/config.toml`` above the file — those
+below it are nested, tightening-only layers — else above its real path, else above the cwd,
+else none — then the file's git top-level or the cwd is the base); ``rel``
 is relative to ``project.root`` — the one repo-relative path every plane matches — or the
 absolute path with ``outside=True`` when the file lies outside that root.
 ``real_path``/``real_rel`` are the same with symlinks resolved (``os.path.realpath``, the

@@ -81,12 +81,13 @@ class PostEdit(HookRuntime):
                                "not a JSON object: silent" if inv is None else "no file in the tool call: silent")
         root = self.root = inv.project.root  # the first file's project (yupana.project_root), like pre-edit
         try:
-            snap = settings.load(root, self.args.config)
+            snap = settings.load(root, self.args.config, inv.project.nested)
         except settings.ConfigError as exc:
             protocol.stderr(f"yupana: post-edit notice skipped (configuration error: {exc})")
             return self.silent("config-error", "config", UNKNOWN, str(exc))
         cfg = snap["config"]  # not self.cfg: the notice follows no advise_audience / notify_on_fail_open
         self.note("config", RAN, snapshot=snap)
+        self.config_records(snap, root)
         from yupana.evaluate import work_items
 
         policy = cfg["policy"]

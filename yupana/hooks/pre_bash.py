@@ -92,7 +92,7 @@ class PreBash(HookRuntime):
         self.note("resolution", RAN, reading=self.reading, actions=self.actions)
         self.root = inv.project.root
         try:
-            snap = settings.load(self.root, self.args.config)  # from cwd up
+            snap = settings.load(self.root, self.args.config, inv.project.nested)  # from cwd up
         except settings.ConfigError as exc:
             self.note("config", UNKNOWN, str(exc))
             self.degrade("config", f"policy guard failed open (configuration error: {exc}) — commands are UNGUARDED "
@@ -102,6 +102,7 @@ class PreBash(HookRuntime):
         policy = self.cfg["policy"]
         self.mode = policy.get("mode", "off")
         self.note("config", RAN, snapshot=snap)
+        self.config_records(snap, self.root)
         self.action_scope(policy)
         quipu = self.cfg.get("quipu") or {}
         if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):

@@ -60,9 +60,9 @@ if TYPE_CHECKING:
 def by_project(inv: Invocation) -> list[tuple[Project, list[FileEdit]]]:
     """``[(project, edits)]`` in first-seen order: the files of a tool call grouped by the
     project each is judged under (one group unless a Codex patch spans projects)."""
-    groups: dict[str, tuple[Project, list[FileEdit]]] = {}
-    for edit in inv.edits:
-        groups.setdefault(edit.project.root, (edit.project, []))[1].append(edit)
+    groups: dict[tuple[str, ...], tuple[Project, list[FileEdit]]] = {}
+    for edit in inv.edits:  # a nested config under the project judges its subtree's files (tighter)
+        groups.setdefault((edit.project.root, *edit.project.nested), (edit.project, []))[1].append(edit)
     return list(groups.values()) or [(inv.project, [])]
 
 
@@ -137,7 +137,7 @@ class Guard(GovernedStage):
         """The configuration snapshot of ``project`` (the one its files are judged under), or
         None on a configuration error — loudly: those files are unguarded."""
         try:
-            return settings.load(project.root, self.args.config)
+            return settings.load(project.root, self.args.config, project.nested)
         except settings.ConfigError as exc:
             where = f" (project {project.root})" if several else ""
             self.note("config", UNKNOWN, str(exc), project=project)
@@ -153,6 +153,7 @@ class Guard(GovernedStage):
         self.mode = self.cfg["policy"]["mode"]  # this project's: it decides this project's files
         self.modes.append(self.mode)
         self.note("config", RAN, snapshot=snap, project=project)
+        self.config_records(snap, project.root)
 
     def path_checks(self, edit: FileEdit) -> None:
         """What only the path decides — declared path scope (else the work-item ladder) and

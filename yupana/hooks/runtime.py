@@ -158,6 +158,26 @@ class HookRuntime:
             elif self.codex:
                 self.outcome.add_context(f"yupana: {message}")
 
+    # ── the configuration's own record ─────────────────────────────────────────────
+    def config_records(self, snap: dict[str, Any], root: str) -> None:
+        """What resolving ``root``'s configuration found about the guard's own controls, on the
+        operator's channels (stderr, the spool), never the model's: each value a layer tried
+        below its floor (``config_lowered``, once per session per layer, file, key and value),
+        and each config file that changed since the last resolution (``control_changed``)."""
+        for low in snap.get("lowered") or ():
+            marker = "config-lowered-" + _short(f"{low['layer']}\0{low['file']}\0{low['key']}\0{low['value']!r}")
+            if not self.effects.first_time(self.sid, marker):
+                continue
+            protocol.stderr(f"yupana: {low['file']} ({low['layer']}) sets {low['key']} = {low['value']!r}, below its "
+                            f"floor {low['floor']!r}: ignored, the floor stands")
+            self.effects.record("config_lowered", {**low, "hook": self.hook, "session": self.sid,
+                                                   "project": project_root.project_key(root)})
+        for change in snap.get("control_changed") or ():
+            if change["looser"]:
+                protocol.stderr(f"yupana: {change['file']} changed and loosened the guard's policy "
+                                f"({', '.join(change['loosened'])})")
+            self.effects.record("control_changed", {**change, "hook": self.hook, "session": self.sid})
+
     # ── the governed plane ─────────────────────────────────────────────────────────
     def gov(self) -> governed_mod.Governed | None:
         """The governed plane's servable cache (loaded once), or None — loudly when it should exist."""
@@ -192,3 +212,9 @@ class HookRuntime:
 
     def policy_unavailable(self) -> None:
         """No policy is served to this invocation (pre-edit: an UNKNOWN constraint)."""
+
+
+def _short(text: str) -> str:
+    from yupana.settings import digest
+
+    return digest(text)[:16]

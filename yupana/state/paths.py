@@ -99,6 +99,15 @@ def user_config_file() -> str | None:
     return os.path.join(home, ".config", "bobbin", "config.toml") if home else None
 
 
+MANAGED_CONFIG = "/etc/bobbin/config.toml"
+
+
+def managed_config_file() -> str:
+    """The managed floor (docs/configuration.md, "The managed floor"): ``$YUPANA_MANAGED_CONFIG``
+    (tests, unusual installs), else ``/etc/bobbin/config.toml``."""
+    return os.environ.get("YUPANA_MANAGED_CONFIG") or MANAGED_CONFIG
+
+
 def project_config_file(root: str) -> str:
     return os.path.join(root, ".bobbin", "config.toml")
 

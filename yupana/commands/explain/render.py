@@ -138,10 +138,13 @@ def _invocation(report: dict[str, Any], lines: list[str]) -> None:
 
 
 def _project(project: dict[str, Any]) -> str:
-    how = {"file": "the nearest .bobbin/config.toml above the file",
-           "cwd": "the nearest .bobbin/config.toml above the cwd (none above the file, or no file)",
+    how = {"file": "the outermost .bobbin/config.toml above the file",
+           "real": "the outermost .bobbin/config.toml above the file's real path (none above the path named)",
+           "cwd": "the outermost .bobbin/config.toml above the cwd (none above the file, or no file)",
            "none": "no .bobbin/config.toml found: user configuration only"}.get(project["found"], project["found"])
-    return f"{project['root']} ({how})"
+    nested = project.get("nested") or ()
+    tighter = f"; nested, tightening only: {', '.join(nested)}" if nested else ""
+    return f"{project['root']} ({how}{tighter})"
 
 
 # ── stages ──────────────────────────────────────────────────────────────────────────

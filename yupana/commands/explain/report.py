@@ -217,13 +217,21 @@ def _plain(value: Any) -> Any:
 # ── the other sections ──────────────────────────────────────────────────────────────
 
 
+def _project(project: Any) -> dict[str, Any]:
+    """``{"root", "found"}``, and ``nested`` (outermost first) when nested configs apply."""
+    out: dict[str, Any] = {"root": project.root, "found": project.found}
+    if project.nested:
+        out["nested"] = list(project.nested)
+    return out
+
+
 def _invocation(hook: str, inv: Any, owner: Any) -> dict[str, Any]:
     if inv is None:
         return {"parsed": False}
     out: dict[str, Any] = {"parsed": True, "tool": inv.tool_name, "event": inv.event, "session": inv.session_id,
                  "tool_use_id": inv.tool_use_id, "cwd": inv.cwd, "problems": list(inv.problems)}
     if inv.project is not None:
-        out["project"] = {"root": inv.project.root, "found": inv.project.found}
+        out["project"] = _project(inv.project)
     if hook == "pre-bash":
         reading = getattr(owner, "reading", None)
         out["command"] = getattr(owner, "raw_command", None) or inv.command
@@ -240,7 +248,7 @@ def _invocation(hook: str, inv: Any, owner: Any) -> dict[str, Any]:
         if e.real_rel != e.rel:
             edit["real_rel"] = e.real_rel
         if e.project is not None and e.project.root != inv.project.root:
-            edit["project"] = {"root": e.project.root, "found": e.project.found}
+            edit["project"] = _project(e.project)
         if e.outside:
             edit["outside_project"] = True
         out["edits"].append(edit)

@@ -77,13 +77,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from yupana import config, project_root
 
-    root = project_root.cold_root(args.root)  # --root, else the project the cwd is in
+    project = project_root.cold_project(args.root)  # --root, else the project the cwd is in (and its nested layers)
+    root = project.root
     override = getattr(args, "config", None)
     as_json = bool(getattr(args, "json", False))
     live = "always" if args.live else ("never" if args.offline else "auto")
     try:
         report = gather(root, override, tenant_of(args), int(time.time()), live=live,
-                        window_secs=max(1, args.window), last_n=max(1, args.last))
+                        window_secs=max(1, args.window), last_n=max(1, args.last), nested=project.nested)
     except config.ConfigError as exc:
         return _error("config", f"configuration error\n{exc}", as_json)
     except Exception as exc:  # noqa: BLE001 - an operator command names what failed, never a traceback
@@ -119,14 +120,15 @@ def _error(kind: str, message: str, as_json: bool) -> int:
 
 
 def gather(root: str, override: str | None, tenant: tuple[str | None, str | None], now: int, *,
-           live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N) -> dict[str, Any]:
+           live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N,
+           nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
     from yupana import block_tier, config_controls
     from yupana.state import paths, spool
     from yupana.commands.status import health as status_health
     from yupana.redact import redact_url
 
-    checked = config_controls.check(root, override)  # the same findings as `yupana config check`
+    checked = config_controls.check(root, override, nested)  # the same findings as `yupana config check`
     resolved = checked["resolved"]
     cfg = resolved["config"]
     name, source = tenant
@@ -151,6 +153,7 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
         "policy": policy_section(cfg, name),
         "policy_mode_provenance": resolved["provenance"],
         "config": {"sources": resolved["sources"], "warnings": resolved["warnings"],
+                   "managed": managed_section(resolved), "lowered": resolved.get("lowered") or [],
                    "controls": {"state": "degraded" if checked["findings"] else "ok",
                                 "findings": checked["findings"], "notes": checked["notes"]}},
         "metrics": {"record_paths": cfg["metrics"]["record_paths"]},
@@ -205,13 +208,32 @@ def signed_rule_set_section(cfg: dict[str, Any], root: str, now: int) -> dict[st
 
 def exit_code(report: dict[str, Any]) -> int:
     """3 degraded (the rule set, a broken local control, or a client's hooks), else 4 when the project
-    lowered the user's mode, else 0."""
+    lowered the user's mode, a layer tried to lower the managed floor (or a nested file its project),
+    or the managed floor is writable by this user, else 0."""
     if (report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded"
             or report.get("clients", {}).get("state") == "degraded"):
         return EXIT_DEGRADED
     if report["policy_mode_provenance"].get("lowered_by_project"):
         return EXIT_LOWERED
+    managed = report["config"].get("managed") or {}
+    if report["config"].get("lowered") or managed.get("writable") or managed.get("bypassed"):
+        return EXIT_LOWERED
     return EXIT_OK
+
+
+def managed_section(resolved: dict[str, Any]) -> dict[str, Any]:
+    """``config.managed``: the managed floor in use, and whether this user (the hooks' user when
+    status runs as it) could write it or its directory — a floor the agent can rewrite is advice."""
+    from yupana.state import paths
+
+    managed = resolved.get("managed") or {}
+    path = str(managed.get("path") or "")
+    present = bool(managed.get("present"))
+    writable = [p for p in (path, os.path.dirname(path)) if present and p and os.access(p, os.W_OK)]
+    machine = paths.MANAGED_CONFIG  # $YUPANA_MANAGED_CONFIG naming another file sets the machine's floor aside
+    bypassed = machine if path != machine and os.path.lexists(machine) else None
+    return {"path": path, "present": present, "writable": bool(writable), "writable_paths": writable,
+            "bypassed": bypassed}
 
 
 # ── policy ──────────────────────────────────────────────────────────────────────────

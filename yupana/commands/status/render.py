@@ -108,6 +108,7 @@ def _policy(report: dict[str, Any], add: Any) -> None:
     sources = report["config"]["sources"]
     add("config", "; ".join(f"{s['layer']} {s['path']}" for s in sources) if sources
         else "defaults only (no config file found)")
+    _floor(report["config"], add)
     for warning in report["config"]["warnings"]:
         add("warning", warning)
     if not policy["notify_on_fail_open"]:
@@ -142,11 +143,36 @@ def _scope_text(policy: dict[str, Any]) -> str:
     return f"{label} (allow={scope['allow_paths']} deny={scope['deny_paths']} sym≤{sym} files≤{files})"
 
 
+def _floor(config: dict[str, Any], add: Any) -> None:
+    """The managed floor in use, and every value a layer tried below it (⚠, exit 4)."""
+    managed = config.get("managed") or {}
+    if managed.get("present"):
+        add("floor", f"managed {managed['path']}")
+        if managed.get("writable"):
+            add("", f"{WARN} the managed floor is WRITABLE by this user ({', '.join(managed['writable_paths'])}): "
+                    "an agent running as it can rewrite the floor; make it root-owned, mode 0644: exit 4")
+    else:
+        add("floor", f"none (no managed file at {managed.get('path') or '?'})")
+    if managed.get("bypassed"):
+        add("", f"{WARN} the machine's managed floor {managed['bypassed']} is NOT in use: $YUPANA_MANAGED_CONFIG names "
+                "another file (meant for tests and unusual installs; remove it from the hooks' environment): exit 4")
+    for low in config.get("lowered") or ():
+        add("", f"{WARN} {low['layer']} {low['file']} tried {low['key']} = {_shown(low['value'])}, below its floor "
+                f"{_shown(low['floor'])}: ignored, the floor stands — exit 4")
+
+
+def _shown(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _mode_source(report: dict[str, Any]) -> str:
     prov = report["policy_mode_provenance"]
     source = prov["source"]
     paths = {s["layer"]: s["path"] for s in report["config"]["sources"]}
-    text = {"default": "the default (no file sets it)", "env": "the environment (YUPANA_POLICY__MODE)"}.get(
+    text = {"default": "the default (no file sets it)", "env": "the environment (YUPANA_POLICY__MODE)",
+            "managed": f"the managed floor {paths.get('managed', '')}"}.get(
         source, f"{source} file {paths.get(source, '')}".rstrip())
     if prov.get("user_mode") and source != "user":
         text += f" (user file: {prov['user_mode']})"
