@@ -147,6 +147,9 @@ POLICY = table(
     # nothing, advise certifies and never blocks, enforce blocks a refused push. mode is its ceiling.
     landing=enum("off", *MODES),
     disk_advisory=field("bool", True),
+    # The guard's own controls (yupana.self_protection, docs/self-protection.md): the lower of this
+    # and mode is the protected set's level; only an explicit key narrows it.
+    self_protection=enum("enforce", *MODES),
     # This project's repository exposure when no governed source states it (docs/configuration.md).
     exposure=enum(None, "public", "internal", optional=True),
     scopes=field("map", {}, item=SCOPE),

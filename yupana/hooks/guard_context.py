@@ -61,6 +61,8 @@ class GuardContext(HookRuntime):
         self._wires: list[Wire] | None = None
         self._throttle_done: set[tuple[str, str]] = set()
         self._scope_denied: set[str] = set()  # files the path scope already decided (blast radius skips them)
+        self.protected: list[str] = []  # kinds of the guard's own controls this call would change
+        self.refused: set[str] = set()  # paths refused as controls: their other checks are not run
 
     # ── lazily loaded ──────────────────────────────────────────────────────────────
     def policy_unavailable(self) -> None:
@@ -279,6 +281,8 @@ class GuardContext(HookRuntime):
             fields["path"] = edit.rel if record_paths == "relative" else edit.path
         if self.throttled:
             fields["throttled"] = self.throttled
+        if self.protected:
+            fields["self_protection"] = self.protected
         fields.update(_attribution())
         self.invoked(fields, item=self.plate_item() if self.cfg else None)
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import settings
+from yupana import self_protection, settings
 
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, strongest
 from yupana.edit import payload
@@ -155,8 +155,11 @@ class Guard(GovernedStage):
         self.note("config", RAN, snapshot=snap, project=project)
 
     def path_checks(self, edit: FileEdit) -> None:
-        """What only the path decides — declared path scope (else the work-item ladder) and
-        path-only tripwires. Never gated by ``deadline_ms``: a deny they reach stands."""
+        """What only the path decides — the guard's own controls, declared path scope (else the
+        work-item ladder) and path-only tripwires. Never gated by ``deadline_ms``: a deny they reach stands.
+        A refused control is decided: its other checks are not run (their reasons would only name it)."""
+        if self.protect(edit):
+            return
         self.path_scope(edit)
         self.tripwires(edit, set(), set(), rule_wires=False)
 
@@ -164,6 +167,9 @@ class Guard(GovernedStage):
         """The expensive stages for one file, each within the deadline; False once it is blown."""
         fired: set[str] = set()
         evaluated: set[str] = set()
+        if edit.path in self.refused:
+            self.note("checks", SKIPPED, "one of the guard's own controls: refused", edit)
+            return True
         if not self.local_rules(edit, fired, evaluated):
             for stage in (self.governed, self.verify, self.blast_radius):
                 if self.blown:
@@ -178,6 +184,32 @@ class Guard(GovernedStage):
         return not self.blown
 
     # ── stages ─────────────────────────────────────────────────────────────────────
+    def protect(self, edit: FileEdit) -> bool:
+        """The guard's own controls (:mod:`yupana.self_protection`): refused whatever the
+        tenant's scope says, from any cwd, through any symlink; local, so no store is asked.
+        True when the edit is refused."""
+        level = self_protection.level(self.mode, self.cfg["policy"].get("self_protection"))
+        if level == "off":
+            self.note("self-protection", SKIPPED, "self_protection = off", edit)
+            return False
+        kind = self_protection.of_path(edit.path, edit.real_path, self.args.config)
+        if kind is None:
+            self.note("self-protection", RAN, "not one of the guard's own controls", edit)
+            return False
+        blocking = level == "enforce"
+        text = self_protection.deny_text(kind) if blocking else self_protection.advise_text(kind)
+        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=blocking,
+                                     rel=edit.rel, extra={"protected": kind}))
+        if blocking:
+            self.outcome.deny(text)
+            self.refused.add(edit.path)
+        else:
+            self.outcome.advise(text)
+        if kind not in self.protected:
+            self.protected.append(kind)
+        self.note("self-protection", RAN, f"{self_protection.WHAT[kind]}: {level}", edit, protected=kind)
+        return blocking
+
     def patch_problems(self) -> None:
         """Codex: whatever kept the patch from being read exactly is UNKNOWN, and said."""
         reasons = list(self.parsed.problems)
