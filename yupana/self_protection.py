@@ -31,14 +31,14 @@ CONFIG, STATE, CLIENT, GIT_HOOKS, GIT_CONFIG, INSTALL = "config", "state", "clie
 NO_VERIFY, HOOKS_PATH = "no_verify", "hooks_path"  # git routes around the repository's hooks (pre-bash)
 
 WHAT = {
-    CONFIG: "the guard's configuration",
-    STATE: "the guard's state",
-    CLIENT: "a coding client's hook settings",
-    GIT_HOOKS: "the repository's git hooks",
-    GIT_CONFIG: "the repository's git configuration",
-    INSTALL: "the guard's installation",
-    NO_VERIFY: "a git operation that skips the repository's git hooks",
-    HOOKS_PATH: "a change of where git finds the repository's hooks",
+    CONFIG: "change the guard's configuration",
+    STATE: "change the guard's state",
+    CLIENT: "change a coding client's hook settings",
+    GIT_HOOKS: "change the repository's git hooks",
+    GIT_CONFIG: "change the repository's git configuration",
+    INSTALL: "change the guard's installation",
+    NO_VERIFY: "skip the repository's git hooks",
+    HOOKS_PATH: "redirect the repository's git hooks",
 }
 
 _LADDER = {"off": 0, "advise": 1, "enforce": 2}
@@ -56,18 +56,29 @@ def level(mode: str, setting: str | None) -> str:
 
 def deny_text(kind: str, subject: str = "this edit") -> str:
     """What the model reads when ``kind`` is refused: what, and what to do instead."""
-    return (f"yupana: {subject} would change {WHAT.get(kind, kind)}, one of the guard's own controls, which an "
-            "agent may not change. Leave it as it is and carry on with the task; if the change is really needed, "
+    return (f"yupana: refused: {subject} would {WHAT.get(kind, kind)}; the guard's own controls are not an "
+            "agent's to change. Leave them as they are and carry on with the task; if the change is really needed, "
             "ask the operator to make it")
 
 
 def advise_text(kind: str, subject: str = "this edit") -> str:
-    return (f"yupana (self-protection, advise: enforce would deny): {subject} would change {WHAT.get(kind, kind)}, "
-            "one of the guard's own controls; agents should leave it to the operator")
+    """The advisory under ``advise``: what enforce would refuse."""
+    return (f"yupana (self-protection, advise: enforce would deny): {subject} would {WHAT.get(kind, kind)}; the "
+            "guard's own controls are the operator's to change")
+
+
+_FIXED: dict[str | None, list[tuple[str, str]]] = {}  # per --config override, for this process
 
 
 def fixed(override: str | None = None) -> list[tuple[str, str]]:
-    """``(path, kind)`` of the controls that sit at known places: each as named and as its real path."""
+    """``(path, kind)`` of the controls that sit at known places: each as named and as its real
+    path (computed once per process)."""
+    if override not in _FIXED:
+        _FIXED[override] = _places(override)
+    return _FIXED[override]
+
+
+def _places(override: str | None) -> list[tuple[str, str]]:
     env = os.environ
     home = env.get("HOME") or ""
     places: list[tuple[str, str]] = []
@@ -86,7 +97,7 @@ def fixed(override: str | None = None) -> list[tuple[str, str]]:
     codex = env.get("CODEX_HOME") or (os.path.join(home, ".codex") if home else "")
     if codex:
         places += [(os.path.join(codex, "hooks.json"), CLIENT), (os.path.join(codex, "config.toml"), CLIENT)]
-    places.append((os.path.dirname(os.path.abspath(__file__)), INSTALL))
+    places.append((os.path.dirname(os.path.abspath(__file__)), INSTALL))  # the package directory
     for script in (sys.argv[0] if os.path.basename(sys.argv[0]) == "yupana" else "",
                    os.path.join(os.path.dirname(sys.executable), "yupana")):
         if script:
@@ -167,3 +178,70 @@ def _both(path: str) -> list[str]:
     except (OSError, ValueError):
         return [path]
     return [path] if real == path else [path, real]
+
+
+LANDING_MARKER = "# yupana-landing-hook"  # yupana.commands.install.git.MARKER (a cold module: not imported here)
+_READ_BOUND = 256 * 1024
+
+
+def git_hook_installed(start: str) -> bool:
+    """Whether the repository ``start`` (absolute) lies in has yupana's pre-push hook
+    installed (``core.hooksPath`` when set, else the git directory's ``hooks/``): a few stats
+    and two bounded reads, no git process."""
+    d = start
+    while True:
+        dotgit = os.path.join(d, ".git")
+        if os.path.isdir(dotgit):
+            gitdir = dotgit
+            break
+        if os.path.isfile(dotgit):  # a worktree or submodule: "gitdir: <path>"
+            text = _read(dotgit).strip()
+            if not text.startswith("gitdir:"):
+                return False
+            gitdir = os.path.join(d, text[7:].strip())
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            return False
+        d = parent
+    common = gitdir
+    pointer = _read(os.path.join(gitdir, "commondir")).strip()
+    if pointer:
+        common = os.path.join(gitdir, pointer)
+    hooks = _hooks_path(_read(os.path.join(common, "config")))
+    folder = os.path.join(d, os.path.expanduser(hooks)) if hooks else os.path.join(common, "hooks")
+    return LANDING_MARKER in _read(os.path.join(folder, "pre-push"))
+
+
+def _hooks_path(config: str) -> str | None:
+    """``core.hooksPath`` of a git config file's text (the last one set), or None."""
+    section = ""
+    found: str | None = None
+    for raw in config.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line[1:line.find("]")].strip().lower() if "]" in line else ""
+            continue
+        key, eq, value = line.partition("=")
+        if section == "core" and eq and key.strip().lower() == "hookspath":
+            value = value.strip()
+            found = value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
+    return found
+
+
+def _read(path: str) -> str:
+    """A small file's text ("" when it is missing, unreadable or not a regular file), bounded."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, _READ_BOUND).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)

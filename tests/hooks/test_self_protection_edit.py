@@ -41,7 +41,7 @@ def test_editing_the_project_config_to_switch_the_guard_off_is_refused(env, repo
     before = (repo.root / ".bobbin" / "config.toml").read_text()
     result = hook(env, _write(repo, repo.root / ".bobbin" / "config.toml", tool="Edit"), "--tenant", "polecat-3")
     _refused(result)
-    assert "the guard's configuration" in result.reason
+    assert "change the guard's configuration" in result.reason
     rec = env.records("guard")[-1]
     assert rec["result"] == "deny" and rec["rule"] == "self-protection:config" and rec["self_protection"] == ["config"]
     assert {"id": "self-protection:config", "plane": "self_protection", "outcome": "unsatisfied",

@@ -58,10 +58,11 @@ class Command:
     ``pipeline`` — part of a pipeline of two or more commands; ``others_pure`` — every
     other member of each pipeline it is part of is a pure filter (True outside pipelines);
     ``uncertain`` — reasons it cannot be read with certainty (empty when it can);
-    ``depth`` — nested shell level.
+    ``depth`` — nested shell level; ``redirects`` — ``(operator, target word)`` of its
+    redirections (an outer shell's too, for the commands of a ``sh -c`` payload).
     """
 
-    __slots__ = ("argv", "assigns", "wrappers", "pipeline", "others_pure", "uncertain", "depth")
+    __slots__ = ("argv", "assigns", "wrappers", "pipeline", "others_pure", "uncertain", "depth", "redirects")
 
     def __init__(self, argv: list[Word], *, depth: int = 0) -> None:
         self.argv = argv
@@ -71,6 +72,7 @@ class Command:
         self.others_pure = True
         self.uncertain: list[str] = []
         self.depth = depth
+        self.redirects: list[tuple[str, Word]] = []
 
     @property
     def name(self) -> str:
@@ -125,31 +127,33 @@ def read(command: str, depth: int = 0) -> Reading:
     tokens, error = lex(command)
     if error:
         reading.error = error
-    raw: list[tuple[list[Word], list[str], int]] = []  # (words, reasons, pipeline id)
+    raw: list[tuple[list[Word], list[str], int, list[tuple[str, Word]]]] = []  # (words, reasons, pipeline id, redirects)
     words: list[Word] = []
     reasons: list[str] = []
+    redirects: list[tuple[str, Word]] = []
     pipe_id = 0
     pending_binary: str | None = None
-    skip_target = False
+    redirect: str | None = None
     for kind, value in tokens:
         if kind == "w":
-            if skip_target:
-                skip_target = False  # a redirection target is not an argument
+            if redirect is not None:
+                redirects.append((redirect, value))  # type: ignore[arg-type] # a redirection target is not an argument
+                redirect = None
             else:
                 words.append(value)  # type: ignore[arg-type]
         elif kind == "mark":
             reasons.append(value)  # type: ignore[arg-type]
         elif kind == "redir":
-            skip_target = True  # where output goes (or input comes from) is not which command runs
+            redirect = value  # type: ignore[assignment] # where output goes (or input comes from) is not which command runs
         else:
             op = value
             if op in ("(", ")"):
                 reasons.append("subshell or function definition")
             elif op in (";;", ";&", ";;&"):
                 reasons.append("case clause")
-            elif words or reasons:
-                raw.append((words, reasons, pipe_id))
-                words, reasons = [], []
+            elif words or reasons or redirects:
+                raw.append((words, reasons, pipe_id, redirects))
+                words, reasons, redirects = [], [], []
                 pending_binary = op if op in ("&&", "||", "|", "|&") else None
                 if op not in ("|", "|&"):
                     pipe_id += 1
@@ -157,19 +161,20 @@ def read(command: str, depth: int = 0) -> Reading:
                 pass  # `a &&<newline> b` continues the list
             elif op != "\n":
                 reading.error = reading.error or f"syntax error near {op!r}"
-    if words or reasons:
-        raw.append((words, reasons, pipe_id))
+    if words or reasons or redirects:
+        raw.append((words, reasons, pipe_id, redirects))
         pending_binary = None
     if pending_binary:
         reading.error = reading.error or f"incomplete command after {pending_binary!r}"
     sizes: dict[int, int] = {}
-    for _, _, pid in raw:
+    for _, _, pid, _ in raw:
         sizes[pid] = sizes.get(pid, 0) + 1
     pipelines: dict[int, list[list[Command]]] = {}
-    for seg_words, seg_reasons, pid in raw:
+    for seg_words, seg_reasons, pid, seg_redirects in raw:
         segment = _unwrap(seg_words, depth)
         for cmd in segment:
             cmd.uncertain = seg_reasons + cmd.uncertain
+            cmd.redirects = seg_redirects + cmd.redirects
             cmd.pipeline = cmd.pipeline or sizes[pid] > 1
             reading.commands.append(cmd)
         if sizes[pid] > 1:
