@@ -83,3 +83,22 @@ def test_advise_advises_and_off_is_silent(env, repo):
 def test_a_codex_argv_command_is_read_too(env, repo):
     _refused(hook(env, ["bash", "-lc", "sed -i s/enforce/off/ .bobbin/config.toml"], cwd=repo.root))
     _refused(hook(env, ["rm", "-f", ".bobbin/config.toml"], cwd=repo.root))
+
+
+def test_a_write_through_a_symlink_to_a_control_is_refused(env, repo):
+    (repo.root / "cfg").symlink_to(repo.root / ".bobbin" / "config.toml")
+    (repo.root / "hooks").symlink_to(repo.root / ".git" / "hooks")
+    _refused(hook(env, "sed -i s/enforce/off/ cfg", cwd=repo.root))
+    _refused(hook(env, "cp /tmp/x hooks/pre-push", cwd=repo.root))
+    assert hook(env, "cat cfg", cwd=repo.root).stdout == b""
+
+
+def test_a_config_file_named_on_the_hook_command_line_is_a_control(env, repo, tmp_path):
+    from conftest import run_yupana
+
+    other = tmp_path / "ops.toml"
+    other.write_text(ENFORCE)
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": f"echo 'mode = \"off\"' > {other}"}}
+    proc = run_yupana(["--config", str(other), "hook", "pre-bash"], env, stdin=json.dumps(payload), cwd=repo.root)
+    _refused(proc)

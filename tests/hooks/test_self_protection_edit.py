@@ -142,3 +142,18 @@ def test_mode_is_the_ceiling(env, repo):
     assert not result.denied and "enforce would deny" in result.message
     repo.config('[yupana.policy]\nmode = "off"\nself_protection = "enforce"\n')
     assert hook(env, _write(repo, repo.root / ".claude" / "settings.json", text="{}")).allowed_silently
+
+
+def test_explain_names_self_protection_as_the_decider(env, repo):
+    import json
+
+    from conftest import run_yupana
+
+    payload = _write(repo, repo.root / ".git" / "config", text="")
+    done = run_yupana(["explain", "--json"], env, stdin=json.dumps(payload), cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    found = [f for s in report["stages"] for f in s.get("findings") or () if f["plane"] == "self_protection"]
+    assert [(f["id"], f["provenance"]["kind"], f["provenance"]["layer"]) for f in found] == [
+        ("self-protection:git_config", "guard", "default")]
+    assert env.records() == []  # a dry run writes nothing
