@@ -154,13 +154,20 @@ def of_path(path: str, real: str | None = None, override: str | None = None) -> 
     return found
 
 
+_HOLDERS = {".git": GIT_HOOKS, ".claude": CLIENT, ".codex": CLIENT}
+
+
+def holds_by_name(path: str) -> str | None:
+    """The kind of control a directory holds by its name alone (``.git``, ``.claude``, ``.codex``)."""
+    return _HOLDERS.get(os.path.basename(path))
+
+
 def holds(path: str, override: str | None = None) -> str | None:
     """The kind of control a directory ``path`` holds (removing or moving it would take the
     control with it): a ``.git``, ``.claude`` or ``.codex`` directory, one with a ``.bobbin``
     directory in it, or an ancestor of a control at a known place. None otherwise."""
-    names = {".git": GIT_HOOKS, ".claude": CLIENT, ".codex": CLIENT}
     for candidate in _both(path):
-        kind = names.get(os.path.basename(candidate))
+        kind = holds_by_name(candidate)
         if kind:
             return kind
         if os.path.isdir(os.path.join(candidate, ".bobbin")):

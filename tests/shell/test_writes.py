@@ -56,6 +56,10 @@ def _written(command: str) -> list[tuple[str, str]]:
     ("git commit -n -m wip", [("git commit", "no_verify")]),
     ("git commit -anm wip", [("git commit", "no_verify")]),
     ("git merge --no-verify topic", [("git merge", "no_verify")]),
+    ("rm .bobbin/*", [("rm", "/r/.bobbin/*")]),
+    ("git rm .bobbin/config.toml", [("git rm", "/r/.bobbin/config.toml")]),
+    ("git checkout HEAD~3 -- .bobbin/config.toml", [("git checkout", "/r/.bobbin/config.toml")]),
+    ("git restore -s HEAD~3 .bobbin/config.toml", [("git restore", "/r/.bobbin/config.toml")]),
 ])
 def test_every_route_is_read_from_syntax(command, expected):
     assert _written(command) == expected
@@ -68,7 +72,8 @@ def test_every_route_is_read_from_syntax(command, expected):
     "git push -n origin main", "git merge -n topic", "git commit -m '-n means dry'", "git commit -F msg.txt",
     "git push --no-verify --verify", "cmd 2>&1", "cmd >&2", "perl -pe 's/a/b/' .git/config",
     "echo $(cat x) > .bobbin/config.toml", "cat <<EOF\nrm .bobbin/config.toml\nEOF", "cp .bobbin/config.toml /tmp/b",
-    "echo \"sed -i s/a/b/ .bobbin/config.toml\"", "git log -p -- .git/hooks",
+    "echo \"sed -i s/a/b/ .bobbin/config.toml\"", "git log -p -- .git/hooks", "git rm --cached -r .",
+    "git checkout main", "git checkout -b topic", "rm *.log", "rm -rf build/*", "git show HEAD:.bobbin/config.toml",
 ])
 def test_reads_and_look_alikes_write_no_control(command):
     assert all(route not in ("git push", "git commit", "git merge", "git") for route, _ in _written(command))
@@ -89,6 +94,17 @@ def test_no_verify_counts_only_where_yupanas_hook_is_installed(tmp_path, yupana)
     assert yupana("install", "git", cwd=repo).returncode == 0
     assert controls_written(reading, str(repo), "/h") == [("no_verify", "git push")]
     assert controls_written(reading, str(tmp_path), "/h") == []  # another directory, no repository
+
+
+def test_a_recursive_removal_that_takes_a_control_with_it_counts(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".bobbin").mkdir(parents=True)
+    (repo / "build").mkdir()
+    home = str(tmp_path / "home")
+    for command, kind in [("rm -rf .", "config"), ("rm -rf .git/*", "git_hooks"), ("git rm -r .", "config"),
+                          ("mv .claude /tmp/x", "client"), ("rm -rf build/*", None), ("rm -r build", None)]:
+        found = controls_written(shell.read(command), str(repo), home)
+        assert [k for k, _ in found] == ([kind] if kind else []), command
 
 
 def test_the_peer_corpus_has_no_false_deny(tmp_path):

@@ -281,6 +281,8 @@ def controls_written(reading: shell.Reading, cwd: str, home: str | None, overrid
             kind = self_protection.of_path(w.path, override=override)
             if kind is None and w.whole:
                 kind = self_protection.holds(w.path, override)
+            if kind is None and w.whole and any(c in os.path.basename(w.path) for c in "*?[{"):
+                kind = self_protection.holds_by_name(os.path.dirname(w.path))  # `rm -rf .git/*`
         if kind is not None and (kind, w.route) not in found:
             found.append((kind, w.route))
     return found

@@ -11,12 +11,14 @@ never a guess. What is read:
   ``install``, ``ln`` (the destination, and ``DIR/<name>`` of each source when it is a
   directory; ``mv`` also its sources, which it removes), ``rm``, ``truncate``, ``chmod``,
   ``touch``, ``mkdir`` (their operands), ``dd of=``;
+* ``git rm``, ``git mv``, ``git restore`` (their paths) and ``git checkout … -- PATHS``;
 * ``git config … core.hooksPath VALUE`` (also ``--unset``/``--add``/``set``/``unset``),
   ``git -c core.hooksPath=…`` and ``--config-env=core.hooksPath=…`` (:data:`HOOKS_PATH`),
   ``git push|commit|merge --no-verify`` (``-n`` for commit) (:data:`NO_VERIFY`).
 
 An option a tool's grammar here does not know makes that command abstain. A path word that
-is an expansion is not judged (its value is unknown); ``~`` and ``~/…`` (unquoted) are
+is an expansion is not judged (its value is unknown), unless its only expansion is a glob
+in its last component (``rm .git/hooks/*``: the directory is literal); ``~`` and ``~/…`` (unquoted) are
 ``$HOME``. Relative paths are taken from the cwd, followed through literal ``cd DIR`` in the
 line (an unknown ``cd`` stops relative paths being judged).
 """
@@ -107,9 +109,9 @@ class _Paths:
         self.base, self.home = base, home
 
     def absolute(self, word: Word) -> str | None:
-        if word.dynamic:
-            return None
         text = word.text
+        if word.dynamic and not _glob_in_name_only(text):
+            return None
         if text == "~" or text.startswith("~/"):
             if word.quoted or not self.home:
                 return None
@@ -128,6 +130,14 @@ class _Paths:
         if path is not None:
             found.append(Write(path, route, whole))
         return path
+
+
+def _glob_in_name_only(text: str) -> bool:
+    """A word whose only expansion is a glob or brace pattern in its last component: the
+    directory it names is literal (``.git/hooks/*``), whatever the pattern matches in it."""
+    head, _, name = text.rpartition("/")
+    return bool(head) and not any(c in text for c in "$`") and not any(c in head for c in "*?[{") \
+        and any(c in name for c in "*?[{")
 
 
 # ── option grammars ────────────────────────────────────────────────────────────────────
@@ -384,6 +394,21 @@ def _git(name: str, words: list[Word], paths: _Paths, found: list[Write]) -> Non
     if i >= n or words[i].dynamic:
         return
     sub, rest = words[i].text, words[i + 1:]
+    if sub in ("rm", "mv", "restore") or (sub == "checkout" and any(w.text == "--" for w in rest)):
+        if sub == "rm" and any(w.text == "--cached" for w in rest):
+            return  # the index only: no file changes
+        git_paths = _Paths(where, paths.home)
+        after = valued = False
+        for w in rest:  # the pathspecs (options, their values and, for checkout, what precedes -- are not paths)
+            if valued:
+                valued = False
+            elif w.text == "--" and not after:
+                after = True
+            elif not after and w.text.startswith("-"):
+                valued = w.text in ("-s", "--source", "--pathspec-from-file")
+            elif after or sub != "checkout":
+                git_paths.add(found, w, f"git {sub}", whole=sub in ("rm", "mv"))
+        return
     if sub == "config":
         if _sets_hooks_path(rest):
             found.append(Write(where or "", name, git=HOOKS_PATH))
