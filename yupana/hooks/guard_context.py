@@ -4,8 +4,8 @@
 things a stage may need, each loaded at most once and only when asked for: the governed
 plane (:func:`yupana.hooks.governed.load`, loudly failing open when no cache is servable),
 the tripwire set (broken wires named once per session), exposure, git top-levels, the
-tracker plate, the throttle table. It also writes what the invocation leaves behind: the
-back-offs of crossed throttle wires, the folded-in throttle advisory and the one ``guard``
+tracker plate, the throttle table; and the guard's own controls (:meth:`GuardContext.protect`,
+the first path-only check). It also writes what the invocation leaves behind: of crossed throttle wires, the folded-in throttle advisory and the one ``guard``
 record. The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
 
 The contract every hook shares — answer, crash, degrade, the stage notes, the governed cache
@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import time
 
+from yupana import self_protection
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
@@ -156,6 +157,32 @@ class GuardContext(HookRuntime):
         return self._throttles
 
     # ── deciding, and the deadline ─────────────────────────────────────────────────
+    def protect(self, edit: FileEdit) -> bool:
+        """The guard's own controls (:mod:`yupana.self_protection`): refused whatever the
+        tenant's scope says, from any cwd, through any symlink; local, so no store is asked.
+        True when the edit is refused."""
+        level = self_protection.level(self.mode, self.cfg["policy"].get("self_protection"))
+        if level == "off":
+            self.note("self-protection", SKIPPED, "self_protection = off", edit)
+            return False
+        kind = self_protection.of_path(edit.path, edit.real_path, self.args.config)
+        if kind is None:
+            self.note("self-protection", RAN, "not one of the guard's own controls", edit)
+            return False
+        blocking = level == "enforce"
+        text = self_protection.deny_text(kind) if blocking else self_protection.advise_text(kind)
+        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=blocking,
+                                     rel=edit.rel, extra={"protected": kind}))
+        if blocking:
+            self.outcome.deny(text)
+            self.refused.add(edit.path)
+        else:
+            self.outcome.advise(text)
+        if kind not in self.protected:
+            self.protected.append(kind)
+        self.note("self-protection", RAN, f"{self_protection.WHAT[kind]}: {level}", edit, protected=kind)
+        return blocking
+
     def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
         """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
         self.findings += found

@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import self_protection, settings
+from yupana import settings
 
 from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, strongest
 from yupana.edit import payload
@@ -184,32 +184,6 @@ class Guard(GovernedStage):
         return not self.blown
 
     # ── stages ─────────────────────────────────────────────────────────────────────
-    def protect(self, edit: FileEdit) -> bool:
-        """The guard's own controls (:mod:`yupana.self_protection`): refused whatever the
-        tenant's scope says, from any cwd, through any symlink; local, so no store is asked.
-        True when the edit is refused."""
-        level = self_protection.level(self.mode, self.cfg["policy"].get("self_protection"))
-        if level == "off":
-            self.note("self-protection", SKIPPED, "self_protection = off", edit)
-            return False
-        kind = self_protection.of_path(edit.path, edit.real_path, self.args.config)
-        if kind is None:
-            self.note("self-protection", RAN, "not one of the guard's own controls", edit)
-            return False
-        blocking = level == "enforce"
-        text = self_protection.deny_text(kind) if blocking else self_protection.advise_text(kind)
-        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=blocking,
-                                     rel=edit.rel, extra={"protected": kind}))
-        if blocking:
-            self.outcome.deny(text)
-            self.refused.add(edit.path)
-        else:
-            self.outcome.advise(text)
-        if kind not in self.protected:
-            self.protected.append(kind)
-        self.note("self-protection", RAN, f"{self_protection.WHAT[kind]}: {level}", edit, protected=kind)
-        return blocking
-
     def patch_problems(self) -> None:
         """Codex: whatever kept the patch from being read exactly is UNKNOWN, and said."""
         reasons = list(self.parsed.problems)
