@@ -5,8 +5,8 @@ things a stage may need, each loaded at most once and only when asked for: the g
 plane (:func:`yupana.hooks.governed.load`, loudly failing open when no cache is servable),
 the tripwire set (broken wires named once per session), exposure, git top-levels, the
 tracker plate, the throttle table; and the guard's own controls (:meth:`GuardContext.protect`,
-the first path-only check). It also writes what the invocation leaves behind: of crossed throttle wires, the folded-in throttle advisory and the one ``guard``
-record. The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
+the first path-only check). It also writes what the invocation leaves behind: the back-offs
+of crossed throttle wires, the folded-in throttle advisory and the one ``guard`` record. The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
 
 The contract every hook shares — answer, crash, degrade, the stage notes, the governed cache
 — is :class:`yupana.hooks.runtime.HookRuntime`'s; everything this module leaves behind goes
