@@ -6,7 +6,8 @@ plane (:func:`yupana.hooks.governed.load`, loudly failing open when no cache is 
 the tripwire set (broken wires named once per session), exposure, git top-levels, the
 tracker plate, the throttle table; and the guard's own controls (:meth:`GuardContext.protect`,
 the first path-only check). It also writes what the invocation leaves behind: the back-offs
-of crossed throttle wires, the folded-in throttle advisory and the one ``guard`` record. The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
+of crossed throttle wires, the folded-in throttle advisory and the one ``guard`` record.
+The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
 
 The contract every hook shares — answer, crash, degrade, the stage notes, the governed cache
 — is :class:`yupana.hooks.runtime.HookRuntime`'s; everything this module leaves behind goes
