@@ -154,6 +154,29 @@ def of_path(path: str, real: str | None = None, override: str | None = None) -> 
     return found
 
 
+def hard_link_of(path: str, root: str, override: str | None = None) -> str | None:
+    """The kind of control an existing file with more than one name is a hard link of (a
+    second name an edit could write a control through), else None. One ``stat`` unless it
+    has several names; then the known control files of ``root`` and the fixed places are compared."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if st.st_nlink < 2:
+        return None
+    candidates = [(os.path.join(root, *rel), kind) for rel, kind in (
+        ((".bobbin", "config.toml"), CONFIG), ((".git", "config"), GIT_CONFIG),
+        ((".claude", "settings.json"), CLIENT), ((".claude", "settings.local.json"), CLIENT))]
+    for place, kind in candidates + fixed(override):
+        try:
+            other = os.stat(place)
+        except (OSError, ValueError):
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return kind
+    return None
+
+
 _HOLDERS = {".git": GIT_HOOKS, ".claude": CLIENT, ".codex": CLIENT}
 
 

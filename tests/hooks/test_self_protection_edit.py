@@ -157,3 +157,11 @@ def test_explain_names_self_protection_as_the_decider(env, repo):
     assert [(f["id"], f["provenance"]["kind"], f["provenance"]["layer"]) for f in found] == [
         ("self-protection:git_config", "guard", "default")]
     assert env.records() == []  # a dry run writes nothing
+
+
+def test_a_hard_link_to_a_control_is_the_control(env, repo):
+    os.link(repo.root / ".bobbin" / "config.toml", repo.root / "notes.toml")
+    _refused(hook(env, _write(repo, repo.root / "notes.toml", tool="Edit")))
+    (repo.root / "other.toml").write_text("x")
+    os.link(repo.root / "other.toml", repo.root / "other-2.toml")  # two names, neither a control
+    assert hook(env, _write(repo, repo.root / "other-2.toml", text="y")).allowed_silently

@@ -166,7 +166,8 @@ class GuardContext(HookRuntime):
         if level == "off":
             self.note("self-protection", SKIPPED, "self_protection = off", edit)
             return False
-        kind = self_protection.of_path(edit.path, edit.real_path, self.args.config)
+        kind = self_protection.of_path(edit.path, edit.real_path, self.args.config) or \
+            self_protection.hard_link_of(edit.real_path, edit.project.root, self.args.config)
         if kind is None:
             self.note("self-protection", RAN, "not one of the guard's own controls", edit)
             return False

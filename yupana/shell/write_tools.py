@@ -85,12 +85,12 @@ def _destination(name: str, words: list[Word], paths: Paths, found: list[Write])
         dest, sources = operands[-1], operands[:-1]
         folder = len(sources) > 1 and not keys & {"T", "no-target-directory"}
     where = paths.add(found, dest, name)
+    hard = (name == "ln" and not keys & {"s", "symbolic"}) or (name == "cp" and bool(keys & {"l", "link"}))
     for w in sources:
-        if name == "mv":
-            paths.add(found, w, name, whole=True)  # moved away: it and what it holds are gone from there
+        if name == "mv" or hard:  # moved away (with what it holds), or a second name made for it to write through
+            paths.add(found, w, name, whole=name == "mv")
         if where is not None and not w.dynamic and (folder or os.path.isdir(where)):
             found.append(Write(os.path.normpath(os.path.join(where, os.path.basename(w.text.rstrip("/")))), name))
-
 
 
 def _sed(name: str, words: list[Word], paths: Paths, found: list[Write]) -> None:
