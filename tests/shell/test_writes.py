@@ -57,6 +57,7 @@ def _written(command: str) -> list[tuple[str, str]]:
     ("git commit -anm wip", [("git commit", "no_verify")]),
     ("git merge --no-verify topic", [("git merge", "no_verify")]),
     ("rm .bobbin/*", [("rm", "/r/.bobbin/*")]),
+    ("echo \"$(date)\" >> .bobbin/config.toml", [("redirect", "/r/.bobbin/config.toml")]),
     ("ln .bobbin/config.toml notes.toml", [("ln", "/r/notes.toml"), ("ln", "/r/.bobbin/config.toml")]),
     ("cp -l .git/config c", [("cp", "/r/c"), ("cp", "/r/.git/config")]),
     ("git rm .bobbin/config.toml", [("git rm", "/r/.bobbin/config.toml")]),
@@ -73,7 +74,8 @@ def test_every_route_is_read_from_syntax(command, expected):
     "less .git/config", "git config core.hooksPath", "git config --get core.hooksPath", "git config user.name",
     "git push -n origin main", "git merge -n topic", "git commit -m '-n means dry'", "git commit -F msg.txt",
     "git push --no-verify --verify", "cmd 2>&1", "cmd >&2", "perl -pe 's/a/b/' .git/config",
-    "echo $(cat x) > .bobbin/config.toml", "cat <<EOF\nrm .bobbin/config.toml\nEOF", "cp .bobbin/config.toml /tmp/b", "ln -s .bobbin/config.toml cfg",
+    "cp $(ls) .bobbin/config.toml", "echo x > $(echo .bobbin/config.toml)", "(echo x > .bobbin/config.toml)",
+    "if true; then echo > .bobbin/config.toml; fi", "echo 'x > .bobbin/config.toml'", "cat <<EOF\nrm .bobbin/config.toml\nEOF", "cp .bobbin/config.toml /tmp/b", "ln -s .bobbin/config.toml cfg",
     "echo \"sed -i s/a/b/ .bobbin/config.toml\"", "git log -p -- .git/hooks", "git rm --cached -r .",
     "git checkout main", "git checkout -b topic", "rm *.log", "rm -rf build/*", "git show HEAD:.bobbin/config.toml",
 ])

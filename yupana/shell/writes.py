@@ -2,8 +2,10 @@
 and the git runs that route around the repository's hooks. Standard library only.
 
 Read with certainty only (:mod:`yupana.shell.reader`): a simple command with any uncertainty
-(command substitution, a subshell, ``xargs``, a syntax error…) is skipped — an abstention,
-never a guess. What is read:
+(a subshell, a compound command, ``xargs``, a syntax error…) is skipped — an abstention,
+never a guess; one whose only uncertainty is a command or process substitution in its words
+keeps its redirections (``echo "$(date)" > f`` writes ``f`` whatever the substitution prints)
+and nothing else. What is read:
 
 * redirections that write (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<>``, ``N>``…; not
   ``<``, heredocs or ``N>&M``);
@@ -35,18 +37,23 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOKS_PATH", "NO_VERIFY", "Write", "writes"]
 
+_SUBSTITUTION = ("command substitution", "process substitution")
+
 
 def writes(reading: shell.Reading, cwd: str, home: str | None = None) -> list[Write]:
     """Everything ``reading`` would write (see the module doc), in order."""
     found: list[Write] = []
     base: str | None = cwd
     for cmd in reading.commands:
-        if cmd.uncertain:
+        substituted = all(r.startswith(_SUBSTITUTION) for r in cmd.uncertain)
+        if cmd.uncertain and not (substituted and not reading.error):
             continue
         paths = Paths(base, home)
-        for op, word in cmd.redirects:
+        for op, word in cmd.redirects:  # a substitution in a word does not change where output goes
             if _writes(op, word):
                 paths.add(found, word, "redirect")
+        if cmd.uncertain:
+            continue  # which words the command gets is not known: its own writes are not read
         argv = cmd.argv
         if not argv or argv[0].dynamic:
             continue
