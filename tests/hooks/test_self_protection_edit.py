@@ -165,3 +165,15 @@ def test_a_hard_link_to_a_control_is_the_control(env, repo):
     (repo.root / "other.toml").write_text("x")
     os.link(repo.root / "other.toml", repo.root / "other-2.toml")  # two names, neither a control
     assert hook(env, _write(repo, repo.root / "other-2.toml", text="y")).allowed_silently
+
+
+def test_a_codex_move_into_or_out_of_a_control_is_refused(env, repo):
+    repo.file("notes.toml", "mode = \"off\"\n")
+    into = ("*** Begin Patch\n*** Update File: notes.toml\n*** Move to: .bobbin/config.toml\n@@\n-mode = \"off\"\n"
+            "+mode = \"off\"\n*** End Patch")
+    _refused(hook(env, repo.patch(into)))
+    away = ("*** Begin Patch\n*** Update File: .bobbin/config.toml\n*** Move to: old.toml\n@@\n-mode = \"enforce\"\n"
+            "+mode = \"enforce\"\n*** End Patch")
+    _refused(hook(env, repo.patch(away)))
+    delete = "*** Begin Patch\n*** Delete File: .bobbin/config.toml\n*** End Patch"
+    _refused(hook(env, repo.patch(delete)))
