@@ -10,7 +10,8 @@ The **protected set** is built in; nothing has to be configured for it:
 * the client settings that register hooks: ``.claude/settings*.json`` (project and user),
   ``$CODEX_HOME/hooks.json`` and ``config.toml`` (default ``~/.codex``), and a project's
   ``.codex/hooks.json`` / ``.codex/config.toml`` — :data:`CLIENT`;
-* ``.git/hooks/`` — :data:`GIT_HOOKS`; ``.git/config`` — :data:`GIT_CONFIG`;
+* ``.git/hooks/`` and yupana's own ``pre-push`` wherever ``core.hooksPath`` puts it —
+  :data:`GIT_HOOKS`; ``.git/config`` — :data:`GIT_CONFIG`;
 * yupana's installation: the package directory and the ``yupana`` script — :data:`INSTALL`.
 
 A path is judged as named and as its real path (symlinks resolved, the parent's too for a
@@ -135,6 +136,8 @@ def classify(path: str, places: list[tuple[str, str]]) -> str | None:
     for place, kind in places:
         if path == place or path.startswith(place + "/"):
             return kind
+    if parts[-1] == "pre-push" and LANDING_MARKER in _read(path):  # yupana's git hook, wherever core.hooksPath puts it
+        return GIT_HOOKS
     return None
 
 

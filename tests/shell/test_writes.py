@@ -114,3 +114,19 @@ def test_a_recursive_removal_that_takes_a_control_with_it_counts(tmp_path):
 def test_the_peer_corpus_has_no_false_deny(tmp_path):
     for command, _ in CASES:
         assert controls_written(shell.read(command), str(tmp_path), str(tmp_path / "home")) == [], command
+
+
+def test_a_hooks_path_installation_is_found_and_its_hook_protected(tmp_path, yupana):
+    from yupana import self_protection
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "core.hooksPath", ".githooks"], check=True)
+    assert yupana("install", "git", cwd=repo).returncode == 0
+    assert (repo / ".githooks" / "pre-push").exists()
+    reading = shell.read("git push --no-verify")
+    assert controls_written(reading, str(repo / "sub"), "/h") == [("no_verify", "git push")]
+    assert controls_written(shell.read("rm .githooks/pre-push"), str(repo), "/h") == [("git_hooks", "rm")]
+    assert self_protection.of_path(str(repo / ".githooks" / "pre-push")) == "git_hooks"
+    (repo / ".githooks" / "pre-commit").write_text("#!/bin/sh\n")
+    assert self_protection.of_path(str(repo / ".githooks" / "pre-commit")) is None  # not the guard's
