@@ -52,6 +52,9 @@ def _written(command: str) -> list[tuple[str, str]]:
     ("git config --unset core.hooksPath", [("git", "hooks_path")]),
     ("git config set core.hooksPath x", [("git", "hooks_path")]),
     ("git -c core.hooksPath=/dev/null push origin main", [("git", "hooks_path")]),
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git push", [("git", "hooks_path")]),
+    ("export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=x", [("export", "hooks_path")]),
+    ("env GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git push", [("git", "hooks_path")]),
     ("git push --no-verify", [("git push", "no_verify")]),
     ("git commit -n -m wip", [("git commit", "no_verify")]),
     ("git commit -anm wip", [("git commit", "no_verify")]),
@@ -77,7 +80,7 @@ def test_every_route_is_read_from_syntax(command, expected):
     "cp $(ls) .bobbin/config.toml", "echo x > $(echo .bobbin/config.toml)", "(echo x > .bobbin/config.toml)",
     "if true; then echo > .bobbin/config.toml; fi", "echo 'x > .bobbin/config.toml'", "cat <<EOF\nrm .bobbin/config.toml\nEOF", "cp .bobbin/config.toml /tmp/b", "ln -s .bobbin/config.toml cfg",
     "echo \"sed -i s/a/b/ .bobbin/config.toml\"", "git log -p -- .git/hooks", "git rm --cached -r .",
-    "git checkout main", "git checkout -b topic", "rm *.log", "rm -rf build/*", "git show HEAD:.bobbin/config.toml",
+    "git checkout main", "git checkout -b topic", "GIT_CONFIG_KEY_0=user.name git commit -m x", "rm *.log", "rm -rf build/*", "git show HEAD:.bobbin/config.toml",
 ])
 def test_reads_and_look_alikes_write_no_control(command):
     assert all(route not in ("git push", "git commit", "git merge", "git") for route, _ in _written(command))

@@ -53,7 +53,8 @@ SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"
 class Command:
     """One simple command the shell would run, after wrappers and prefixes are removed.
 
-    ``argv`` — the effective command words; ``assigns`` — names of ``VAR=`` prefixes;
+    ``argv`` — the effective command words; ``assigns`` — names of ``VAR=`` prefixes
+    (``settings`` — those words whole);
     ``wrappers`` — wrapper names removed, outermost first (``sudo``, ``env``, ``bash -c``…);
     ``pipeline`` — part of a pipeline of two or more commands; ``others_pure`` — every
     other member of each pipeline it is part of is a pure filter (True outside pipelines);
@@ -62,11 +63,12 @@ class Command:
     redirections (an outer shell's too, for the commands of a ``sh -c`` payload).
     """
 
-    __slots__ = ("argv", "assigns", "wrappers", "pipeline", "others_pure", "uncertain", "depth", "redirects")
+    __slots__ = ("argv", "assigns", "settings", "wrappers", "pipeline", "others_pure", "uncertain", "depth", "redirects")
 
     def __init__(self, argv: list[Word], *, depth: int = 0) -> None:
         self.argv = argv
         self.assigns: list[str] = []
+        self.settings: list[Word] = []
         self.wrappers: list[str] = []
         self.pipeline = False
         self.others_pure = True
@@ -235,6 +237,7 @@ def _unwrap(words: list[Word], depth: int) -> list[Command]:
     n = len(words)
     while i < n and words[i].assign:
         cmd.assigns.append(words[i].text.split("=", 1)[0].rstrip("+"))
+        cmd.settings.append(words[i])
         i += 1
     for _ in range(32):
         if i >= n:
@@ -276,10 +279,12 @@ def _unwrap(words: list[Word], depth: int) -> list[Command]:
         if name == "env":
             while j < n and words[j].assign:
                 cmd.assigns.append(words[j].text.split("=", 1)[0])
+                cmd.settings.append(words[j])
                 j += 1
         elif name == "sudo":
             while j < n and words[j].assign:
                 cmd.assigns.append(words[j].text.split("=", 1)[0])
+                cmd.settings.append(words[j])
                 j += 1
         elif name == "timeout":
             if j < n and words[j].dynamic:
@@ -407,6 +412,7 @@ def _nested(outer: Command, payload: str, depth: int) -> list[Command]:
     for cmd in commands:
         cmd.wrappers = outer.wrappers + cmd.wrappers
         cmd.assigns = outer.assigns + cmd.assigns
+        cmd.settings = outer.settings + cmd.settings
         cmd.uncertain = outer.uncertain + cmd.uncertain
         if inner.error and inner.error not in cmd.uncertain:
             cmd.uncertain.append(inner.error)

@@ -15,7 +15,9 @@ and nothing else. What is read:
   ``touch``, ``mkdir`` (their operands), ``dd of=``;
 * ``git rm``, ``git mv``, ``git restore`` (their paths) and ``git checkout … -- PATHS``;
 * ``git config … core.hooksPath VALUE`` (also ``--unset``/``--add``/``set``/``unset``),
-  ``git -c core.hooksPath=…`` and ``--config-env=core.hooksPath=…`` (:data:`HOOKS_PATH`),
+  ``git -c core.hooksPath=…``, ``--config-env=core.hooksPath=…`` and the same key through
+  git's environment (``GIT_CONFIG_KEY_<n>``, ``GIT_CONFIG_PARAMETERS``: a ``git`` command's
+  ``VAR=`` prefix or an ``export``) (:data:`HOOKS_PATH`),
   ``git push|commit|merge --no-verify`` (``-n`` for commit) (:data:`NO_VERIFY`).
 
 An option a tool's grammar here does not know makes that command abstain. A path word that
@@ -58,6 +60,8 @@ def writes(reading: shell.Reading, cwd: str, home: str | None = None) -> list[Wr
         if not argv or argv[0].dynamic:
             continue
         name = cmd.name
+        if (name == "git" and _git_config_env(cmd.settings)) or (name == "export" and _git_config_env(argv[1:])):
+            found.append(Write(base or "", name, git=HOOKS_PATH))  # core.hooksPath through git's environment
         if name in ("cd", "pushd"):
             base = _cd(argv, base, home)
             continue
@@ -69,6 +73,17 @@ def writes(reading: shell.Reading, cwd: str, home: str | None = None) -> list[Wr
         except Skip:
             continue
     return found
+
+
+def _git_config_env(words: list[Word]) -> bool:
+    """``GIT_CONFIG_KEY_<n>=core.hooksPath`` or ``GIT_CONFIG_PARAMETERS=…core.hooksPath…`` among
+    ``words`` (a command's ``VAR=`` prefixes, or ``export``'s operands)."""
+    for w in words:
+        name, eq, value = w.text.partition("=")
+        if eq and ((name.startswith("GIT_CONFIG_KEY_") and value.strip().lower() == "core.hookspath")
+                   or (name == "GIT_CONFIG_PARAMETERS" and "core.hookspath" in value.lower())):
+            return True
+    return False
 
 
 def _writes(op: str, word: Word) -> bool:
