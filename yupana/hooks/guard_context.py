@@ -4,9 +4,10 @@
 things a stage may need, each loaded at most once and only when asked for: the governed
 plane (:func:`yupana.hooks.governed.load`, loudly failing open when no cache is servable),
 the tripwire set (broken wires named once per session), exposure, git top-levels, the
-tracker plate, the throttle table. It also writes what the invocation leaves behind: the
-back-offs of crossed throttle wires, the folded-in throttle advisory and the one ``guard``
-record. The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
+tracker plate, the throttle table; and the guard's own controls (:meth:`GuardContext.protect`,
+the first path-only check). It also writes what the invocation leaves behind: the back-offs
+of crossed throttle wires, the folded-in throttle advisory and the one ``guard`` record.
+The order of the checks lives in :mod:`yupana.hooks.pre_edit`. Hot path.
 
 The contract every hook shares — answer, crash, degrade, the stage notes, the governed cache
 — is :class:`yupana.hooks.runtime.HookRuntime`'s; everything this module leaves behind goes
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import time
 
+from yupana import self_protection
 from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
 from yupana.edit import payload
 from yupana.hooks import protocol
@@ -61,6 +63,8 @@ class GuardContext(HookRuntime):
         self._wires: list[Wire] | None = None
         self._throttle_done: set[tuple[str, str]] = set()
         self._scope_denied: set[str] = set()  # files the path scope already decided (blast radius skips them)
+        self.protected: list[str] = []  # kinds of the guard's own controls this call would change
+        self.refused: set[str] = set()  # paths refused as controls: their other checks are not run
 
     # ── lazily loaded ──────────────────────────────────────────────────────────────
     def policy_unavailable(self) -> None:
@@ -154,6 +158,33 @@ class GuardContext(HookRuntime):
         return self._throttles
 
     # ── deciding, and the deadline ─────────────────────────────────────────────────
+    def protect(self, edit: FileEdit) -> bool:
+        """The guard's own controls (:mod:`yupana.self_protection`): refused whatever the
+        tenant's scope says, from any cwd, through any symlink; local, so no store is asked.
+        True when the edit is refused."""
+        level = self_protection.level(self.mode, self.cfg["policy"].get("self_protection"))
+        if level == "off":
+            self.note("self-protection", SKIPPED, "self_protection = off", edit)
+            return False
+        kind = self_protection.of_path(edit.path, edit.real_path, self.args.config) or \
+            self_protection.hard_link_of(edit.real_path, edit.project.root, self.args.config)
+        if kind is None:
+            self.note("self-protection", RAN, "not one of the guard's own controls", edit)
+            return False
+        blocking = level == "enforce"
+        text = self_protection.deny_text(kind) if blocking else self_protection.advise_text(kind)
+        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=blocking,
+                                     rel=edit.rel, extra={"protected": kind}))
+        if blocking:
+            self.outcome.deny(text)
+            self.refused.add(edit.path)
+        else:
+            self.outcome.advise(text)
+        if kind not in self.protected:
+            self.protected.append(kind)
+        self.note("self-protection", RAN, f"{self_protection.WHAT[kind]}: {level}", edit, protected=kind)
+        return blocking
+
     def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
         """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
         self.findings += found
@@ -279,6 +310,8 @@ class GuardContext(HookRuntime):
             fields["path"] = edit.rel if record_paths == "relative" else edit.path
         if self.throttled:
             fields["throttled"] = self.throttled
+        if self.protected:
+            fields["self_protection"] = self.protected
         fields.update(_attribution())
         self.invoked(fields, item=self.plate_item() if self.cfg else None)
 

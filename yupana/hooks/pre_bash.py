@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import time
 
-from yupana import settings, shell
+from yupana import self_protection, settings, shell
 
 from yupana.evaluate import UNKNOWN, UNSATISFIED
 from yupana.shell import actions as action
@@ -103,6 +103,7 @@ class PreBash(HookRuntime):
         self.mode = policy.get("mode", "off")
         self.note("config", RAN, snapshot=snap)
         self.config_records(snap, self.root)
+        self.protect(policy)
         self.action_scope(policy)
         quipu = self.cfg.get("quipu") or {}
         if self.mode == "off" or not quipu.get("enabled") or not quipu.get("endpoint"):
@@ -123,6 +124,24 @@ class PreBash(HookRuntime):
         for a in resolved:
             self.effects.record("action", {"target_class": a.class_, "verb": a.verb, "target": a.target,
                                            "session": self.sid})
+
+    # ── the guard's own controls ───────────────────────────────────────────────────
+    def protect(self, policy: dict[str, Any]) -> None:
+        """Writes to the guard's own controls, and git runs around its hooks, read from the
+        command's syntax alone (:mod:`yupana.shell.writes`): refused under enforce, advised under advise."""
+        level = self_protection.level(self.mode, policy.get("self_protection"))
+        if level == "off" or self.reading is None:
+            return self.note("self-protection", SKIPPED, "self_protection = off" if level == "off" else "no command")
+        found = controls_written(self.reading, self.parsed.cwd, os.environ.get("HOME"), self.args.config)
+        for kind, route in found:
+            enforce = level == "enforce"
+            self.effects.record("self_protection", {"protected": kind, "route": route,
+                                                    "result": "deny" if enforce else "advise", "session": self.sid})
+            if enforce:
+                self.outcome.deny(self_protection.deny_text(kind, "this command"))
+            else:
+                self.outcome.advise(self_protection.advise_text(kind, "this command"))
+        self.note("self-protection", RAN, "", level=level, protected=found)
 
     # ── action scope ───────────────────────────────────────────────────────────────
     def action_scope(self, policy: dict[str, Any]) -> None:
@@ -246,3 +265,25 @@ class PreBash(HookRuntime):
                                          "session": self.sid})
         if reason is None:
             self.effects.workers.disk_flush(endpoint, self.parsed.project.root, now, self.args.config)
+
+
+def controls_written(reading: shell.Reading, cwd: str, home: str | None, override: str | None = None) -> list[tuple[str, str]]:
+    """``(kind, route)`` of every guard control ``reading`` would change (:mod:`yupana.self_protection`
+    kinds; ``no_verify`` only where yupana's git hook is installed), de-duplicated, in order."""
+    from yupana.shell import writes as shell_writes
+
+    found: list[tuple[str, str]] = []
+    for w in shell_writes.writes(reading, cwd, home):
+        if w.git == shell_writes.NO_VERIFY:
+            kind = self_protection.NO_VERIFY if self_protection.git_hook_installed(w.path) else None
+        elif w.git == shell_writes.HOOKS_PATH:
+            kind = self_protection.HOOKS_PATH
+        else:
+            kind = self_protection.of_path(w.path, override=override)
+            if kind is None and w.whole:
+                kind = self_protection.holds(w.path, override)
+            if kind is None and w.whole and any(c in os.path.basename(w.path) for c in "*?[{"):
+                kind = self_protection.holds_by_name(os.path.dirname(w.path))  # `rm -rf .git/*`
+        if kind is not None and (kind, w.route) not in found:
+            found.append((kind, w.route))
+    return found

@@ -156,8 +156,11 @@ class Guard(GovernedStage):
         self.config_records(snap, project.root)
 
     def path_checks(self, edit: FileEdit) -> None:
-        """What only the path decides — declared path scope (else the work-item ladder) and
-        path-only tripwires. Never gated by ``deadline_ms``: a deny they reach stands."""
+        """What only the path decides — the guard's own controls, declared path scope (else the
+        work-item ladder) and path-only tripwires. Never gated by ``deadline_ms``: a deny they reach stands.
+        A refused control is decided: its other checks are not run (their reasons would only name it)."""
+        if self.protect(edit):
+            return
         self.path_scope(edit)
         self.tripwires(edit, set(), set(), rule_wires=False)
 
@@ -165,6 +168,9 @@ class Guard(GovernedStage):
         """The expensive stages for one file, each within the deadline; False once it is blown."""
         fired: set[str] = set()
         evaluated: set[str] = set()
+        if edit.path in self.refused:
+            self.note("checks", SKIPPED, "one of the guard's own controls: refused", edit)
+            return True
         if not self.local_rules(edit, fired, evaluated):
             for stage in (self.governed, self.verify, self.blast_radius):
                 if self.blown:

@@ -53,24 +53,28 @@ SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"
 class Command:
     """One simple command the shell would run, after wrappers and prefixes are removed.
 
-    ``argv`` — the effective command words; ``assigns`` — names of ``VAR=`` prefixes;
+    ``argv`` — the effective command words; ``assigns`` — names of ``VAR=`` prefixes
+    (``settings`` — those words whole);
     ``wrappers`` — wrapper names removed, outermost first (``sudo``, ``env``, ``bash -c``…);
     ``pipeline`` — part of a pipeline of two or more commands; ``others_pure`` — every
     other member of each pipeline it is part of is a pure filter (True outside pipelines);
     ``uncertain`` — reasons it cannot be read with certainty (empty when it can);
-    ``depth`` — nested shell level.
+    ``depth`` — nested shell level; ``redirects`` — ``(operator, target word)`` of its
+    redirections (an outer shell's too, for the commands of a ``sh -c`` payload).
     """
 
-    __slots__ = ("argv", "assigns", "wrappers", "pipeline", "others_pure", "uncertain", "depth")
+    __slots__ = ("argv", "assigns", "settings", "wrappers", "pipeline", "others_pure", "uncertain", "depth", "redirects")
 
     def __init__(self, argv: list[Word], *, depth: int = 0) -> None:
         self.argv = argv
         self.assigns: list[str] = []
+        self.settings: list[Word] = []
         self.wrappers: list[str] = []
         self.pipeline = False
         self.others_pure = True
         self.uncertain: list[str] = []
         self.depth = depth
+        self.redirects: list[tuple[str, Word]] = []
 
     @property
     def name(self) -> str:
@@ -125,31 +129,33 @@ def read(command: str, depth: int = 0) -> Reading:
     tokens, error = lex(command)
     if error:
         reading.error = error
-    raw: list[tuple[list[Word], list[str], int]] = []  # (words, reasons, pipeline id)
+    raw: list[tuple[list[Word], list[str], int, list[tuple[str, Word]]]] = []  # (words, reasons, pipeline id, redirects)
     words: list[Word] = []
     reasons: list[str] = []
+    redirects: list[tuple[str, Word]] = []
     pipe_id = 0
     pending_binary: str | None = None
-    skip_target = False
+    redirect: str | None = None
     for kind, value in tokens:
         if kind == "w":
-            if skip_target:
-                skip_target = False  # a redirection target is not an argument
+            if redirect is not None:
+                redirects.append((redirect, value))  # type: ignore[arg-type] # a redirection target is not an argument
+                redirect = None
             else:
                 words.append(value)  # type: ignore[arg-type]
         elif kind == "mark":
             reasons.append(value)  # type: ignore[arg-type]
         elif kind == "redir":
-            skip_target = True  # where output goes (or input comes from) is not which command runs
+            redirect = value  # type: ignore[assignment] # where output goes (or input comes from) is not which command runs
         else:
             op = value
             if op in ("(", ")"):
                 reasons.append("subshell or function definition")
             elif op in (";;", ";&", ";;&"):
                 reasons.append("case clause")
-            elif words or reasons:
-                raw.append((words, reasons, pipe_id))
-                words, reasons = [], []
+            elif words or reasons or redirects:
+                raw.append((words, reasons, pipe_id, redirects))
+                words, reasons, redirects = [], [], []
                 pending_binary = op if op in ("&&", "||", "|", "|&") else None
                 if op not in ("|", "|&"):
                     pipe_id += 1
@@ -157,19 +163,20 @@ def read(command: str, depth: int = 0) -> Reading:
                 pass  # `a &&<newline> b` continues the list
             elif op != "\n":
                 reading.error = reading.error or f"syntax error near {op!r}"
-    if words or reasons:
-        raw.append((words, reasons, pipe_id))
+    if words or reasons or redirects:
+        raw.append((words, reasons, pipe_id, redirects))
         pending_binary = None
     if pending_binary:
         reading.error = reading.error or f"incomplete command after {pending_binary!r}"
     sizes: dict[int, int] = {}
-    for _, _, pid in raw:
+    for _, _, pid, _ in raw:
         sizes[pid] = sizes.get(pid, 0) + 1
     pipelines: dict[int, list[list[Command]]] = {}
-    for seg_words, seg_reasons, pid in raw:
+    for seg_words, seg_reasons, pid, seg_redirects in raw:
         segment = _unwrap(seg_words, depth)
         for cmd in segment:
             cmd.uncertain = seg_reasons + cmd.uncertain
+            cmd.redirects = seg_redirects + cmd.redirects
             cmd.pipeline = cmd.pipeline or sizes[pid] > 1
             reading.commands.append(cmd)
         if sizes[pid] > 1:
@@ -230,6 +237,7 @@ def _unwrap(words: list[Word], depth: int) -> list[Command]:
     n = len(words)
     while i < n and words[i].assign:
         cmd.assigns.append(words[i].text.split("=", 1)[0].rstrip("+"))
+        cmd.settings.append(words[i])
         i += 1
     for _ in range(32):
         if i >= n:
@@ -271,10 +279,12 @@ def _unwrap(words: list[Word], depth: int) -> list[Command]:
         if name == "env":
             while j < n and words[j].assign:
                 cmd.assigns.append(words[j].text.split("=", 1)[0])
+                cmd.settings.append(words[j])
                 j += 1
         elif name == "sudo":
             while j < n and words[j].assign:
                 cmd.assigns.append(words[j].text.split("=", 1)[0])
+                cmd.settings.append(words[j])
                 j += 1
         elif name == "timeout":
             if j < n and words[j].dynamic:
@@ -402,6 +412,7 @@ def _nested(outer: Command, payload: str, depth: int) -> list[Command]:
     for cmd in commands:
         cmd.wrappers = outer.wrappers + cmd.wrappers
         cmd.assigns = outer.assigns + cmd.assigns
+        cmd.settings = outer.settings + cmd.settings
         cmd.uncertain = outer.uncertain + cmd.uncertain
         if inner.error and inner.error not in cmd.uncertain:
             cmd.uncertain.append(inner.error)

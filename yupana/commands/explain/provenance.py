@@ -90,6 +90,10 @@ class Context:
         source = f.source or ""
         if f.id in GUARD_CONSTRAINTS:
             return {"kind": "guard", "what": GUARD_CONSTRAINTS[f.id]}
+        if f.plane == "self_protection":  # the built-in protected set (yupana.self_protection)
+            return {"kind": "guard", "what": f"one of the guard's own controls ({f.extra.get('protected')}), "
+                    "protected at the lower of [yupana.policy] mode and self_protection",
+                    **self.origin("policy", "self_protection")}
         if f.id.startswith(("scope-declared:", "blast:")):
             tenant = f.id.split(":", 1)[1]
             return {"kind": "local", "key": f"[yupana.policy.scopes.{tenant}]", **self.origin("policy", "scopes", tenant)}

@@ -266,6 +266,8 @@ def policy_section(cfg: dict[str, Any], tenant: str | None) -> dict[str, Any]:
         "enforcing_without_scope": mode == "enforce" and not constrains and work_item == "off",
         "work_item_scope": {"setting": policy["work_item_scope"], "effective": work_item},
         "action_scope": {"setting": policy["action_scope"], "effective": effective_rung(policy["action_scope"], mode)},
+        "self_protection": {"setting": policy.get("self_protection", "enforce"),
+                            "effective": effective_rung(policy.get("self_protection", "enforce"), mode)},
         "deadline_ms": policy["deadline_ms"],
         "notify_on_fail_open": policy["notify_on_fail_open"],
         "notify_on_fail_open_read": NOTIFY_ON_FAIL_OPEN_READ,

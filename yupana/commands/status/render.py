@@ -99,6 +99,9 @@ def _policy(report: dict[str, Any], add: Any) -> None:
                 "exit 4")
     wi, act = policy["work_item_scope"], policy["action_scope"]
     add("rungs", f"work_item_scope={_rung(wi)}  action_scope={_rung(act)}  (mode={policy['mode']} is the ceiling)")
+    if policy.get("self_protection"):
+        add("protect", f"self_protection={_rung(policy['self_protection'])}: the guard's own controls "
+                       "(docs/self-protection.md) are refused to agents under enforce, advised under advise")
     scope = policy["scope"]
     if scope is not None:
         add("targets", f"allow={scope['allow_targets']} deny={scope['deny_targets']} (pre-bash action scope, "
