@@ -122,6 +122,16 @@ def routes(base: Path) -> list[dict[str, str]]:
             return "refused" if step["decision"] == "deny" else f"DISARMED (pre-bash {step['decision']})"
         return attempt
 
+    def no_verify(env, repo, work):  # type: ignore[no-untyped-def]
+        subprocess.run([sys.executable, "-m", "yupana", "install", "git"], env=env, cwd=repo, capture_output=True,
+                       check=True)  # the route matters where yupana's pre-push hook is installed
+        return shell("git push --no-verify origin main")(env, repo, work)
+
+    def nested_on_disk(env, repo, work):  # type: ignore[no-untyped-def]
+        (repo / "src" / ".bobbin").mkdir()  # written by some other means than a hooked tool
+        (repo / "src" / ".bobbin" / "config.toml").write_text('[yupana.policy]\nmode = "off"\n')
+        return _then_edit(env, repo, {"decision": "silent"})
+
     def settings_env(env, repo, work):  # type: ignore[no-untyped-def]
         step = _hook(env, "pre-edit", _edit(repo, ".claude/settings.json", tool="Write",
                                             content='{"env": {"YUPANA_POLICY__MODE": "off"}}'), repo)
@@ -161,11 +171,12 @@ def routes(base: Path) -> list[dict[str, str]]:
     run("control: edit src/config.rs", control)
     run("edit .bobbin/config.toml", edit_config)
     run("nested src/.bobbin/config.toml", nested)
+    run("nested config already on disk", nested_on_disk)
     run("sed -i on .bobbin/config.toml", shell("sed -i s/enforce/off/ .bobbin/config.toml"))
     run("rm .bobbin/config.toml", shell("rm .bobbin/config.toml"))
     run("echo > .bobbin/config.toml", shell("echo '' > .bobbin/config.toml"))
     run("settings env (.claude/settings.json)", settings_env)
-    run("git push --no-verify", shell("git push --no-verify origin main"))
+    run("git push --no-verify (hook installed)", no_verify)
     run("git config core.hooksPath /dev/null", shell("git config core.hooksPath /dev/null"))
     run("FIFO config", fifo)
     run("config -> /dev/zero", dev_zero)
