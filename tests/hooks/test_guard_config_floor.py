@@ -38,8 +38,8 @@ def test_a_nested_config_that_switches_its_subtree_off_does_not(env, repo):
     edit of src/config.rs. The nested file is a layer under the project, not a new root."""
     nested_text = '[yupana.policy]\nmode = "off"\n'
     write = edit(env, repo, "src/.bobbin/config.toml", tool="Write", content=nested_text)
-    assert not write.denied or "self" in write.reason  # (the protected set is another branch's)
-    repo.file("src/.bobbin/config.toml", nested_text)  # as if the Write had gone through
+    assert write.denied and "guard's own controls" in write.reason  # the protected set refuses the Write
+    repo.file("src/.bobbin/config.toml", nested_text)  # as if it had been written some other way
     denied = edit(env, repo, "src/config.rs")
     assert denied.denied and "deny_paths `src/config.rs`" in denied.reason
     lowered = env.records("config_lowered")

@@ -28,7 +28,8 @@ import os
 import shlex
 import sys
 
-from yupana.commands.install import jsontext, ours
+import yupana.commands.install.jsontext as jsontext  # not "from the package": its __init__ imports this module
+import yupana.commands.install.ours as ours
 
 TIMEOUT_SECS = 5
 EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
