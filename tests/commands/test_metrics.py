@@ -154,3 +154,17 @@ def test_foreign_spool_values_never_become_unbounded_label_series(yupana, env, r
     inv = samples(fams["yupana_hook_invocations"])
     assert inv == {(("hook", "pre-edit"), ("result", "other")): 500}  # not slugs: never a label
     assert samples(fams["yupana_served_from_cache"]) == {(("hook", "other"),): 300}
+
+
+def test_a_fifo_refresh_lock_never_hangs_metrics(yupana, env, root):  # noqa: F811
+    """Issue 23 §7: `metrics` read refresh.lock with a blocking open: a FIFO there hung it forever."""
+    import os
+
+    write_config(root, mode="enforce")
+    project(yupana, root)
+    lock = env.cache_path.parent / "refresh.lock"
+    lock.unlink(missing_ok=True)
+    os.mkfifo(lock)
+    done = yupana("metrics", cwd=root, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert samples(families(done.stdout.decode())["yupana_rule_set_info"])
