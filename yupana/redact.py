@@ -159,13 +159,13 @@ def _userinfo_end(rest: str, cut: int) -> int:
     unencoded ``/``, ``?`` or ``#`` (``cut``, the first of them, otherwise).
 
     The first ``@`` after ``cut`` that follows a ``user:`` (a user without ``/?#``, then a
-    colon that is not a port — not only digits up to a ``/``) and precedes a host-shaped run
+    colon that is not a port — not only digits up to ``cut``) and precedes a host-shaped run
     (host characters up to the next ``/?#`` or the end) ends the userinfo: the authority is
     then ``user:password@host``. Otherwise ``cut``: an ``@`` in a path (``http://h/p@q``) or
-    behind a port (``http://h:80/p@q``) is no userinfo."""
+    behind a port (``http://h:80/p@q``, ``http://h:80?email=a@b.c``) is no userinfo."""
     user, colon, after = rest[:cut].partition(":")
-    if not colon or not user or cut >= len(rest) or (rest[cut] == "/" and after.isdigit()):
-        return cut
+    if not colon or not user or cut >= len(rest) or after.isdigit():
+        return cut  # no ``user:``, or ``host:port`` then the path, query or fragment
     at = rest.find("@", cut)
     while at >= 0:
         end = at + 1

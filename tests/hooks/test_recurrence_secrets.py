@@ -160,3 +160,12 @@ def test_the_corpus_is_created_private_even_under_a_permissive_umask(env, tmp_pa
     finally:
         os.umask(old)
     assert stat.S_IMODE(_corpus(env).stat().st_mode) == 0o600
+
+
+def test_no_state_file_keeps_the_denied_secret(env, repos):
+    a, _ = repos
+    assert hook(env, _edit(a, _client(TOKEN_A))).denied
+    assert hook(env, a.patch("*** Begin Patch\n*** Add File: src/c.rs\n+" + _client(TOKEN_A).replace("\n", "\n+")
+                             + "\n*** End Patch\n", session="sess-codex")).denied
+    kept = [p for p in env.base.rglob("*") if p.is_file() and TOKEN_A.encode() in p.read_bytes()]
+    assert kept == []
