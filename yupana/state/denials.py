@@ -68,6 +68,9 @@ def load(path: str | None, now: int, project: str | None = None) -> tuple[list[d
         lines = data.split(b"\n")
         if size > MAX_BYTES and lines:
             lines = lines[1:]  # the first line of a tail read may be cut
+        if project is not None:  # the newest MAX_ENTRIES of this project, not of the whole store
+            tag = fastjson.dumps({"project": project})[1:-1].encode("utf-8")  # how the writer spells it
+            lines = [line for line in lines if tag in line]
         for line in lines[-MAX_ENTRIES:]:
             if not line.strip():
                 continue
