@@ -26,6 +26,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
+    from yupana.edit.model import FileEdit
+    from yupana.evaluate import Finding
+
 VERSION = 1
 DIMS = 1 << 12
 NGRAM = 3
@@ -193,6 +196,23 @@ def masked_reason(reason: str, matched: list[str], introduced: str, paths: list[
     for path in sorted((p for p in paths if p), key=len, reverse=True):
         out = out.replace(path, "<path>")
     return redact.redact_text(out)
+
+
+def matched_texts(findings: list[Finding]) -> list[str]:
+    """The texts violated rules caught (a text rule's match, a structural rule's captures, a
+    grounded rule's references): what a refusal may quote and the corpus must not keep."""
+    out: list[str] = []
+    for f in findings:
+        extra = f.extra or {}
+        found = [extra.get("match"), *(v.get("text") for v in extra.get("violations") or () if isinstance(v, dict)),
+                 *(extra.get("tokens") or ())]
+        out += [t for t in found if isinstance(t, str) and t]
+    return out
+
+
+def edit_paths(edits: list[FileEdit]) -> list[str]:
+    """Every path the files of a call go by (as given, real, relative, a move's other end)."""
+    return [p for e in edits for p in (e.path, e.real_path, e.rel, e.real_rel, e.move_to, e.move_from) if p]
 
 
 def _mask_runs(text: str, form: str) -> str:

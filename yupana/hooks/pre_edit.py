@@ -135,14 +135,13 @@ class Guard(GovernedStage):
         from yupana.evaluate import recurrence
 
         bad = [f for f in self.findings if f.outcome == UNSATISFIED]
-        rule = "+".join(sorted({f.id for f in bad}))
         edits = self.parsed.edits
-        paths = [p for e in edits for p in (e.path, e.real_path, e.rel, e.real_rel, e.move_to, e.move_from) if p]
         advice = recurrence.consult(
             self.outcome.decision, list(self.outcome.reasons), [e.introduced for e in edits], corpus=corpus,
-            now=int(time.time()), denied_by=rule, record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
-            paths=paths + [self.root], rel=edit.rel, path=edit.path, project=project_root.project_key(self.root),
-            session=self.sid, matched=_matched(bad))
+            now=int(time.time()), denied_by="+".join(sorted({f.id for f in bad})),
+            record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
+            paths=recurrence.edit_paths(edits) + [self.root], rel=edit.rel, path=edit.path,
+            project=project_root.project_key(self.root), session=self.sid, matched=recurrence.matched_texts(bad))
         if advice.message:
             if self.outcome.decision == protocol.DENY:
                 self.outcome.reasons.insert(0, advice.message)  # before the refusal's own text
@@ -395,18 +394,6 @@ class Guard(GovernedStage):
             if effect == "throttle":
                 self.record_throttle(edit, f)
         self.note(stage, RAN, "", edit, wires=wires)
-
-
-def _matched(findings: list[Finding]) -> list[str]:
-    """The texts the violated rules caught (text rules' matches, structural captures, grounded
-    references): what a refusal may quote and the denial corpus must not keep."""
-    out: list[str] = []
-    for f in findings:
-        extra = f.extra or {}
-        found = [extra.get("match"), *(v.get("text") for v in extra.get("violations") or () if isinstance(v, dict)),
-                 *(extra.get("tokens") or ())]
-        out += [t for t in found if isinstance(t, str) and t]
-    return out
 
 
 def _nonempty(path: str | None) -> bool:
