@@ -456,8 +456,11 @@ def test_a_fifo_refresh_lock_never_hangs_explain_of_a_stale_cache(yupana, env, r
     was a blocking open too (issue 23 §7)."""
     import os
 
+    import time
+
     write_config(root, mode="enforce", quipu="refresh_interval_secs = 0")
     project(yupana, root)
+    time.sleep(1.1)  # the cache's age passes the 0 s interval: a refresh is due
     lock = env.cache_path.parent / "refresh.lock"
     lock.unlink(missing_ok=True)
     os.mkfifo(lock)
