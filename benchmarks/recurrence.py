@@ -46,6 +46,7 @@ def main() -> int:
     sys.path.insert(0, REPO)
     from yupana.evaluate import recurrence
     from yupana.state import cache as cache_mod
+    from yupana.project_root import project_key
     from yupana.state import denials, stores
 
     proj = os.path.join(base, "repo")
@@ -67,7 +68,7 @@ def main() -> int:
                  for i in range(denials.MAX_ENTRIES + 50)]
     for t in texts:
         vec = recurrence.packed(recurrence.embed(t))
-        denials.append(corpus, {"at": now, "rule": "scope-declared:t", "reason": "x" * 200,
+        denials.append(corpus, {"at": now, "project": project_key(proj), "sid": None, "rule": "scope-declared:t", "reason": "x" * 200,
                                 "model": recurrence.MODEL_ID, **vec})
     payload = json.dumps({"session_id": "s", "cwd": proj, "hook_event_name": "PreToolUse", "tool_name": "Edit",
                           "tool_input": {"file_path": os.path.join(proj, "src", "lib.rs"), "old_string": "fn a() {}",

@@ -113,6 +113,13 @@ CASES = {
         f"http://{s.echo('echo').hostport}/sparql?secret={SECRET}-tok8", 'dialect = "sparql11"')),
     "project-file-userinfo": ("project", lambda cat, s: (f"file://carol:{SECRET}-pw9@{cat}", "")),
     "user-file-query-key": ("user", lambda cat, s: (f"file:{cat}?key={SECRET}-tok10", "")),
+    # issue 23 §3: a password holding an unencoded / or #, an OAuth ?code=
+    "project-password-with-slash": ("project", lambda cat, s: (
+        f"http://dave:{SECRET}/pw11@{_hostport(s.guarded(cat / 'catalogue.ttl').url)}/sparql", 'dialect = "sparql11"')),
+    "env-password-with-hash": ("env", lambda cat, s: (
+        f"http://erin:{SECRET}#pw12@{_hostport(s.guarded(cat / 'catalogue.ttl').url)}/sparql", 'dialect = "sparql11"')),
+    "user-code-parameter": ("user", lambda cat, s: (
+        f"{s.guarded(cat / 'catalogue.ttl').url}?code={SECRET}-tok13", 'dialect = "sparql11"')),
 }
 
 

@@ -22,6 +22,17 @@ from yupana import redact
     ("file:/srv/cat,/srv/more", "file:/srv/cat,/srv/more"),
     ("file://carol:pw@/srv/cat", "file://***@/srv/cat"),
     ("file:/srv/cat?key=abcdef", "file:/srv/cat?key=***"),
+    # issue 23 §3: a password with an unencoded / ? # still ends at the @ before the host
+    ("http://dave:s3c/ret@h.example:3030/sparql", "http://***@h.example:3030/sparql"),
+    ("http://erin:s3c#ret@h:3030/q?x=1", "http://***@h:3030/q?x=1"),
+    ("http://fay:s3c?ret@h/", "http://***@h/"),
+    ("http://gus:a/b@c@h/q", "http://***@h/q"),  # an @ in the password too: the host-shaped one ends it
+    ("http://h:80/p@q/x", "http://h:80/p@q/x"),  # a port, then an @ in the path: no userinfo
+    ("http://h:3030?email=a@b.example", "http://h:3030?email=a@b.example"),  # ... or in the query
+    ("http://h:3030#a@b", "http://h:3030#a@b"),
+    ("http://x/y?z@host", "http://x/y?z@host"),
+    ("http://h/cb?code=abcdef&state=1", "http://h/cb?code=***&state=1"),  # an OAuth authorization code
+    ("http://h/?device_code=abcdef&postcode=1&otp=123456", "http://h/?device_code=***&postcode=1&otp=***"),
     ("", ""),
 ])
 def test_redact_url(url, shown):

@@ -106,3 +106,25 @@ def test_a_miss_resolves_in_process_without_a_child_process(env, repo):
 
     assert json.loads(done.stdout) == {"mode": "enforce", "spawned": [], "pydantic": False}
     assert list((env.state / "yupana" / "config").glob("*.snap"))  # and the next hook hits
+
+
+def test_a_snapshot_keeps_no_bundle_url_secret_and_is_the_owners_alone(env, repo):
+    """Issue 23 §3: a presigned bundle URL's signature was kept in a world-readable snapshot."""
+    import os
+    import stat
+
+    from conftest import run_yupana
+
+    signed = "https://bucket.example/rules.bundle?X-Amz-Signature=LEAKsig123&X-Amz-Credential=LEAKcred9&code=LEAKcode7&v=2"
+    (repo / ".bobbin" / "config.toml").write_text(f'[yupana.policy]\nmode = "advise"\n[yupana.bundle]\nurl = "{signed}"\n')
+    old = os.umask(0o022)
+    try:
+        assert _load(env, repo)["mode"] == "advise"  # a hook's load writes the snapshot
+    finally:
+        os.umask(old)
+    [snap] = (env.state / "yupana" / "config").glob("*.snap")
+    data = snap.read_bytes()
+    assert b"LEAK" not in data and b"rules.bundle?X-Amz-Signature=***" in data and b"&v=2" in data
+    assert stat.S_IMODE(snap.stat().st_mode) == 0o600
+    shown = run_yupana(["config", "check", "--json"], env, cwd=repo)
+    assert b"LEAK" not in shown.stdout + shown.stderr and b"bucket.example" in shown.stdout

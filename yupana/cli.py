@@ -265,6 +265,10 @@ def _execute(args: argparse.Namespace) -> int:
     from yupana.redact import RedactingStream
 
     streams = sys.stdout, sys.stderr
+    for stream in streams:  # a lone surrogate (a JSON ``\ud800`` escape in a payload) is shown as its escape:
+        reconfigure = getattr(stream, "reconfigure", None)  # in --json, the very escape JSON reads back
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)  # no command prints a secret
     try:
         code = int(args._run(args) or 0)

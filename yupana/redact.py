@@ -2,8 +2,10 @@
 
 * :func:`redact_url` — one URL with its userinfo (``user:password@``) replaced by ``***@``
   and the values of credential-like query and fragment parameters (``token``, ``key``,
-  ``password``, ``secret``, ``access_token``, ``sig``, … — see :func:`sensitive_name`)
-  replaced by ``***``. Everything else (scheme, host, port, path, other parameters) is
+  ``password``, ``secret``, ``access_token``, ``sig``, ``code``, … — see :func:`sensitive_name`)
+  replaced by ``***``. Userinfo is found even when its password holds an unencoded ``/``,
+  ``?`` or ``#`` (which would otherwise end the authority): a ``user:…@host`` run before
+  the path is userinfo (:func:`_userinfo_end`). Everything else (scheme, host, port, path, other parameters) is
   kept, so a redacted endpoint still says which store it is.
 * :func:`redact_text` — any text (an error message quoting a URL, an ``httpx`` exception,
   a server's reply echoing the request) with every URL in it redacted, and every secret
@@ -28,6 +30,9 @@ MASK = "***"
 # A parameter is credential-like when its lower-cased name contains one of these.
 _SENSITIVE_PARTS = ("token", "key", "pass", "pwd", "secret", "auth", "sig", "credential", "session", "jwt",
                     "bearer", "cookie", "private")
+# ... or is one of these (an OAuth authorization code, a one-time password), or ends in ``_code``.
+_SENSITIVE_NAMES = ("code", "otp", "pin")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]%")
 # Where a URL ends inside running text (a password may hold most other characters).
 _URL_END = frozenset(" \t\r\n\"'`<>\\")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
@@ -39,7 +44,8 @@ _secrets: set[str] = set()
 def sensitive_name(name: str) -> bool:
     """True for a query/fragment parameter name that carries a credential."""
     low = name.strip().lower()
-    return any(part in low for part in _SENSITIVE_PARTS)
+    return (any(part in low for part in _SENSITIVE_PARTS) or low in _SENSITIVE_NAMES
+            or low.endswith(("_code", "-code", ".code")))
 
 
 def redact_url(url: str) -> str:
@@ -54,6 +60,8 @@ def redact_url(url: str) -> str:
             at = rest.find(ch)
             if 0 <= at < cut:
                 cut = at
+        if "@" not in rest[:cut]:
+            cut = _userinfo_end(rest, cut)
         authority, tail = rest[:cut], rest[cut:]
         userinfo, at_sign, host = authority.rpartition("@")
         if at_sign:
@@ -144,6 +152,31 @@ def remember(url: str) -> None:
 
 
 # ── internals ───────────────────────────────────────────────────────────────────────
+
+
+def _userinfo_end(rest: str, cut: int) -> int:
+    """Where the authority of ``rest`` (a URL after ``://``) ends when its password may hold an
+    unencoded ``/``, ``?`` or ``#`` (``cut``, the first of them, otherwise).
+
+    The first ``@`` after ``cut`` that follows a ``user:`` (a user without ``/?#``, then a
+    colon that is not a port — not only digits up to ``cut``) and precedes a host-shaped run
+    (host characters up to the next ``/?#`` or the end) ends the userinfo: the authority is
+    then ``user:password@host``. Otherwise ``cut``: an ``@`` in a path (``http://h/p@q``) or
+    behind a port (``http://h:80/p@q``, ``http://h:80?email=a@b.c``) is no userinfo."""
+    user, colon, after = rest[:cut].partition(":")
+    if not colon or not user or cut >= len(rest) or after.isdigit():
+        return cut  # no ``user:``, or ``host:port`` then the path, query or fragment
+    at = rest.find("@", cut)
+    while at >= 0:
+        end = at + 1
+        while end < len(rest) and rest[end] not in "/?#":
+            end += 1
+        host = rest[at + 1:end]
+        if host and all(c in _HOST_CHARS for c in host):
+            return end
+        at = rest.find("@", at + 1)
+    return cut
+
 
 
 def _mask_params(query: str) -> str:

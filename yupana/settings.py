@@ -153,7 +153,8 @@ def resolve_and_store(root: str, override: str | None, fp: Fingerprint,
 
 
 def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``resolved`` as a snapshot keeps it: endpoint URLs without credentials, warnings too.
+    """``resolved`` as a snapshot keeps it: every URL key (the endpoints, the bundle URL — a
+    presigned URL's signature is a credential) without credentials, warnings too.
 
     Hooks need only the endpoint's identity (:func:`yupana.state.cache.endpoint_key`, the
     workers' ``--endpoint``); every worker that talks to the store resolves the
@@ -161,13 +162,14 @@ def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
     """
     if not resolved:
         return resolved
+    from yupana.config_schema import URL_KEYS  # resolution loaded it: no cost on a hook's hit
+
     out = dict(resolved)
     config = dict(out.get("config") or {})
-    quipu = dict(config.get("quipu") or {})
-    for key in ("endpoint", "update_endpoint"):
-        if isinstance(quipu.get(key), str):
-            quipu[key] = redact.redact_url(quipu[key])
-    config["quipu"] = quipu
+    for section, key in URL_KEYS:
+        table = config.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            config[section] = {**table, key: redact.redact_url(table[key])}
     out["config"] = config
     out["warnings"] = redact.redact_fields(out.get("warnings") or [])
     return out
@@ -186,5 +188,5 @@ def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: d
     if target:
         from yupana.state import atomic
 
-        atomic.write_quietly(target, data)  # a hook that cannot keep it resolves again next time
+        atomic.write_quietly(target, data, mode=0o600)  # the owner's alone; a hook that cannot keep it resolves again
     return data

@@ -423,3 +423,19 @@ def test_explain_writes_nothing_marks_nothing_and_spawns_nothing(env, repo, stor
     real_hook(twin, payload)
     assert twin.records("guard") and list(twin.tmp.glob("yupana-guard-failopen-*"))
     assert (twin.state / "yupana" / "throttles.jsonl").exists()
+
+
+def test_lone_surrogate_escapes_are_explained_not_a_traceback(tmp_path):
+    """Issue 23 §7: a payload with lone-surrogate escapes (``"\\ud800"``: valid JSON, no valid
+    UTF-8) made ``explain`` print a traceback; it is shown as its escape, and ``--json`` is JSON."""
+    env = Env(tmp_path / "env")
+    repo = Repo(tmp_path / "repo", env).config('[yupana.policy]\nmode = "enforce"\n')
+    raw = json.dumps(repo.payload(rel="src/a\ud800.rs", old_string="x", new_string='fn a() { "\udc00" }'))
+    assert "\\ud800" in raw  # json.dumps escapes it: the payload is plain ASCII JSON
+    text = run_yupana(["explain"], env, stdin=raw, cwd=repo.root)
+    assert text.returncode == 0 and b"Traceback" not in text.stderr, text.stderr.decode()[-600:]
+    assert b"src/a\\ud800.rs" in text.stdout and b"\\udc00" in text.stdout
+    done = run_yupana(["explain", "--json"], env, stdin=raw, cwd=repo.root)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()[-600:]
+    report = json.loads(done.stdout)
+    assert "\udc00" in json.dumps(report, ensure_ascii=False)  # the escape reads back as the same code unit

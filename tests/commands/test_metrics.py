@@ -129,3 +129,42 @@ def test_node_exporter_reads_the_file_the_timer_writes(yupana, env, root, tmp_pa
     assert dict(labels)["digest"] == digest and value == 1
     assert samples(fams["yupana_hook_invocations_total"])  # counters arrive untyped, by their sample name
     assert samples(fams["yupana_hook_duration_seconds"], "yupana_hook_duration_seconds_count")[(("hook", "pre-edit"),)] == 1
+
+
+def test_foreign_spool_values_never_become_unbounded_label_series(yupana, env, root):  # noqa: F811
+    """Issue 23 §7: 20,000 distinct foreign values became 20,002 series. Each label is bounded:
+    hooks the registry names, at most MAX_VALUES slugs per label, the rest counted as `other`."""
+    from yupana.commands.metrics import MAX_VALUES
+
+    write_config(root, mode="advise")
+    lines = [{"kind": "fail_open", "hook": "pre-edit", "fail_kind": "projection", "ts": 1}] * 3
+    lines += [{"kind": "fail_open", "hook": f"hook-{i}", "fail_kind": f"kind-{i}", "ts": 2} for i in range(20_000)]
+    lines += [{"kind": "guard", "result": f"r{i}\n\"x", "ts": 3} for i in range(500)]
+    lines += [{"kind": "served_from_cache", "hook": f"h{i}", "ts": 4} for i in range(300)]
+    env.spool_path.parent.mkdir(parents=True, exist_ok=True)
+    env.spool_path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    done = yupana("metrics", cwd=root)
+    assert done.returncode == 0, done.stderr
+    fams = families(done.stdout.decode())
+    fail = samples(fams["yupana_fail_open"])
+    assert len(fail) <= MAX_VALUES + 1 and {dict(k)["hook"] for k in fail} == {"pre-edit", "other"}
+    assert fail[(("hook", "pre-edit"), ("kind", "projection"))] == 3
+    assert sum(fail.values()) == 20_003  # nothing dropped: the rest counted under `other`
+    assert sum(v for k, v in fail.items() if dict(k)["kind"] == "other") > 0
+    inv = samples(fams["yupana_hook_invocations"])
+    assert inv == {(("hook", "pre-edit"), ("result", "other")): 500}  # not slugs: never a label
+    assert samples(fams["yupana_served_from_cache"]) == {(("hook", "other"),): 300}
+
+
+def test_a_fifo_refresh_lock_never_hangs_metrics(yupana, env, root):  # noqa: F811
+    """Issue 23 §7: `metrics` read refresh.lock with a blocking open: a FIFO there hung it forever."""
+    import os
+
+    write_config(root, mode="enforce")
+    project(yupana, root)
+    lock = env.cache_path.parent / "refresh.lock"
+    lock.unlink(missing_ok=True)
+    os.mkfifo(lock)
+    done = yupana("metrics", cwd=root, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert samples(families(done.stdout.decode())["yupana_rule_set_info"])

@@ -485,3 +485,39 @@ def test_config_override_replaces_discovery_and_is_the_source(yupana, env, root,
     assert out["policy_mode_provenance"]["source"] == "--config" and out["policy"]["mode"] == "advise"
     done = yupana("status", "--config", str(tmp_path / "missing.toml"), cwd=root)
     assert done.returncode == 1 and "no such config file" in done.stderr.decode()
+
+
+def test_a_fifo_refresh_lock_never_hangs_status_and_is_named(yupana, env, root):
+    """Issue 23 §7: a FIFO at refresh.lock made `status` (and `metrics`) block forever in open()."""
+    import os
+
+    write_config(root, mode="enforce")
+    project(yupana, root)
+    lock = env.cache_path.parent / "refresh.lock"
+    lock.unlink(missing_ok=True)
+    os.mkfifo(lock)
+    _, out = status(yupana, root, timeout=30)
+    refresh = out["rule_set"]["refresh"]
+    assert refresh["running"] is None and "refresh.lock is a FIFO, not a regular file" in refresh["lock_problem"]
+    done = yupana("status", cwd=root, timeout=30)
+    assert "the refresh lock is unusable" in done.stdout.decode() and "remove it" in done.stdout.decode()
+
+
+def test_a_fifo_refresh_lock_never_hangs_explain_of_a_stale_cache(yupana, env, root):
+    """The dry run asks whether a live hook would start a refresh: that look at refresh.lock
+    was a blocking open too (issue 23 §7)."""
+    import os
+
+    import time
+
+    write_config(root, mode="enforce", quipu="refresh_interval_secs = 0")
+    project(yupana, root)
+    time.sleep(1.1)  # the cache's age passes the 0 s interval: a refresh is due
+    lock = env.cache_path.parent / "refresh.lock"
+    lock.unlink(missing_ok=True)
+    os.mkfifo(lock)
+    payload = {"session_id": "s-1", "cwd": str(root), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(root / "src" / "lib.rs"), "old_string": "fn old() {}", "new_string": "x"}}
+    done = yupana("explain", stdin=json.dumps(payload), cwd=root, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert b"a detached refresh would be started" in done.stdout

@@ -64,3 +64,18 @@ def test_the_corpus_is_bounded_by_age_and_size_and_survives_concurrent_appends(t
     assert all(len(e["reason"]) <= denials.MAX_REASON for e in entries)
     assert os.path.getsize(path) <= denials.COMPACT_BYTES + 64 * 1024  # compacted, never unbounded
     assert mark["entries"] == len(entries)
+
+
+def test_a_busy_project_never_pushes_another_projects_denials_out_of_its_window(tmp_path):
+    """Issue 23 §3: the corpus is scoped by project, and so is its bound."""
+    path = str(tmp_path / "denials.jsonl")
+    vec = recurrence.packed(recurrence.embed("fn rotate_key(store: &mut KeyStore) { store.go() }"))
+    denials.append(path, {"at": 10**9, "project": "a" * 16, "sid": None, "rule": "mine", "reason": "r",
+                          "model": recurrence.MODEL_ID, **vec})
+    for i in range(denials.MAX_ENTRIES + 10):
+        denials.append(path, {"at": 10**9 + i, "project": "b" * 16, "sid": None, "rule": f"b{i}", "reason": "r",
+                              "model": recurrence.MODEL_ID, **vec})
+    mine, _ = denials.load(path, 10**9 + 400, "a" * 16)
+    theirs, _ = denials.load(path, 10**9 + 400, "b" * 16)
+    assert [e["rule"] for e in mine] == ["mine"] and len(theirs) == denials.MAX_ENTRIES
+    assert all(e["project"] == "b" * 16 for e in theirs)

@@ -26,6 +26,14 @@ import time
 # Latency buckets (seconds) for the hooks' own work; the hot path's budget is 100 ms.
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
+# Label cardinality (issue 23 §7): a label value read from the spool (written by anything
+# that can append to it) is a series of its own, so each label is bounded. ``hook`` takes
+# only the hooks the registry names; ``result`` and ``kind`` only short slugs, at most
+# MAX_VALUES distinct ones per label (the most frequent); anything else is counted as OTHER.
+MAX_VALUES = 24
+OTHER = "other"
+_SLUG = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
 
 # the global flags (cli.GLOBAL_HELP) this command honours; any other is refused (OpenMetrics text is the output format: no --json)
 GLOBAL_FLAGS: tuple[str, ...] = ("--config",)
@@ -102,11 +110,13 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
             if isinstance(ms, (int, float)) and not isinstance(ms, bool):
                 latency.setdefault(hook, []).append(ms / 1000.0)
         elif kind == "fail_open":
-            key = (str(rec.get("hook") or "unknown"), str(rec.get("fail_kind") or "unknown"))
+            key = (known_hook(rec.get("hook")), str(rec.get("fail_kind") or "unknown"))
             fail_open[key] = fail_open.get(key, 0) + 1
         elif kind == "served_from_cache":
-            h = str(rec.get("hook") or "unknown")
+            h = known_hook(rec.get("hook"))
             served[h] = served.get(h, 0) + 1
+    invocations = bounded(invocations, 1)
+    fail_open = bounded(fail_open, 1)
     lines: list[str] = []
     _family(lines, "yupana_hook_invocations", "counter", "hook invocations in the spool, by hook and result",
             [({"hook": h, "result": r}, n) for (h, r), n in sorted(invocations.items())], suffix="_total")
@@ -128,6 +138,35 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def known_hook(value: object) -> str:
+    """``value`` when it names a hook of the registry, ``unknown`` when absent, else :data:`OTHER`."""
+    from yupana.hooks.registry import HOOKS
+
+    if value is None or value == "":
+        return "unknown"
+    return value if isinstance(value, str) and value in HOOKS else OTHER
+
+
+def bounded(counts: dict[tuple[str, str], int], at: int) -> dict[tuple[str, str], int]:
+    """``counts`` with the label at index ``at`` of each key bounded: a value that is not a
+    short slug, or not among the :data:`MAX_VALUES` most frequent, is counted as :data:`OTHER`
+    (its counts merged, so no count is lost)."""
+    totals: dict[str, int] = {}
+    for key, n in counts.items():
+        totals[key[at]] = totals.get(key[at], 0) + n
+    kept = set(sorted((v for v in totals if _slug(v)), key=lambda v: (-totals[v], v))[:MAX_VALUES])
+    out: dict[tuple[str, str], int] = {}
+    for key, n in counts.items():
+        label = key[at] if key[at] in kept else OTHER
+        fixed = (label, key[1]) if at == 0 else (key[0], label)
+        out[fixed] = out.get(fixed, 0) + n
+    return out
+
+
+def _slug(value: str) -> bool:
+    return 0 < len(value) <= 40 and all(c in _SLUG for c in value)
+
+
 def _rule_set_families(lines: list[str], rs: dict[str, Any]) -> None:
     state = str(rs.get("state") or "off")
     # An "info" metric is a gauge named *_info whose value is 1: OpenMetrics' info type would be
@@ -139,8 +178,9 @@ def _rule_set_families(lines: list[str], rs: dict[str, Any]) -> None:
     _family(lines, "yupana_cache_age_seconds", "gauge", "age of the projection cache (absent: no cache)",
             [({}, age)] if isinstance(age, int) else [], unit="seconds")
     counts = rs.get("counts") or {}
+    planes = {(str(k), ""): v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
     _family(lines, "yupana_rule_set_rules", "gauge", "projected rules and policies per plane",
-            [({"plane": k}, v) for k, v in sorted(counts.items()) if isinstance(v, int)])
+            [({"plane": k}, v) for (k, _), v in sorted(bounded(planes, 0).items())])
     refresh = rs.get("refresh") or {}
     samples: list[tuple[dict[str, Any], object]] = []
     if refresh.get("last_attempt_at") is not None:

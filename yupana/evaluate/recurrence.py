@@ -25,7 +25,9 @@ from zlib import crc32
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from typing import Any
-    from yupana.hooks.protocol import Outcome
+
+    from yupana.edit.model import FileEdit
+    from yupana.evaluate import Finding
 
 VERSION = 1
 DIMS = 1 << 12
@@ -159,50 +161,141 @@ def nearest(vec: dict[int, float], entries: list[dict[str, Any]], threshold: flo
     return best
 
 
-def advisory_text(match: Match, threshold: float = THRESHOLD) -> str:
-    """The model-facing context for a match (the prior verdict, never a verdict of its own)."""
+def advisory_text(match: Match, threshold: float = THRESHOLD, *, own: bool = False, paths: bool = False) -> str:
+    """The model-facing context for a match (the prior verdict, never a verdict of its own).
+
+    ``own``: the prior denial was this session's, whose (masked) refusal is quoted; another
+    session's is named by its rule only. ``paths``: ``record_paths`` allows naming its file."""
     e = match.entry
-    where = f" to {e['path']}" if e.get("path") else ""
+    where = f" to {e['path']}" if paths and isinstance(e.get("path"), str) and e["path"] else ""
+    said = f": {str(e.get('reason') or '')[:300]}" if own else " in another session"
     return (f"yupana: this edit is near (cosine {match.score:.2f} ≥ {threshold}) an edit{where} denied before by "
-            f"`{e.get('rule', '?')}`: {e.get('reason', '')[:300]} — similarity is context only, it decides nothing.")
+            f"`{e.get('rule') or '?'}`{said} — similarity is context only, it decides nothing.")
 
 
-def consult(outcome: Outcome, texts: list[str], *, corpus: str | None, now: int, denied_by: str, record_paths: str,
-            path: str, rel: str, session: str | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The hook's stage: surface the nearest prior denial (before a refusal's own text, or
-    as a plain notice on an allow), and say what the hook should keep.
+MASK = "***"
+MIN_MASKED = 3  # shorter quotations are not hunted for (they would mangle the refusal)
+HEAD = 16  # a quotation is found by its first characters and masked as far as it runs (clipped ones too)
 
-    ``outcome`` is the hook's ``protocol.Outcome`` (its decision is final: nothing here
-    changes it). Returns ``(sealed, entry)``: the advisory's record fields when it fired
-    (else None) and, when the edit is denied, the corpus entry to append (else None). This
-    module writes nothing: the hook records and appends through its effects.
+
+def masked_reason(reason: str, matched: list[str], introduced: str, paths: list[str]) -> str:
+    """``reason`` as the corpus keeps it: every quotation of ``matched`` (the texts the rules
+    caught, in every form a message quotes them: raw, escaped, clipped) and every backquoted
+    span of ``introduced`` masked as ``***``; each of ``paths`` (when ``record_paths`` keeps
+    none) as ``<path>``; URL credentials redacted."""
+    from yupana import redact
+
+    out = reason
+    forms: set[str] = set()
+    for text in matched:
+        escaped = text.replace("\n", "\\n")
+        forms.update((text, escaped, escaped.replace("`", "'"), repr(text)[1:-1]))
+    for form in sorted((f for f in forms if len(f) >= MIN_MASKED), key=len, reverse=True):
+        out = _mask_runs(out, form)
+    out = _mask_quoted(out, introduced)
+    for path in sorted((p for p in paths if p), key=len, reverse=True):
+        out = out.replace(path, "<path>")
+    return redact.redact_text(out)
+
+
+def matched_texts(findings: list[Finding]) -> list[str]:
+    """The texts violated rules caught (a text rule's match, a structural rule's captures, a
+    grounded rule's references): what a refusal may quote and the corpus must not keep."""
+    out: list[str] = []
+    for f in findings:
+        extra = f.extra or {}
+        found = [extra.get("match"), *(v.get("text") for v in extra.get("violations") or () if isinstance(v, dict)),
+                 *(extra.get("tokens") or ())]
+        out += [t for t in found if isinstance(t, str) and t]
+    return out
+
+
+def edit_paths(edits: list[FileEdit]) -> list[str]:
+    """Every path the files of a call go by (as given, real, relative, a move's other end)."""
+    return [p for e in edits for p in (e.path, e.real_path, e.rel, e.real_rel, e.move_to, e.move_from) if p]
+
+
+def _mask_runs(text: str, form: str) -> str:
+    """``text`` with every run that starts like ``form`` masked as far as it follows ``form``."""
+    head = form[:HEAD]
+    at = text.find(head)
+    if at < 0:
+        return text
+    out, last = [], 0
+    while at >= 0:
+        end = at + len(head)
+        while end < len(text) and end - at < len(form) and text[end] == form[end - at]:
+            end += 1
+        out += [text[last:at], MASK]
+        last = end
+        at = text.find(head, end)
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _mask_quoted(text: str, introduced: str) -> str:
+    """``text`` with each backquoted span that the edit's own text holds masked (a rule that
+    quoted what it caught in a way :func:`masked_reason` was not told of)."""
+    parts = text.split("`")
+    for i in range(1, len(parts) - 1, 2):
+        span = parts[i].rstrip("…")
+        if len(span) >= MIN_MASKED and (span in introduced or span.replace("\\n", "\n") in introduced):
+            parts[i] = MASK
+    return "`".join(parts)
+
+
+class Advice:
+    """What the advisory found: its record (``sealed``), the model-facing ``message`` and the
+    corpus ``entry`` to keep — each None when there is none. Nothing here is a decision."""
+
+    __slots__ = ("sealed", "message", "entry")
+
+    def __init__(self, sealed: dict[str, Any] | None = None, message: str | None = None,
+                 entry: dict[str, Any] | None = None) -> None:
+        self.sealed = sealed
+        self.message = message
+        self.entry = entry
+
+
+def consult(decision: str, reasons: list[str], texts: list[str], *, corpus: str | None, now: int, denied_by: str,
+            record_paths: str, paths: list[str], rel: str, path: str, project: str, session: str | None,
+            matched: list[str]) -> Advice:
+    """The hook's stage: the nearest prior denial of this ``project`` (the message to show,
+    before a refusal's own text or as a plain notice on an allow), and, when the edit is
+    denied (``decision``), the corpus entry to keep.
+
+    This function reads and returns; it changes no outcome and writes nothing — the hook
+    applies the message and writes the record and the entry through its effects, so
+    nothing the advisory does (or fails to do) can change the decision. ``paths`` are every
+    path the call's files go by (scrubbed from the kept refusal unless ``record_paths``
+    keeps paths); ``matched`` the texts the rules caught (masked in it).
     """
+    from yupana.settings import digest
     from yupana.state import denials
 
     text = "\n".join(t for t in texts if t)
     vec = embed(text)
     if not vec or not corpus:
-        return None, None
-    entries, mark = denials.load(corpus, now)
-    own_reason = " ".join(outcome.reasons)
+        return Advice()
+    sid = digest(session)[:16] if session else None
+    entries, mark = denials.load(corpus, now, project)
     match = nearest(vec, entries)
-    sealed = None
+    advice = Advice()
+    keeps_paths = record_paths in ("relative", "absolute")
     if match is not None:
         sealed = {"cosine": round(match.score, 4), "threshold": THRESHOLD, "model": MODEL_ID, "corpus": mark,
                   "prior_at": match.entry.get("at"), "prior_rule": match.entry.get("rule"),
-                  "decision": outcome.decision, "session": session}
-        if match.entry.get("path"):
+                  "decision": decision, "session": session}
+        if keeps_paths and match.entry.get("path"):
             sealed["prior_path"] = match.entry["path"]
-        message = advisory_text(match)
-        if outcome.decision == "deny":
-            outcome.reasons.insert(0, message)
-        else:
-            outcome.advise(message)
-    if outcome.decision != "deny":
-        return sealed, None
-    entry = {"at": now, "rule": denied_by or "?", "reason": own_reason, "model": MODEL_ID, **packed(vec)}
-    if record_paths in ("relative", "absolute"):
+        advice.sealed = sealed
+        advice.message = advisory_text(match, own=sid is not None and match.entry.get("sid") == sid, paths=keeps_paths)
+    if decision != "deny":
+        return advice
+    reason = masked_reason(" ".join(reasons), matched, text, [] if keeps_paths else paths)
+    entry = {"at": now, "project": project, "sid": sid, "rule": denied_by or "?", "reason": reason, "model": MODEL_ID,
+             **packed(vec)}
+    if keeps_paths:
         entry["path"] = rel if record_paths == "relative" else path
-    else:  # paths are kept only under record_paths: the reason names the file, so it is scrubbed
-        entry["reason"] = own_reason.replace(path, "<path>").replace(rel, "<path>") if rel else own_reason
-    return sealed, entry
+    advice.entry = entry
+    return advice

@@ -109,11 +109,24 @@ class Guard(GovernedStage):
         self.finish()
 
     def recurrence(self) -> None:
-        """Issue 13 §1: a prior denial near this edit is context, never a decision."""
+        """Issue 13 §1: a prior denial near this edit is context, never a decision. Issue 23 §3:
+        nothing it does can change one — it reads and returns, the outcome is touched only by
+        adding its one message, and any fault in it is its own loud ``recurrence`` fail-open
+        that leaves the decision as it was (a ``deny_paths`` deny stands)."""
+        edit = self.parsed.edits[0]
+        try:
+            self.consult_corpus(edit)
+        except Exception as exc:  # noqa: BLE001 - the advisory is context: its fault never reaches the decision
+            error = f"{type(exc).__name__}: {exc}"
+            self.degrade("recurrence", f"the recurrence advisory failed ({error}); the decision stands as it "
+                         "was made — only the similarity context is missing", {"reason": error})
+            self.note("recurrence", UNKNOWN, f"the advisory failed: {error}", edit)
+
+    def consult_corpus(self, edit: FileEdit) -> None:
+        from yupana import project_root
         from yupana.state import cache as cache_mod
         from yupana.state import stores
 
-        edit = self.parsed.edits[0]
         corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root),
                                stores.DENIALS_FILE)
         if self.outcome.decision != "deny" and not _nonempty(corpus):
@@ -121,17 +134,25 @@ class Guard(GovernedStage):
             return self.note("recurrence", SKIPPED, "no prior denial near this edit (the corpus is empty)", edit)
         from yupana.evaluate import recurrence
 
-        rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
-        sealed, keep = recurrence.consult(self.outcome, [e.introduced for e in self.parsed.edits], corpus=corpus,
-                                          now=int(time.time()), denied_by=rule,
-                                          record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
-                                          path=edit.path, rel=edit.rel, session=self.sid)
-        if sealed:
-            self.effects.record("recurrence_advisory", sealed)
-        if keep and corpus:
-            self.effects.denial(corpus, keep)
-        self.note("recurrence", RAN if sealed else SKIPPED, "near a prior denial" if sealed else
-                  "no prior denial near this edit", edit, **({"advisory": sealed} if sealed else {}))
+        bad = [f for f in self.findings if f.outcome == UNSATISFIED]
+        edits = self.parsed.edits
+        advice = recurrence.consult(
+            self.outcome.decision, list(self.outcome.reasons), [e.introduced for e in edits], corpus=corpus,
+            now=int(time.time()), denied_by="+".join(sorted({f.id for f in bad})),
+            record_paths=(self.cfg.get("metrics") or {}).get("record_paths", "off"),
+            paths=recurrence.edit_paths(edits) + [self.root], rel=edit.rel, path=edit.path,
+            project=project_root.project_key(self.root), session=self.sid, matched=recurrence.matched_texts(bad))
+        if advice.message:
+            if self.outcome.decision == protocol.DENY:
+                self.outcome.reasons.insert(0, advice.message)  # before the refusal's own text
+            else:
+                self.outcome.advise(advice.message)
+        if advice.sealed:
+            self.effects.record("recurrence_advisory", advice.sealed)
+        if advice.entry and corpus:
+            self.effects.denial(corpus, advice.entry)
+        self.note("recurrence", RAN if advice.sealed else SKIPPED, "near a prior denial" if advice.sealed else
+                  "no prior denial near this edit", edit, **({"advisory": advice.sealed} if advice.sealed else {}))
 
     def load_config(self, project: Project, several: bool) -> dict[str, Any] | None:
         """The configuration snapshot of ``project`` (the one its files are judged under), or

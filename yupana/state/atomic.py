@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 
-def write(target: str, data: bytes | Iterable[bytes], *, fsync: bool = False, make_dirs: bool = True) -> os.stat_result:
+def write(target: str, data: bytes | Iterable[bytes], *, fsync: bool = False, make_dirs: bool = True,
+          mode: int = 0o644) -> os.stat_result:
     """Atomically replace ``target`` with ``data`` (bytes, or chunks written as they come: a
     large file is never whole in memory); raise OSError (target untouched) on failure.
 
@@ -23,6 +24,8 @@ def write(target: str, data: bytes | Iterable[bytes], *, fsync: bool = False, ma
     refresh, like the projection cache); small, re-derivable state skips it. Returns the
     written file's stat, taken before the rename, so it names this very file even when
     another writer replaces ``target`` right after (inode and mtime survive a rename).
+    ``mode`` is the new file's permission (``0o600`` for a file that may hold what only its
+    owner may read), set with ``fchmod`` so the umask cannot widen or narrow it.
     """
     if make_dirs:
         parent = os.path.dirname(target)
@@ -30,8 +33,10 @@ def write(target: str, data: bytes | Iterable[bytes], *, fsync: bool = False, ma
             os.makedirs(parent, exist_ok=True)
     tmp = f"{target}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
+            if mode != 0o644:
+                os.fchmod(fd, mode)
             for chunk in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
                 view = memoryview(chunk)
                 while view:
@@ -51,10 +56,10 @@ def write(target: str, data: bytes | Iterable[bytes], *, fsync: bool = False, ma
         raise
 
 
-def write_quietly(target: str, data: bytes) -> str | None:
+def write_quietly(target: str, data: bytes, *, mode: int = 0o644) -> str | None:
     """:func:`write` for best-effort state: None, or why it could not be written."""
     try:
-        write(target, data)
+        write(target, data, mode=mode)
     except OSError as exc:
         return f"cannot write {target}: {exc.strerror or exc}"
     return None

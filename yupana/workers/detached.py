@@ -140,11 +140,12 @@ def spawn_locked(lock: str, args: list[str]) -> bool:
 
 
 def lock_free(lock: str) -> bool:
-    """Whether nobody holds the flock on ``lock`` (looked at without creating it)."""
+    """Whether nobody holds the flock on ``lock`` (looked at without creating it; ``O_NONBLOCK``:
+    a FIFO there is answered as a live hook's ``O_RDWR`` open would, never waited on)."""
     import fcntl
 
     try:
-        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(lock, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return True
     except OSError:

@@ -261,6 +261,8 @@ def _refresher(info: dict[str, Any] | None, add: Any) -> None:
         return
     if info.get("running"):
         add("refresher", f"a refresh is running now ({info['running']})")
+    if info.get("lock_problem"):
+        add("refresher", f"{WARN} the refresh lock is unusable: {info['lock_problem']}")
     if info.get("never_attempted"):
         return
     age = info["last_attempt_age_secs"]

@@ -101,9 +101,11 @@ def plane_counts(body: dict[str, Any]) -> dict[str, Any]:
 
 def _refresh_info(state: dict[str, Any], path: str | None, now: int) -> dict[str, Any] | None:
     """The refresher's record for this endpoint (None when it never ran for it)."""
-    running = _refresh_running(path)
+    running, lock_problem = _refresh_running(path)
     if not state:
-        return {"never_attempted": True, "running": running} if running else None
+        if not running and not lock_problem:
+            return None
+        return {"never_attempted": True, "running": running, **({"lock_problem": lock_problem} if lock_problem else {})}
     until = state.get("backoff_until")
     last = state.get("last_attempt_at")
     return {
@@ -119,35 +121,42 @@ def _refresh_info(state: dict[str, Any], path: str | None, now: int) -> dict[str
         "backoff_remaining_secs": max(0, until - now) if isinstance(until, int) and until > now else 0,
         "duration_secs": state.get("duration_secs"),
         "running": running,
+        **({"lock_problem": lock_problem} if lock_problem else {}),
     }
 
 
-def _refresh_running(path: str | None) -> str | None:
-    """Who holds ``refresh.lock`` when a refresh is running now (None when none is).
+def _refresh_running(path: str | None) -> tuple[str | None, str | None]:
+    """``(holder, problem)``: who holds ``refresh.lock`` when a refresh is running now (None
+    when none is), and what is wrong with the lock file when it is no regular file.
 
     A shared, non-blocking flock on a read-only descriptor: it never creates the file and
     is released at once, so it cannot stop a refresh (a hook spawning one in that very
-    instant skips it, and the next hook starts it).
+    instant skips it, and the next hook starts it). The file is opened as every state file
+    is (:func:`yupana.state.statefile.open_regular`: ``O_NONBLOCK``, then a regular-file
+    check), so a FIFO there cannot hang ``status`` or ``metrics`` (issue 23 §7).
     """
     import fcntl
 
-    from yupana.state import refresh_state
+    from yupana.state import refresh_state, statefile
 
     from yupana.workers import refresher
 
     if not path:
-        return None
+        return None, None
+    lock = refresh_state.lock_path(path)
     try:
-        fd = os.open(refresh_state.lock_path(path), os.O_RDONLY | os.O_CLOEXEC)
+        fd = statefile.open_regular(lock, statefile.SMALL_LIMIT)
+    except statefile.Refused as exc:
+        return None, f"{lock} {exc.reason}; remove it (the next refresh creates it again)"
     except OSError:
-        return None
+        return None, None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
-        return refresher.holder(path)
+        return refresher.holder(path), None
     finally:
         os.close(fd)
-    return None
+    return None, None
 
 
 def probe(quipu: dict[str, Any], key: str) -> dict[str, Any]:
