@@ -28,8 +28,9 @@ KEY_PREFIX = "ed25519:"
 
 
 class BundleError(Exception):
-    """A bundle refused, with a stable ``kind``: format, unknown-key, signature, tampered, endpoint,
-    expired, future-dated, key (a key that cannot be read)."""
+    """A bundle refused, with a stable ``kind``: format, unknown-key, signature, tampered, content,
+    compile, endpoint, expired, future-dated, rollback, unsolicited-304, key (a key that cannot be
+    read); the fetch adds connect, timeout, http."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -143,7 +144,9 @@ def verify(data: bytes, trusted: dict[str, bytes]) -> tuple[dict[str, Any], dict
     """(header, cache) of a bundle whose signature one of ``trusted`` verifies; BundleError otherwise.
 
     Checks, in order: the format, the key id is trusted, the signature over the payload, the
-    payload is a cache object, the header agrees with it, and its digest is its rules' digest.
+    payload is a cache object, the header agrees with it, its content is what a refresh would
+    have written (:mod:`yupana.projection.bundle_content`: ``content``, ``compile``), and its
+    digest is its rules' digest.
     Endpoint and age are the caller's (:func:`check_servable`).
     """
     from cryptography.exceptions import InvalidSignature
@@ -171,8 +174,10 @@ def verify(data: bytes, trusted: dict[str, bytes]) -> tuple[dict[str, Any], dict
                         ("confirmed_at", cache.get("written_at"))):
         if header.get(name) != value:
             raise BundleError("tampered", f"the header's {name} {header.get(name)!r} is not the signed {value!r}")
+    from yupana.projection import bundle_content
     from yupana.projection.digest import rule_set_digest
 
+    bundle_content.check(cache)  # as the refresh checks what it projected: shapes, then compile steps
     if rule_set_digest(cache) != cache.get("digest"):
         raise BundleError("tampered", "the signed digest is not the digest of the signed rules")
     return header, cache

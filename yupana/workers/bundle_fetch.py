@@ -115,7 +115,10 @@ def body(url: str, bundle_cfg: dict[str, Any], root: str, quipu: dict[str, Any],
     say(f"fetching the rule-set bundle {shown}")
     fetched = fetch(url, quipu, validators, deadline_secs=float(quipu.get("refresh_deadline_secs") or 20.0))
     if fetched.cache is None:
-        assert installed is not None  # validators were sent only for an installed bundle: a 304 means it is there
+        if not current or installed is None:
+            raise BundleError("unsolicited-304", "the bundle server answered 304 Not Modified to a request that named "
+                                                 "no bundle (no bundle is installed here to be current): nothing to "
+                                                 "install; check the server or CDN configuration")
         bundle.check_servable(installed, key, ttl, now)  # a 304 extends nothing: past its TTL it is refused
         outcome.status = "not-modified"
         outcome.written_at, outcome.digest = installed["written_at"], installed.get("digest")
@@ -125,8 +128,38 @@ def body(url: str, bundle_cfg: dict[str, Any], root: str, quipu: dict[str, Any],
         return None
     fetched = verified(fetched, bundle_cfg, root, key, ttl, now)
     header = fetched.header or {}
+    highest = forward_only(prior, header, shown)
     outcome.bundle = {"source": shown, "etag": fetched.etag, "last_modified": fetched.last_modified,
                       "key_id": header.get("key_id"), "digest": header.get("digest"),
-                      "confirmed_at": header.get("confirmed_at"), "checked_at": now, "bytes": fetched.size}
+                      "confirmed_at": header.get("confirmed_at"), "checked_at": now, "bytes": fetched.size,
+                      "highest_confirmed_at": highest}
     say(f"bundle verified ({header.get('key_id')}, {fetched.size} bytes)")
     return dict(fetched.cache or {})
+
+
+def highest_seen(prior: dict[str, Any]) -> int | None:
+    """The newest confirmation time of any bundle this host installed (refresh-state's ``bundle``
+    record keeps it across failures and 304s), or None before the first."""
+    seen = [v for v in (prior.get("highest_confirmed_at"), prior.get("confirmed_at"))
+            if isinstance(v, int) and not isinstance(v, bool)]
+    return max(seen) if seen else None
+
+
+def forward_only(prior: dict[str, Any], header: dict[str, Any], shown: str) -> int:
+    """The new high-water mark for a verified bundle confirmed at ``header["confirmed_at"]``;
+    BundleError(rollback) — and a ``bundle_rollback`` record — when a bundle confirmed later was
+    installed here before. A genuine older bundle served again (a replay, a stale mirror, a CDN
+    rolled back) would silently drop every rule added since, saying "fresh"; a publisher that
+    means to go back rebuilds, and the rebuilt bundle is confirmed now."""
+    confirmed = int(header["confirmed_at"])
+    highest = highest_seen(prior)
+    if highest is None or confirmed >= highest:
+        return max(confirmed, highest or confirmed)
+    from yupana.state import spool
+
+    spool.record("bundle_rollback", {"source": shown, "offered_confirmed_at": confirmed,
+                                     "offered_digest": header.get("digest"), "highest_confirmed_at": highest,
+                                     "installed_digest": prior.get("digest")})
+    raise BundleError("rollback", f"the bundle was confirmed at {confirmed}, {highest - confirmed}s before the newest "
+                                  f"one this host installed (confirmed at {highest}, {prior.get('digest')}): an older "
+                                  "bundle is never installed over a newer one; the publisher rebuilds to go back")
