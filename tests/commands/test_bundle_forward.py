@@ -7,6 +7,7 @@ static server, and its pre-edit hook shows whether the rules it enforces survive
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 import time
@@ -138,3 +139,35 @@ def test_a_304_with_no_bundle_installed_is_a_named_refusal(fleet):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_garbage_and_an_unknown_key_are_refused_at_the_first_lines_and_nothing_is_left_on_disk(fleet):
+    assert build(fleet).returncode == 0
+    env, root = signed_host(fleet, "junk")
+    assert project(env, root)[0] == 0
+    served = fleet["srv"] / "rules.bundle"
+    block = os.urandom(1 << 20)
+    served.write_bytes(b"<html>not a bundle</html>\n" + block * 16)
+    out = refused(fleet, env, root, "bundle-format")
+    assert "does not start with yupana-bundle/1" in out["error"]
+    header = {"key_id": "ed25519:0123456789abcdef", "signature": "AAAA", "digest": None, "endpoint": None,
+              "confirmed_at": 0}
+    served.write_bytes(b"yupana-bundle/1\n" + json.dumps(header).encode() + b"\n" + block * 16)
+    refused(fleet, env, root, "bundle-unknown-key")
+    served.write_bytes(b"yupana-bundle/1\n" + b"{" * (128 << 10))  # a header line that never ends
+    out = refused(fleet, env, root, "bundle-format")
+    assert "header is longer than" in out["error"]
+    assert not list(env.cache_path.parent.glob("bundle.download*"))
+    assert hook(env, edit(root, "see ACME0-42"), cwd=root).denied
+
+
+def test_a_trusted_header_over_a_forged_payload_is_refused_and_the_download_removed(fleet):
+    assert build(fleet).returncode == 0
+    env, root = signed_host(fleet, "forged")
+    assert project(env, root)[0] == 0
+    served = fleet["srv"] / "rules.bundle"
+    magic, _, rest = served.read_bytes().partition(b"\n")
+    header, _, payload = rest.partition(b"\n")
+    served.write_bytes(magic + b"\n" + header + b"\n" + payload.replace(b"ACME0", b"ACME9"))
+    refused(fleet, env, root, "bundle-signature")
+    assert not list(env.cache_path.parent.glob("bundle.download*"))
