@@ -84,6 +84,10 @@ def test_a_genuine_older_bundle_is_refused_as_a_rollback_and_the_newer_rules_kee
     assert "bundle-rollback" in text
     # the high-water mark outlives failures: still refused after another failed attempt
     refused(fleet, env, root, "bundle-rollback")
+    # and the loss of refresh-state.json: the installed cache's confirmation is the floor
+    env.cache_path.with_name("refresh-state.json").unlink()
+    code, out, err = project(env, root)
+    assert code == 1 and out["error_kind"] == "bundle-rollback", (out, err)
     # a rebuild (the publisher going back on purpose) is confirmed now, so it installs
     write_catalogue(fleet["cat"], 1)
     time.sleep(1.1)

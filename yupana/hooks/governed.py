@@ -44,7 +44,7 @@ class Governed:
     """What the governed plane can serve to this invocation (see the module docstring)."""
 
     __slots__ = ("cache", "freshness", "age_secs", "miss", "endpoint", "ttl_secs", "refresh_started",
-                 "last_error", "interval_secs", "overdue", "backoff_until", "path", "checked_secs")
+                 "last_error", "interval_secs", "overdue", "backoff_until", "path", "checked_secs", "due")
 
     def __init__(self, endpoint: str, ttl_secs: int, interval_secs: int, path: str | None) -> None:
         self.cache: HotCache | None = None
@@ -60,6 +60,7 @@ class Governed:
         self.overdue = False
         self.backoff_until: int | None = None
         self.checked_secs: int | None = None  # a bundle host: seconds since its server was last asked
+        self.due = False  # a refresh is due (nothing servable, or overdue and not checked this interval)
 
     def stale_reason(self) -> str:
         """Why a served cache is stale, in words (the ``served_from_cache`` reason)."""
@@ -122,7 +123,7 @@ def load(cfg: dict[str, Any], now: int, *, root: str | None = None, override: st
     if str((cfg.get("bundle") or {}).get("url") or "").strip():
         gov.checked_secs = refresh_state.bundle_checked_secs(state, now)
     checked_recently = gov.checked_secs is not None and gov.checked_secs <= interval
-    due = gov.cache is None or (gov.overdue and not checked_recently)
+    gov.due = due = gov.cache is None or (gov.overdue and not checked_recently)
     if due and spawn and path and not gov.refresh_started and not refresh_state.in_backoff(state, now):
         start = effects.workers.refresh if effects is not None else start_refresh
         gov.refresh_started = start(path, root, override)

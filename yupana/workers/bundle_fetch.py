@@ -138,7 +138,9 @@ def body(url: str, bundle_cfg: dict[str, Any], root: str, quipu: dict[str, Any],
         say(f"bundle not modified (HTTP 304): {prior.get('digest')}, confirmed {now - installed['written_at']}s ago")
         return None
     header, cache = verified(fetched, key, ttl, now)
-    highest = forward_only(prior, header, shown)
+    # refresh-state.json gone (deleted, unreadable) but a cache installed: it is the floor
+    floor = installed.get("written_at") if not state and miss is None and installed is not None else None
+    highest = forward_only(prior, header, shown, floor if isinstance(floor, int) else None)
     outcome.bundle = {"source": shown, "etag": fetched.etag, "last_modified": fetched.last_modified,
                       "key_id": header.get("key_id"), "digest": header.get("digest"),
                       "confirmed_at": header.get("confirmed_at"), "checked_at": now, "bytes": fetched.size,
@@ -155,14 +157,16 @@ def highest_seen(prior: dict[str, Any]) -> int | None:
     return max(seen) if seen else None
 
 
-def forward_only(prior: dict[str, Any], header: dict[str, Any], shown: str) -> int:
+def forward_only(prior: dict[str, Any], header: dict[str, Any], shown: str, floor: int | None = None) -> int:
     """The new high-water mark for a verified bundle confirmed at ``header["confirmed_at"]``;
     BundleError(rollback) — and a ``bundle_rollback`` record — when a bundle confirmed later was
     installed here before. A genuine older bundle served again (a replay, a stale mirror, a CDN
     rolled back) would silently drop every rule added since, saying "fresh"; a publisher that
-    means to go back rebuilds, and the rebuilt bundle is confirmed now."""
+    means to go back rebuilds, and the rebuilt bundle is confirmed now. ``floor``: the installed
+    cache's confirmation when refresh-state.json (and the mark in it) was lost."""
     confirmed = int(header["confirmed_at"])
-    highest = highest_seen(prior)
+    seen = [v for v in (highest_seen(prior), floor) if v is not None]
+    highest = max(seen) if seen else None
     if highest is None or confirmed >= highest:
         return max(confirmed, highest or confirmed)
     from yupana.state import spool
