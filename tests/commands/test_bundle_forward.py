@@ -42,7 +42,7 @@ def edit(root: Path, text: str) -> dict:
             "tool_input": {"file_path": str(root / "notes.md"), "content": text}, "tool_use_id": "t1"}
 
 
-def resign(f, mutate, *, confirmed_at: int | None = None) -> None:
+def resign(f, mutate, *, confirmed_at: int | None = None, recount: bool = True) -> None:
     """Serve rules.bundle re-signed with the publisher's key after ``mutate(payload)``: a bundle the
     host's trusted key verifies, whose content the publisher's refresh never produced."""
     from yupana.projection import bundle
@@ -54,9 +54,15 @@ def resign(f, mutate, *, confirmed_at: int | None = None) -> None:
     payload = json.loads(built.read_bytes()[len(bundle.MAGIC):].partition(b"\n")[2])
     payload["written_at"] = confirmed_at or int(time.time())
     mutate(payload)
+    if recount:  # as the publisher's refresh computes them
+        from yupana.planes import PLANES, count
+
+        for plane in PLANES:
+            if isinstance(payload.get(plane.key), list):
+                payload["counts"][plane.key] = count(plane.key, payload[plane.key])
     try:
         payload["digest"] = rule_set_digest(payload)
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         pass  # a payload whose rules lack a field keeps the digest it had
     path.write_bytes(bundle.build(payload, bundle.load_private(str(f["key"]))))
 
@@ -113,6 +119,9 @@ def test_a_signed_payload_missing_a_field_is_named_never_internal(fleet):
     resign(fleet, lambda p: p["text_rules"][1].pop("name"))
     out = refused(fleet, env, root, "bundle-content")
     assert "text_rules[1]" in out["error"] and "`name` is missing" in out["error"]
+    resign(fleet, lambda p: p.pop("text_rules"), recount=False)  # counts still say 3: the empty guard must not be fooled
+    out = refused(fleet, env, root, "bundle-content")
+    assert "counts say text_rules = 3" in out["error"]
     resign(fleet, lambda p: p.update(tripwires="all of them"))
     out = refused(fleet, env, root, "bundle-content")
     assert "tripwires" in out["error"]
@@ -174,4 +183,15 @@ def test_a_trusted_header_over_a_forged_payload_is_refused_and_the_download_remo
     header, _, payload = rest.partition(b"\n")
     served.write_bytes(magic + b"\n" + header + b"\n" + payload.replace(b"ACME0", b"ACME9"))
     refused(fleet, env, root, "bundle-signature")
+    assert not list(env.cache_path.parent.glob("bundle.download*"))
+
+
+def test_a_file_url_bundle_goes_through_the_same_streamed_checks(fleet):
+    assert build(fleet).returncode == 0
+    env, root = host(fleet, "local", [fleet["public"]], "file:" + str(fleet["srv"] / "rules.bundle"))
+    code, out, err = project(env, root)
+    assert code == 0 and out["status"] == "refreshed", err
+    (fleet["srv"] / "rules.bundle").write_bytes(b"yupana-bundle/1\n")
+    out = refused(fleet, env, root, "bundle-format")
+    assert "ends before its header line" in out["error"]
     assert not list(env.cache_path.parent.glob("bundle.download*"))

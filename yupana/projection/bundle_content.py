@@ -5,9 +5,10 @@ another yupana, another RE2, or sign a payload it never projected. So a verified
 checked exactly as the refresh checks what its decoders produced, before anything is written:
 
 * its shape is the cache's (:mod:`yupana.planes`: the list planes are lists of objects, the
-  optional planes objects or null, the cache version this yupana reads) and every plane entry
+  optional planes objects or null, the cache version this yupana reads), every plane entry
   has its documented fields (:func:`yupana.state.cache_entries.check`, the reader's own check)
-  — otherwise ``content``, naming the entry and the field;
+  and ``counts`` is what the refresh computes from the planes — otherwise ``content``, naming
+  the entry and the field;
 * every governed regex compiles in this host's RE2 and every governed glob in the glob dialect
   (the decoders' own compile steps, :func:`yupana.projection.subject.re2_problem` and
   :func:`~yupana.projection.subject.glob_problem`) — otherwise ``compile``, naming the entry,
@@ -61,6 +62,24 @@ def _shape(cache: dict[str, Any]) -> None:
     malformed = cache_entries.check(cache)
     if malformed:
         raise BundleError("content", f"malformed entry {malformed}")
+    _counts(cache)
+
+
+def _counts(cache: dict[str, Any]) -> None:
+    """``counts`` is what the refresh computes from the planes (the empty-catalogue guard and
+    ``status`` read it: a count that overstates its plane would hide an emptied one)."""
+    from yupana.planes import PLANES, count
+
+    counts = cache.get("counts")
+    if not isinstance(counts, dict):
+        raise BundleError("content", f"the signed cache's `counts` is {_short(counts)}, not an object")
+    for plane in PLANES:
+        if plane.key not in counts and plane.key not in cache:
+            continue  # a plane the publisher's yupana does not have
+        found = count(plane.key, cache.get(plane.key))
+        if counts.get(plane.key) != found:
+            raise BundleError("content", f"the signed cache's counts say {plane.key} = {counts.get(plane.key)!r}, "
+                                         f"but the plane holds {found!r}")
 
 
 Problem = Callable[[str], "str | None"]
