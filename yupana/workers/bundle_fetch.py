@@ -10,8 +10,8 @@ at its first line), verified (:func:`yupana.projection.bundle.verify_signed`: a 
 the signature, the header agreeing with the signed payload, the content a refresh would have
 written) and checked as the cache rules demand (endpoint, future date, age against
 ``projection_cache_ttl_secs``, never older than the newest installed: :func:`forward_only`)
-before the refresher installs it through the one save path. Anything else is a :class:`BundleError` with its kind; the caller records
-it and the prior cache keeps serving.
+before the refresher installs it through the one save path. Anything else is a
+:class:`BundleError` with its kind; the caller records it and the prior cache keeps serving.
 """
 
 from __future__ import annotations
