@@ -218,13 +218,16 @@ class Http:
         return self.request("POST", url, what=what, deadline=deadline, data=data, json=json, headers=headers,
                             authorization=authorization)
 
-    def get(self, url: str, *, what: str, deadline: Deadline, headers: dict[str, str] | None = None) -> Reply:
-        """GET within the same limits (a conditional GET's 304 is returned, not a redirect)."""
-        return self.request("GET", url, what=what, deadline=deadline, headers=headers)
+    def get(self, url: str, *, what: str, deadline: Deadline, headers: dict[str, str] | None = None,
+            sink: Callable[[bytes], None] | None = None) -> Reply:
+        """GET within the same limits (a conditional GET's 304 is returned, not a redirect).
+        ``sink``: a 2xx answer's body goes to it chunk by chunk as it arrives (the Reply's body
+        is then empty), so a large answer is never held whole; whatever it raises stops the read."""
+        return self.request("GET", url, what=what, deadline=deadline, headers=headers, sink=sink)
 
     def request(self, method: str, url: str, *, what: str, deadline: Deadline, data: dict[str, str] | None = None,
                 json: object | None = None, headers: dict[str, str] | None = None,
-                authorization: str | None = None) -> Reply:
+                authorization: str | None = None, sink: Callable[[bytes], None] | None = None) -> Reply:
         """The one place httpx is called and its failures become :mod:`yupana.endpoint.errors`."""
         deadline.check(what)
         now = time.monotonic()
@@ -247,8 +250,9 @@ class Http:
                     raise Redirected(f"{url} redirects ({resp.status_code}) to {where}: "
                                                 "set [yupana.quipu] endpoint to the final URL (redirects are not followed)")
                 chunks: list[bytes] = []
+                keep = chunks.append if sink is None or not 200 <= resp.status_code < 300 else sink
                 for chunk in resp.iter_bytes():
-                    chunks.append(chunk)
+                    keep(chunk)
                     received += len(chunk)
                     if received > MAX_BODY_BYTES:
                         raise TooLarge(f"{url}: the answer to {what} exceeds "

@@ -7,6 +7,11 @@ Hot path, standard library only. :func:`load` never waits on the network:
   when it matches) for the configured endpoint, within ``projection_cache_ttl_secs``;
 * freshness: **fresh** when the cache was confirmed within ``refresh_interval_secs`` and
   no refresh has failed since; otherwise **stale**, always with the cache's age;
+* a bundle host (docs/bundles.md) schedules from its last check instead: once its server has
+  been asked (a 304, or the 200 that installed the bundle), the next check is due
+  ``refresh_interval_secs`` after it — at most one request per host per interval, however old
+  the bundle's own confirmation is. A 304 re-confirms nothing: freshness and TTL still run
+  from the confirmation time, and a stale bundle stays STALE, saying when it was checked;
 * when a refresh is due (overdue, or nothing servable) it starts at most one detached
   ``yupana refresh-worker``: it takes ``refresh.lock`` (non-blocking) itself, spawns the
   worker with that locked descriptor inherited — so the single-flight lock passes to the
@@ -39,7 +44,7 @@ class Governed:
     """What the governed plane can serve to this invocation (see the module docstring)."""
 
     __slots__ = ("cache", "freshness", "age_secs", "miss", "endpoint", "ttl_secs", "refresh_started",
-                 "last_error", "interval_secs", "overdue", "backoff_until", "path")
+                 "last_error", "interval_secs", "overdue", "backoff_until", "path", "checked_secs", "due")
 
     def __init__(self, endpoint: str, ttl_secs: int, interval_secs: int, path: str | None) -> None:
         self.cache: HotCache | None = None
@@ -54,11 +59,16 @@ class Governed:
         self.last_error: str | None = None
         self.overdue = False
         self.backoff_until: int | None = None
+        self.checked_secs: int | None = None  # a bundle host: seconds since its server was last asked
+        self.due = False  # a refresh is due (nothing servable, or overdue and not checked this interval)
 
     def stale_reason(self) -> str:
         """Why a served cache is stale, in words (the ``served_from_cache`` reason)."""
         if self.last_error:
             return f"last refresh failed: {self.last_error}"
+        if self.checked_secs is not None and self.checked_secs <= self.interval_secs and not self.refresh_started:
+            return (f"the bundle server had nothing newer {self.checked_secs}s ago; next check in "
+                    f"{self.interval_secs - self.checked_secs}s (refresh_interval_secs = {self.interval_secs})")
         reason = f"refresh overdue (refresh_interval_secs = {self.interval_secs})"
         if self.refresh_started:
             reason += "; a refresh was started"
@@ -110,7 +120,10 @@ def load(cfg: dict[str, Any], now: int, *, root: str | None = None, override: st
             err = state.get("last_error")
             gov.last_error = err if isinstance(err, str) and err else "unknown error"
         gov.freshness = STALE if (gov.overdue or gov.last_error) else FRESH
-    due = gov.cache is None or gov.overdue
+    if str((cfg.get("bundle") or {}).get("url") or "").strip():
+        gov.checked_secs = refresh_state.bundle_checked_secs(state, now)
+    checked_recently = gov.checked_secs is not None and gov.checked_secs <= interval
+    gov.due = due = gov.cache is None or (gov.overdue and not checked_recently)
     if due and spawn and path and not gov.refresh_started and not refresh_state.in_backoff(state, now):
         start = effects.workers.refresh if effects is not None else start_refresh
         gov.refresh_started = start(path, root, override)

@@ -28,8 +28,9 @@ KEY_PREFIX = "ed25519:"
 
 
 class BundleError(Exception):
-    """A bundle refused, with a stable ``kind``: format, unknown-key, signature, tampered, endpoint,
-    expired, future-dated, key (a key that cannot be read)."""
+    """A bundle refused, with a stable ``kind``: format, unknown-key, signature, tampered, content,
+    compile, endpoint, expired, future-dated, rollback, unsolicited-304, key (a key that cannot be
+    read); the fetch adds connect, timeout, http."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -129,9 +130,14 @@ def header_of(data: bytes) -> dict[str, Any]:
     """The header of a bundle (unverified); BundleError(format) when it is not one."""
     if not data.startswith(MAGIC):
         raise BundleError("format", "not a yupana bundle (it does not start with yupana-bundle/1)")
-    line, newline, _ = data[len(MAGIC):].partition(b"\n")
+    end = data.find(b"\n", len(MAGIC))
+    return header_line(data[len(MAGIC):end] if end >= 0 else None)
+
+
+def header_line(line: bytes | None) -> dict[str, Any]:
+    """The header of a bundle from its second line (None: there is none); BundleError(format)."""
     try:
-        header = json.loads(line) if newline else None
+        header = json.loads(line) if line is not None else None
     except ValueError:
         header = None
     if not isinstance(header, dict) or not isinstance(header.get("signature"), str):
@@ -139,40 +145,59 @@ def header_of(data: bytes) -> dict[str, Any]:
     return header
 
 
+def check_key(header: dict[str, Any], trusted: dict[str, bytes]) -> str:
+    """The header's key id when it is among ``trusted``; BundleError(unknown-key) otherwise."""
+    kid = header.get("key_id")
+    if not isinstance(kid, str) or kid not in trusted:
+        raise BundleError("unknown-key", f"signed by {kid!r}, which is not among the {len(trusted)} trusted key(s) "
+                                         "([yupana.bundle] trusted_keys)")
+    return kid
+
+
 def verify(data: bytes, trusted: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(header, cache) of a bundle whose signature one of ``trusted`` verifies; BundleError otherwise.
 
     Checks, in order: the format, the key id is trusted, the signature over the payload, the
-    payload is a cache object, the header agrees with it, and its digest is its rules' digest.
+    payload is a cache object, the header agrees with it, its content is what a refresh would
+    have written (:mod:`yupana.projection.bundle_content`: ``content``, ``compile``), and its
+    digest is its rules' digest.
     Endpoint and age are the caller's (:func:`check_servable`).
     """
+    header = header_of(data)
+    check_key(header, trusted)
+    return verify_signed(header, MAGIC + data[len(MAGIC):].partition(b"\n")[2], trusted)
+
+
+def verify_signed(header: dict[str, Any], message: Any, trusted: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`verify` given the header and the signed message, ``MAGIC`` + the payload, as any
+    buffer (bytes, or the read-only map of a downloaded bundle: never copied before it verifies)."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    header = header_of(data)
-    kid = header.get("key_id")
-    if kid not in trusted:
-        raise BundleError("unknown-key", f"signed by {kid!r}, which is not among the {len(trusted)} trusted key(s) "
-                                         "([yupana.bundle] trusted_keys)")
-    payload = data[len(MAGIC):].partition(b"\n")[2]
+    kid = check_key(header, trusted)
     try:
         signature = base64.b64decode(header["signature"], validate=True)
-        Ed25519PublicKey.from_public_bytes(trusted[kid]).verify(signature, MAGIC + payload)
+        Ed25519PublicKey.from_public_bytes(trusted[kid]).verify(signature, message)
     except (InvalidSignature, ValueError):
         raise BundleError("signature", f"the signature does not verify with {kid}: the bundle was altered "
                                        "after signing (or signed by another key)") from None
     try:
-        cache = json.loads(payload)
-    except ValueError:
+        with memoryview(message) as whole, whole[len(MAGIC):] as payload:
+            text = str(payload, "utf-8")
+        cache = json.loads(text)
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested past the parser's depth
         cache = None
+    text = ""
     if not isinstance(cache, dict) or not isinstance(cache.get("written_at"), int):
         raise BundleError("format", "the signed payload is not a cache object with written_at")
     for name, value in (("digest", cache.get("digest")), ("endpoint", cache.get("endpoint")),
                         ("confirmed_at", cache.get("written_at"))):
         if header.get(name) != value:
             raise BundleError("tampered", f"the header's {name} {header.get(name)!r} is not the signed {value!r}")
+    from yupana.projection import bundle_content
     from yupana.projection.digest import rule_set_digest
 
+    bundle_content.check(cache)  # as the refresh checks what it projected: shapes, then compile steps
     if rule_set_digest(cache) != cache.get("digest"):
         raise BundleError("tampered", "the signed digest is not the digest of the signed rules")
     return header, cache

@@ -85,6 +85,16 @@ def failed_since(state: dict[str, Any], written_at: int) -> bool:
     return bool(state.get("consecutive_failures")) and isinstance(last, int) and last >= written_at
 
 
+def bundle_checked_secs(state: dict[str, Any], now: int) -> int | None:
+    """Seconds since a bundle host last asked its bundle server (a 304 or a 200 that installed
+    it: ``bundle.checked_at``), or None when it has not (or the time is in the future)."""
+    bundle = state.get("bundle")
+    checked = bundle.get("checked_at") if isinstance(bundle, dict) else None
+    if not isinstance(checked, int) or isinstance(checked, bool) or checked > now:
+        return None
+    return now - checked
+
+
 def write(cache_path: str, state: dict[str, Any]) -> str | None:
     """Replace the state file atomically; return None or why it could not be written."""
     from yupana import redact

@@ -190,7 +190,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
     state = refresh_state.read(path, key)
     outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path)
     if only_if_due:
-        why_not = _not_due(path, key, quipu, state, now)
+        why_not = _not_due(path, key, quipu, state, now, bundle_host=bool(str(bundle[0].get("url") or "").strip()))
         if why_not:
             outcome.status, outcome.error = SKIPPED, why_not
             return outcome
@@ -317,15 +317,20 @@ def _record(outcome: RefreshOutcome, prior: dict[str, Any], now: int, base: int)
         outcome.warnings.append(error)
 
 
-def _not_due(path: str, key: str, quipu: dict[str, Any], state: dict[str, Any], now: int) -> str | None:
-    """Why the detached worker should not refresh now (None: it should)."""
+def _not_due(path: str, key: str, quipu: dict[str, Any], state: dict[str, Any], now: int, *,
+             bundle_host: bool = False) -> str | None:
+    """Why the detached worker should not refresh now (None: it should). A bundle host's next
+    check is due an interval after its last one (docs/bundles.md), not after the confirmation."""
     if refresh_state.in_backoff(state, now):
         return f"back-off active until {state['backoff_until']} (after {state.get('consecutive_failures')} failures)"
     found, miss = cache.read_json(path)
     if miss or found is None or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
         return None
-    age = now - found["written_at"]
     interval = int(quipu.get("refresh_interval_secs") or 0)
+    checked = refresh_state.bundle_checked_secs(state, now) if bundle_host else None
+    if checked is not None and checked <= interval:
+        return f"the bundle server was asked {checked}s ago (refresh_interval_secs = {interval})"
+    age = now - found["written_at"]
     if 0 <= age <= interval:
         return f"the cache was refreshed {age}s ago (refresh_interval_secs = {interval})"
     return None

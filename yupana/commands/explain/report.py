@@ -280,7 +280,7 @@ def _policy(gov: Any, *, consulted: bool, snapshot: dict[str, Any] | None) -> di
     out: dict[str, Any] = {"consulted": consulted, "state": gov.freshness or "unavailable", "note": gov.note(),
                  "age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "refresh_interval_secs": gov.interval_secs,
                  "endpoint": gov.endpoint, "cache_path": gov.path, "last_error": gov.last_error,
-                 "refresh": {"due": gov.cache is None or gov.overdue, "would_start": gov.refresh_started,
+                 "refresh": {"due": gov.due, "would_start": gov.refresh_started,
                              "backoff_until": gov.backoff_until}}
     if gov.miss is not None:
         out["miss"] = {"label": gov.miss.label, "reason": gov.miss.reason}
