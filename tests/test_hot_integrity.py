@@ -171,3 +171,21 @@ def test_a_refresh_never_copies_a_damaged_section_of_the_twin_it_replaces(env, t
     twin = hot_view.HotFile(data=hot.read_bytes())
     twin.verify()
     assert [r["pattern"] for r in hot_view.TextRules(twin).all()][-1] == HOST
+
+
+def test_another_catalogues_twin_given_this_jsons_key_is_not_served(env, repo):
+    """A whole twin derived from another catalogue (whose rule does not match) with this JSON's
+    key and sha1 in its header — its checksums good — is refused: the head of projection.json
+    names another rule-set digest, so the hook derives the twin from the JSON and denies."""
+    path = env.cache_for(ENDPOINT)
+    body = json.loads(path.read_text())
+    hot = _hot(env)
+    ours = hot_view.HotFile(data=hot.read_bytes())
+    other = dict(body, text_rules=_rules(HOST.replace("example", "exampla")), digest="sha256:" + "1" * 64)
+    from yupana.state import hot_derive
+
+    _put(hot, b"".join(hot_derive.image(other, {"key": ours.header["key"], "json_sha1": ours.header["json_sha1"]})))
+    assert hot_view.HotFile(data=hot.read_bytes()).header["key"] == ours.header["key"]
+    result = hook(env, _payload(repo))
+    assert result.denied and "no internal hostnames" in result.reason
+    assert hot_view.HotFile(data=hot.read_bytes()).header["meta"]["digest"] == body["digest"]  # derived again
