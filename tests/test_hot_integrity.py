@@ -189,3 +189,17 @@ def test_another_catalogues_twin_given_this_jsons_key_is_not_served(env, repo):
     result = hook(env, _payload(repo))
     assert result.denied and "no internal hostnames" in result.reason
     assert hot_view.HotFile(data=hot.read_bytes()).header["meta"]["digest"] == body["digest"]  # derived again
+
+
+def test_explain_reports_the_damaged_twin_and_leaves_it_in_place(env, repo, yupana):
+    hot = _hot(env)
+    data = bytearray(hot.read_bytes())
+    a, b = _ranges(bytes(data))["record"]
+    data[(a + b) // 2] ^= 0x10
+    _put(hot, bytes(data))
+    done = yupana("explain", stdin=json.dumps(_payload(repo)), cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert "DECISION    NOTIFY" in out and "is damaged" in out and "fails its checksum" in out
+    assert hot.read_bytes() == bytes(data)  # a rehearsal removes nothing
+    assert not env.records("fail_open")  # nor records anything

@@ -213,13 +213,11 @@ class HookRuntime:
         the loud ``unreadable`` miss for the rest of this invocation — never a decision from damaged
         bytes — and a rebuild: the twin is removed, so the next hook derives it from the JSON (a
         detached worker does, for a catalogue too large to derive inside a hook)."""
-        from yupana.state import cache as cache_mod
-
         gov, self._gov = self._gov, None
         path = gov.path if gov is not None else None
         rebuilding = ""
         if gov is not None and gov.cache is not None and path:
-            if cache_mod.discard_twin(path, gov.cache):
+            if self.effects.workers.discard_twin(path, gov.cache):
                 self.effects.workers.refresh(path, self.root, self.args.config, twin_only=True)
                 rebuilding = "; a worker is deriving it again"
             else:

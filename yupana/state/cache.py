@@ -297,15 +297,16 @@ def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss 
     return HotCache(HotFile(data=image)), None
 
 
-def discard_twin(path: str, served: HotCache) -> bool:
+def discard_twin(path: str, served: HotCache, *, remove: bool = True) -> bool:
     """Remove the hot twin of ``path`` that ``served`` was read from, found damaged mid-read
     (a section failed its checksum), so the next read derives it again from the JSON; a twin
-    renamed over it since is left alone. True when the catalogue is too large for a hook to
-    derive it (start ``yupana refresh-worker --twin-only``). Never raises."""
+    renamed over it since is left alone (and nothing is removed unless ``remove``: a
+    rehearsal). True when the catalogue is too large for a hook to derive it (start
+    ``yupana refresh-worker --twin-only``). Never raises."""
     hot = hot_path_for(path)
     try:
         fd = served.file.fd
-        if fd is not None:
+        if fd is not None and remove:
             mine, now = os.fstat(fd), os.stat(hot)
             if (mine.st_ino, mine.st_dev) == (now.st_ino, now.st_dev):
                 os.unlink(hot)

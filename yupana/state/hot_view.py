@@ -262,8 +262,11 @@ class TextRules:
 
     def _load(self, i: int) -> dict[str, Any]:
         bounds = memoryview(self.file.span(RULE_OFFSETS, 4 * i, 4 * i + 8)).cast("I")
+        if len(bounds) != 2:
+            raise Corrupt(f"text rule {i} has no offsets")
+        record = self.file.span(RULES, bounds[0], bounds[1])  # Corrupt as it is, when it fails its checksum
         try:
-            found: dict[str, Any] = marshal.loads(self.file.span(RULES, bounds[0], bounds[1]))
+            found: dict[str, Any] = marshal.loads(record)
         except (EOFError, ValueError, TypeError, IndexError) as exc:
             raise Corrupt(f"text rule {i} does not unmarshal ({exc})") from None
         return found
