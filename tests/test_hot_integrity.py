@@ -203,3 +203,19 @@ def test_explain_reports_the_damaged_twin_and_leaves_it_in_place(env, repo, yupa
     assert "DECISION    NOTIFY" in out and "is damaged" in out and "fails its checksum" in out
     assert hot.read_bytes() == bytes(data)  # a rehearsal removes nothing
     assert not env.records("fail_open")  # nor records anything
+
+
+def test_a_twin_of_the_previous_format_is_derived_again_on_upgrade(env, repo):
+    """A format-4 twin (no header checksum, no section checksums) left by an older yupana is
+    never read as sections: the hook derives the twin again and decides on it."""
+    import marshal
+
+    hot = _hot(env)
+    twin = hot_view.HotFile(data=hot.read_bytes())
+    header = dict(twin.header, format=4)
+    header.pop("checks")
+    head = marshal.dumps(header)
+    body = hot.read_bytes()[twin.base:]
+    _put(hot, hot_view.MAGIC + len(head).to_bytes(4, "little") + head + body)
+    assert hook(env, _payload(repo)).denied
+    assert hot_view.HotFile(data=hot.read_bytes()).header["format"] == hot_view.HOT_FORMAT
