@@ -61,9 +61,9 @@ class Workers:
     def discard_twin(self, cache_path: str, served: HotCache) -> bool:
         """Remove the damaged hot twin ``served`` came from (the next hook derives it again);
         True when the catalogue is too large for a hook to derive it (a worker must)."""
-        from yupana.state import cache
+        from yupana.state import twin_check
 
-        return cache.discard_twin(cache_path, served)
+        return twin_check.discard_twin(cache_path, served)
 
     def exposure_lookup(self, endpoint: str, repo: str, root: str, override: str | None) -> bool:
         """One ``yupana exposure-worker`` for ``repo`` unless one is pending; True when started."""
@@ -101,9 +101,9 @@ class RehearsedWorkers(Workers):
         return governed.refresh_lock_free(cache_path)
 
     def discard_twin(self, cache_path: str, served: HotCache) -> bool:
-        from yupana.state import cache
+        from yupana.state import twin_check
 
-        return cache.discard_twin(cache_path, served, remove=False)
+        return twin_check.discard_twin(cache_path, served, remove=False)
 
     def exposure_lookup(self, endpoint: str, repo: str, root: str, override: str | None) -> bool:
         from yupana import exposure

@@ -297,24 +297,6 @@ def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss 
     return HotCache(HotFile(data=image)), None
 
 
-def discard_twin(path: str, served: HotCache, *, remove: bool = True) -> bool:
-    """Remove the hot twin of ``path`` that ``served`` was read from, found damaged mid-read
-    (a section failed its checksum), so the next read derives it again from the JSON; a twin
-    renamed over it since is left alone (and nothing is removed unless ``remove``: a
-    rehearsal). True when the catalogue is too large for a hook to derive it (start
-    ``yupana refresh-worker --twin-only``). Never raises."""
-    hot = hot_path_for(path)
-    try:
-        fd = served.file.fd
-        if fd is not None and remove:
-            mine, now = os.fstat(fd), os.stat(hot)
-            if (mine.st_ino, mine.st_dev) == (now.st_ino, now.st_dev):
-                os.unlink(hot)
-        return os.stat(path).st_size > INLINE_DERIVE_BYTES
-    except OSError:
-        return False
-
-
 HEAD_BYTES = 4096  # where projection.json names its rule-set digest (it follows version, endpoint, dialect)
 _DIGEST = b'"digest":"'
 

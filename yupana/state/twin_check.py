@@ -1,4 +1,5 @@
-"""Does ``projection.hot`` hold exactly what ``projection.json`` says? (``yupana status``). Cold path.
+"""Does ``projection.hot`` hold exactly what ``projection.json`` says? (``yupana status``), and
+removing one a hook found damaged (:func:`discard_twin`). Cold path, but for that.
 
 A hook trusts a twin whose key (the JSON's inode, size, mtime) matches and whose sections pass
 their checksums (:mod:`yupana.state.hot_view`); it never reads the JSON to compare. This is
@@ -10,11 +11,15 @@ derived from another catalogue and given this JSON's key, is named, with what to
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 
 from yupana.planes import BY_KEY, PLANES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a hook removes a damaged twin here)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from yupana.state.hot_view import HotCache
 
 #: ``state`` values: the twin serves exactly the JSON; there is none (the next hook derives
 #: it); it belongs to an earlier JSON (the next hook derives it again); it fails a checksum;
@@ -55,6 +60,26 @@ def compare(path: str) -> dict[str, Any]:
     if problems:
         out.update(state=MISMATCH, problems=problems)
     return out
+
+
+def discard_twin(path: str, served: HotCache, *, remove: bool = True) -> bool:
+    """Remove the hot twin of ``path`` that ``served`` was read from, found damaged mid-read
+    (a section failed its checksum), so the next read derives it again from the JSON; a twin
+    renamed over it since is left alone (and nothing is removed unless ``remove``: a
+    rehearsal). True when the catalogue is too large for a hook to derive it (start
+    ``yupana refresh-worker --twin-only``). Never raises."""
+    from yupana.state.cache import INLINE_DERIVE_BYTES, hot_path_for
+
+    hot = hot_path_for(path)
+    try:
+        fd = served.file.fd
+        if fd is not None and remove:
+            mine, now = os.fstat(fd), os.stat(hot)
+            if (mine.st_ino, mine.st_dev) == (now.st_ino, now.st_dev):
+                os.unlink(hot)
+        return os.stat(path).st_size > INLINE_DERIVE_BYTES
+    except OSError:
+        return False
 
 
 def _differences(twin: Any, data: bytes) -> list[str]:
