@@ -21,8 +21,9 @@ another crate, ``include!``, ``#[macro_use] extern crate``, an index still being
 arguments of a non-std macro — the name goes to ``unchecked``, never to ``violations``.
 A name that already occurs in the file before the edit is not this edit's business.
 
-A buffer whose introduced region does not parse (a tree-sitter ``ERROR`` or ``MISSING``
-node overlapping what the edit changed) has no verdict at all: tree-sitter's recovery
+A buffer the edit left unparseable (a tree-sitter ``ERROR`` or ``MISSING`` node overlapping
+what the edit changed, or more parse errors than the old buffer had over the same region:
+:mod:`yupana.codegraph.parse_errors`) has no verdict at all: tree-sitter's recovery
 makes names out of broken syntax, so what it would find there is not evidence. The
 result says ``unparseable`` (the first broken line) and carries no violation; the hook
 treats it as UNKNOWN (allow, loudly) in every mode.
@@ -118,9 +119,13 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
     parse.check_deadline()
     env = _env(edit.path, root, deadline_at, workers)
     env.created = frozenset(os.path.abspath(p) for p in created)
-    tree = _windowed(env, old, new, changes) or _incremental(env, old, new, changes)
+    prior = ci_tree(env, old)  # the index's tree of the old file, before _incremental edits a copy
+    tree = _windowed(env, old, new, changes) or _incremental(env, old, new, changes) or parse.parse(new)
     if time.monotonic() > deadline_at:
         return None
+    broken = _introduced_break(env, old, tree, changes, prior)
+    if broken is not None:
+        return unparseable(broken)
     result = verify_source(new, ranges, env, old, tree=tree, deadline_at=deadline_at, deletions=deletions)
     if result.unparseable is not None:
         return result  # no verdict either way: the hook says UNKNOWN
@@ -129,6 +134,36 @@ def verify_edit(edit: "FileEdit", root: str, deadline_at: float, *, created: tup
         result.notes.append("the crate's symbol index is not up to date: names from other files were not checked")
     # What was found is certain; an incomplete search that found nothing is no opinion (UNKNOWN).
     return result if result.violations or result.complete else None
+
+
+def unparseable(line: int) -> VerifyResult:
+    """The verdict on a buffer the edit left unparseable (first broken ``line``): none."""
+    result = VerifyResult()
+    result.unparseable = line
+    result.complete = False
+    result.notes.append(f"line {line}: the edited buffer does not parse; nothing in it was verified")
+    return result
+
+
+def ci_tree(env: Env, old: bytes | None) -> "Tree | None":
+    """The tree the index parsed the old file into in this process, when it has one of ``old``."""
+    got = env.ci.sources.get(env.rel) if env.ci is not None and env.rel else None
+    return got[1] if got is not None and old is not None and got[0] == old else None
+
+
+def _introduced_break(env: Env, old: bytes | None, tree: "Tree", changes: list, prior: "Tree | None") -> int | None:
+    """The line of the first parse error the edit introduced anywhere in what was parsed
+    (:mod:`yupana.codegraph.parse_errors`): the old buffer over the same windows, or whole."""
+    from yupana.codegraph import parse_errors
+
+    def old_tree() -> "Tree | None":
+        if old is None:
+            return None
+        if env.windows is not None:
+            return window.parse_windows(old, [(s, e) for s, e, _ in env.windows])
+        return prior if prior is not None else parse.parse(old)
+
+    return parse_errors.introduced_line(tree, old_tree, lambda pos: window.to_new(pos, changes))
 
 
 def _read(path: str) -> bytes | None:
@@ -209,11 +244,7 @@ def verify_source(new: bytes, ranges: list[tuple[int, int]], env: Env, old: byte
         tree = parse.parse(new)
     broken = parse_error_line(tree, ranges, deletions)
     if broken is not None:
-        result = VerifyResult()
-        result.unparseable = broken
-        result.complete = False
-        result.notes.append(f"line {broken}: the introduced text does not parse; nothing in it was verified")
-        return result
+        return unparseable(broken)
     facts, found = scan.scan(tree, ranges, deletions)
     for sym in facts.syms:  # items of a window cut out of an impl belong to that impl
         if sym[4] < 0 and sym[2] is None:  # PARENT, CONTAINER

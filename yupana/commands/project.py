@@ -166,6 +166,8 @@ def summary_lines(outcome: Any) -> list[str]:
     incremental = outcome.incremental
     if incremental is not None:
         why = f" (all read: {incremental['full_reason']})" if incremental.get("full_reason") else ""
+        if incremental.get("memo_discarded"):
+            why += f" ({incremental['memo_discarded']} memo entries failed their digest and were discarded)"
         lines.append(f"text rules: {incremental['rules_kept']} unchanged and kept, {incremental['rules_read']} read{why}")
     if outcome.phases:
         lines.append("phases: " + ", ".join(f"{name} {_secs(outcome.phases.get(name))}" for name in PHASES))

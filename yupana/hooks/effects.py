@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from yupana.edit.model import FileEdit
     from yupana.hooks.runtime import HookRuntime
     from yupana.state.disk_samples import Fs
+    from yupana.state.hot_view import HotCache
 
     class Tracer(Protocol):
         """Who hears a rehearsal's stage notes (``yupana explain``'s trace)."""
@@ -56,6 +57,13 @@ class Workers:
         from yupana.hooks import governed
 
         return governed.start_refresh(cache_path, root, override, twin_only=twin_only)
+
+    def discard_twin(self, cache_path: str, served: HotCache) -> bool:
+        """Remove the damaged hot twin ``served`` came from (the next hook derives it again);
+        True when the catalogue is too large for a hook to derive it (a worker must)."""
+        from yupana.state import twin_check
+
+        return twin_check.discard_twin(cache_path, served)
 
     def exposure_lookup(self, endpoint: str, repo: str, root: str, override: str | None) -> bool:
         """One ``yupana exposure-worker`` for ``repo`` unless one is pending; True when started."""
@@ -91,6 +99,11 @@ class RehearsedWorkers(Workers):
         from yupana.hooks import governed
 
         return governed.refresh_lock_free(cache_path)
+
+    def discard_twin(self, cache_path: str, served: HotCache) -> bool:
+        from yupana.state import twin_check
+
+        return twin_check.discard_twin(cache_path, served, remove=False)
 
     def exposure_lookup(self, endpoint: str, repo: str, root: str, override: str | None) -> bool:
         from yupana import exposure

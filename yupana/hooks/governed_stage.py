@@ -30,6 +30,15 @@ class GovernedStage(GuardContext):
     """The governed plane and structural policies of one pre-edit invocation."""
 
     def governed(self, edit: FileEdit) -> None:
+        from yupana.state.hot_view import Corrupt
+
+        try:
+            self._governed(edit)
+        except Corrupt as exc:  # the twin failed a checksum: the loud miss, the other planes stand
+            self.twin_damaged(exc)
+            self.note("governed", *self.gov_why, edit)
+
+    def _governed(self, edit: FileEdit) -> None:
         if not edit.introduced:
             return self.note("governed", SKIPPED, "no introduced text (a pure deletion)", edit)
         gov = self.gov()

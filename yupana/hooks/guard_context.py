@@ -76,7 +76,7 @@ class GuardContext(HookRuntime):
             policy = self.cfg["policy"]
             local = policy.get("tripwires") or []
             gov = self.gov() if (self.cfg["quipu"].get("enabled") and self.cfg["quipu"].get("endpoint")) else None
-            governed = (gov.cache.get("tripwires") or []) if gov is not None and gov.cache is not None else []
+            governed = (self.plane("tripwires") or []) if gov is not None else []
             if not local and not governed:
                 self._wires = []  # no wire anywhere: nothing to load (nor the evaluator's module)
                 return self._wires

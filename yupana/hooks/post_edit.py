@@ -106,6 +106,7 @@ class PostEdit(HookRuntime):
 
         gov = governed.load(cfg, now, root=root, override=self.args.config,
                             record={"hook": "post-edit", "session": inv.session_id}, effects=self.effects)
+        self._gov = gov  # a twin that fails a checksum below is the named miss, not an internal error
         self.note("policy cache", RAN if gov.cache is not None else UNKNOWN, "", governed=gov)
         if gov.cache is None:
             return self.silent("no-cache", "work-item notice", SKIPPED, "no servable projection cache: silent")

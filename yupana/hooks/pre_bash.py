@@ -175,7 +175,9 @@ class PreBash(HookRuntime):
         gov = self.gov()
         if gov is None:
             return self.note("memory", UNKNOWN, "no servable projection cache: governed command policy is NOT enforced")
-        policies = gov.cache.get("memory_policies") or [] if gov.cache is not None else []  # (always served)
+        policies = self.plane("memory_policies") or []
+        if self.gov() is None:  # the twin failed its checksum reading them: the loud miss was made
+            return self.note("memory", *self.gov_why)
         if not policies:
             return self.note("memory", SKIPPED, "the projection holds no host-memory policy")
         from yupana.evaluate import memory
@@ -232,7 +234,7 @@ class PreBash(HookRuntime):
             self.effects.record("disk_guard_unknown", {"signature": sig, "session": self.sid,
                                                 "reason": "no servable projection cache: the history is UNKNOWN"})
             return self.note("disk", UNKNOWN, "no servable projection cache: the history is UNKNOWN", signature=sig)
-        findings, missing = disk.advise(gov.cache.get("disk_history") if gov.cache is not None else None, sig, fss)
+        findings, missing = disk.advise(self.plane("disk_history"), sig, fss)
         if missing:
             self.effects.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
                                                 "filesystems": len(fss), "session": self.sid})

@@ -272,7 +272,7 @@ class Guard(GovernedStage):
             self.degrade("verify_unparseable", f"the edit to {edit.rel} does not parse at line {result.unparseable}; "
                          "buffer verification is UNKNOWN for it (failing open)",
                          {"line": result.unparseable})
-            return self.note("verify", UNKNOWN, f"the introduced text does not parse (line {result.unparseable})", edit)
+            return self.note("verify", UNKNOWN, f"the edited buffer does not parse (line {result.unparseable})", edit)
         problems = [f"line {v.get('line')}: {v.get('message')}" for v in result.violations]
         more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
         message = (f"edit to {edit.rel} fails buffer verification (tree-sitter tier): " + "; ".join(problems[:5])

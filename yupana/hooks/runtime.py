@@ -131,6 +131,10 @@ class HookRuntime:
         self.outcome = protocol.Outcome()
         error = f"{type(exc).__name__}: {exc}"
         try:
+            if type(exc).__name__ == "Corrupt" and self._gov is not None:  # hot_view.Corrupt, unimported
+                self.twin_damaged(exc)  # a damaged twin read where no stage caught it: still the named miss
+                self.after_crash()
+                return
             self.degrade("internal", f"{self.crash_subject()} failed open (internal error: {error}) — "
                          f"{self.unchecked}", {"reason": error})
             self.after_crash()
@@ -209,6 +213,40 @@ class HookRuntime:
         self._gov = loaded
         self.note("policy cache", RAN, "", governed=loaded)
         return loaded
+
+    def plane(self, key: str) -> Any:
+        """Plane ``key`` of the served cache (None when none is served), or None after the loud
+        ``unreadable`` miss when the hot twin fails a checksum reading it (:meth:`twin_damaged`)."""
+        from yupana.state.hot_view import Corrupt
+
+        gov = self.gov()
+        if gov is None or gov.cache is None:
+            return None
+        try:
+            return gov.cache.get(key)
+        except Corrupt as exc:
+            self.twin_damaged(exc)
+            return None
+
+    def twin_damaged(self, exc: BaseException) -> None:
+        """The served cache's hot twin failed a checksum mid-read (:class:`yupana.state.hot_view.Corrupt`):
+        the loud ``unreadable`` miss for the rest of this invocation — never a decision from damaged
+        bytes — and a rebuild: the twin is removed, so the next hook derives it from the JSON (a
+        detached worker does, for a catalogue too large to derive inside a hook)."""
+        gov, self._gov = self._gov, None
+        path = gov.path if gov is not None else None
+        rebuilding = ""
+        if gov is not None and gov.cache is not None and path:
+            if self.effects.workers.discard_twin(path, gov.cache):
+                self.effects.workers.refresh(path, self.root, self.args.config, twin_only=True)
+                rebuilding = "; a worker is deriving it again"
+            else:
+                rebuilding = "; the next hook derives it again"
+        reason = f"the hot twin of {path} is damaged ({exc})"
+        self.policy_unavailable()
+        self.degrade("projection", f"policy guard failed open (no servable projection cache: {reason}{rebuilding}) "
+                     f"— {self.unguarded}", {"miss": "unreadable", "reason": reason})
+        self.gov_why = (UNKNOWN, f"no servable projection cache ({reason}{rebuilding}){self.gov_note}")
 
     def policy_unavailable(self) -> None:
         """No policy is served to this invocation (pre-edit: an UNKNOWN constraint)."""

@@ -16,7 +16,12 @@ matches this refresh exactly — format, ``CACHE_VERSION``, endpoint key, dialec
 graph, the digest of the shapes, and the digest of the projection code and queries that
 produced it. Anything else (another endpoint, a new yupana, edited shapes, a file that is
 not a memo, unreadable, too large) means a full refresh; it is never an error. Hooks never
-read it. It is written only after ``projection.json`` was; an older memo left by a failed
+read it.
+
+Each kept rule and the gate's last results are stored as their own marshal bytes beside a
+SHA-256 of them (with the rule's IRI): an entry edited or damaged in the file fails its
+digest and is discarded — that rule is read from the store again, the gate validates again —
+never kept as if the store had said it (:attr:`Memo.discarded` counts them). It is written only after ``projection.json`` was; an older memo left by a failed
 write is still correct (every entry is keyed by the digests it came from), it only saves
 less work.
 """
@@ -32,7 +37,7 @@ from dataclasses import dataclass, field
 
 from yupana.planes import CACHE_VERSION
 
-FORMAT = 1
+FORMAT = 2  # 2: every rule entry and the gate's results carry their own digest
 LIMIT = 1 << 30  # a memo past 1 GiB is not read (a full refresh instead)
 
 #: One kept text rule: ``(digest, types, exemption-selector links, cache entry, SHACL results)``;
@@ -54,6 +59,8 @@ class Memo:
     classes: tuple[tuple[str, str], ...] = ()
     #: The triples the gate validated — ``(count, digest)`` — and the results it gave, or None.
     gate: tuple[int, str, tuple[tuple[Any, ...], ...]] | None = None
+    #: Entries the file held that failed their digest (dropped when it was read).
+    discarded: int = 0
 
 
 def path_for(cache_path: str) -> str:
@@ -112,17 +119,53 @@ def load(path: str, key: dict[str, Any]) -> tuple[Memo | None, str]:
     rules, selectors, classes = doc.get("rules"), doc.get("selectors"), doc.get("classes")
     if not isinstance(rules, dict) or not isinstance(selectors, dict) or not isinstance(classes, tuple):
         return None, "the memo is not a memo"
-    found = doc.get("gate")
-    gate = found if isinstance(found, tuple) and len(found) == 3 else None
-    return Memo(key=doc["key"], rules=rules, selectors=selectors, classes=classes, gate=gate), ""
+    kept: dict[str, RuleMemo] = {}
+    discarded = 0
+    for iri, sealed in rules.items():
+        entry = _unseal(iri, sealed)
+        if isinstance(entry, tuple) and len(entry) == 5 and isinstance(entry[3], dict):
+            kept[iri] = entry
+        else:
+            discarded += 1
+    gate = None
+    if doc.get("gate") is not None:
+        found = _unseal("gate", doc["gate"])
+        if isinstance(found, tuple) and len(found) == 3:
+            gate = found
+        else:
+            discarded += 1
+    return Memo(key=doc["key"], rules=kept, selectors=selectors, classes=classes, gate=gate,
+                discarded=discarded), ""
+
+
+def _seal(name: str, value: Any) -> tuple[bytes, bytes]:
+    """``value`` as its marshal bytes and their digest (bound to ``name``: an entry moved to
+    another rule fails too)."""
+    blob = marshal.dumps(value)
+    return blob, hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0" + blob).digest()
+
+
+def _unseal(name: str, sealed: Any) -> Any:
+    """What :func:`_seal` sealed, or None when it is not a sealed value or fails its digest."""
+    if not (isinstance(sealed, tuple) and len(sealed) == 2 and isinstance(sealed[0], bytes)
+            and isinstance(sealed[1], bytes)):
+        return None
+    blob, digest = sealed
+    if hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0" + blob).digest() != digest:
+        return None
+    try:
+        return marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        return None
 
 
 def save(path: str, memo: Memo) -> str | None:
     """Write ``memo`` atomically; None, or why it could not be written."""
     from yupana.state import atomic
 
-    body = marshal.dumps({"key": memo.key, "rules": memo.rules, "selectors": memo.selectors,
-                          "classes": memo.classes, "gate": memo.gate})
+    body = marshal.dumps({"key": memo.key, "rules": {iri: _seal(iri, entry) for iri, entry in memo.rules.items()},
+                          "selectors": memo.selectors, "classes": memo.classes,
+                          "gate": _seal("gate", memo.gate) if memo.gate is not None else None})
     try:
         atomic.write(path, body)
     except OSError as exc:

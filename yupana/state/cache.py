@@ -274,7 +274,7 @@ def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss 
         return None, miss
     try:
         twin = hot_view.open_file(hot_path_for(path), statefile.CACHE_LIMIT)
-        if twin.header.get("key") == _hot_key(st):
+        if twin.header.get("key") == _hot_key(st) and _same_catalogue(path, twin):
             return _check_meta(HotCache(twin), path)  # its planes were checked when it was derived
         twin.close()
     except (OSError, ValueError, KeyError, TypeError):  # absent, refused, empty, Corrupt
@@ -295,6 +295,31 @@ def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss 
     except (OSError, ValueError):
         pass
     return HotCache(HotFile(data=image)), None
+
+
+HEAD_BYTES = 4096  # where projection.json names its rule-set digest (it follows version, endpoint, dialect)
+_DIGEST = b'"digest":"'
+
+
+def _same_catalogue(path: str, twin: HotFile) -> bool:
+    """Whether the rule-set digest in the head of the JSON at ``path`` is the one the twin's
+    header carries: a twin derived from another catalogue and given this JSON's key is not
+    served (one ``pread``; a JSON that names no digest in its head cannot be told apart
+    cheaply and is taken at its key)."""
+    try:
+        fd = statefile.open_regular(path, statefile.CACHE_LIMIT)
+        try:
+            head = os.pread(fd, HEAD_BYTES, 0)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return False
+    at = head.find(_DIGEST)
+    end = head.find(b'"', at + len(_DIGEST)) if at >= 0 else -1
+    if end < 0:
+        return True
+    want = (twin.header.get("meta") or {}).get("digest")
+    return isinstance(want, str) and head[at + len(_DIGEST):end] == want.encode("utf-8", "surrogatepass")
 
 
 def read_json(path: str) -> tuple[dict[str, Any] | None, Miss | None]:

@@ -26,7 +26,8 @@ from yupana import globs
 from yupana.planes import BY_KEY, PLANES
 from yupana.regex import prefilter as regex_prefilter
 from yupana.regex import rule_index
-from yupana.state.hot_view import HOT_FORMAT, INDEX, MAGIC, PLANE, RULE_OFFSETS, RULES, HotFile, TextRules
+from yupana.state.hot_view import (BLOCK, HOT_FORMAT, INDEX, MAGIC, PLANE, RULE_OFFSETS, RULES, Corrupt, HotFile,
+                                   TextRules, seed)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -185,8 +186,11 @@ def _reuse(prior: HotFile, key: str, sections: dict[str, bytes], extras: dict[st
     fields = _EXTRAS.get(key, ())
     if not names or any(f not in prior.header for f in fields):
         return False
-    for name in names:
-        sections[name] = prior.raw(name)
+    try:
+        copied = {name: prior.raw(name) for name in names}  # each checked against its checksums
+    except Corrupt:
+        return False  # a damaged prior twin is derived again, never copied
+    sections.update(copied)
     for field in fields:
         extras[field] = prior.header[field]
     return True
@@ -201,8 +205,11 @@ def _owner(section: str) -> str:
 
 
 def build(header: dict[str, Any], sections: dict[str, Any]) -> list[bytes]:
-    """The file's chunks: ``header`` plus the section table, then every section (bytes, or a
-    list of the chunks it is made of: the text rules' records are never joined in memory)."""
+    """The file's chunks: ``header`` plus the section table and the checksum table, then every
+    section (bytes, or a list of the chunks it is made of: the text rules' records are never
+    joined in memory), then each section's block checksums (:mod:`yupana.state.hot_view`)."""
+    from binascii import crc32
+
     table = {}
     chunks: list[bytes] = []
     at = 0
@@ -212,8 +219,34 @@ def build(header: dict[str, Any], sections: dict[str, Any]) -> list[bytes]:
         table[name] = (at, size)
         at += size
         chunks.extend(parts)
-    head = marshal.dumps(dict(header, byteorder=sys.byteorder, sections=table))
-    return [MAGIC, len(head).to_bytes(4, "little"), head, *chunks]
+    checks = {}
+    for name, data in sections.items():
+        sums = block_checksums(data if isinstance(data, list) else [data], seed(header, name), crc32)
+        checks[name] = (at, len(sums) // 4)
+        at += len(sums)
+        chunks.append(sums)
+    head = marshal.dumps(dict(header, byteorder=sys.byteorder, sections=table, checks=checks))
+    return [MAGIC, len(head).to_bytes(4, "little"), crc32(head).to_bytes(4, "little"), head, *chunks]
+
+
+def block_checksums(parts: list[bytes], start: int, crc32: Any) -> bytes:
+    """The CRC-32 (from ``start``) of every :data:`BLOCK` bytes of ``parts`` joined, as native
+    ``uint32`` — computed across the parts' boundaries without joining them."""
+    sums: list[int] = []
+    crc, filled = start, 0
+    for part in parts:
+        view = memoryview(part)
+        while view:
+            take = view[:BLOCK - filled]
+            crc = crc32(take, crc)
+            filled += len(take)
+            view = view[len(take):]
+            if filled == BLOCK:
+                sums.append(crc)
+                crc, filled = start, 0
+    if filled:
+        sums.append(crc)
+    return rule_index.u32_array(sums)
 
 
 def memo_of(file: HotFile) -> Memo:
@@ -221,10 +254,13 @@ def memo_of(file: HotFile) -> Memo:
     memo: Memo = {}
     if file.header.get("format") != HOT_FORMAT or file.header.get("algorithm") != regex_prefilter.ALGORITHM:
         return memo
-    for rule in TextRules(file).each():
-        pattern = rule.get("pattern")
-        if isinstance(pattern, str):
-            memo[pattern] = (rule.get("_prefilter"), rule.get("_run"))
+    try:
+        for rule in TextRules(file).each():
+            pattern = rule.get("pattern")
+            if isinstance(pattern, str):
+                memo[pattern] = (rule.get("_prefilter"), rule.get("_run"))
+    except (Corrupt, KeyError, TypeError):
+        return {}  # a damaged prior twin lends nothing: every pattern is analysed again
     return memo
 
 

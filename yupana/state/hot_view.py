@@ -2,12 +2,18 @@
 
 The container. ``projection.hot`` is one file (replaced by rename, like every state file)::
 
-    b"YUPANAHT"  u32 header length (little-endian)  header (marshal)  section bytes …
+    b"YUPANAHT"  u32 header length  u32 header CRC-32 (little-endian)  header (marshal)
+    section bytes …  checksum arrays …
 
 The header is a small dict: the format, the byte order of the integer arrays inside, what the
 file was derived from (``key``, ``json_sha1``), the cache's bookkeeping (``meta``: version,
-endpoint, written_at, counts, …) and ``sections``: name → (offset from the end of the
-header, length). :func:`open_file` opens it once (:func:`yupana.state.statefile.open_regular`)
+endpoint, written_at, counts, …), ``sections``: name → (offset from the end of the
+header, length), and ``checks``: name → (offset, blocks) of that section's checksum array —
+one native ``uint32`` CRC-32 per :data:`BLOCK` bytes of the section, seeded with the header's
+``json_sha1`` and the section's name (:func:`seed`). Every byte a reader takes from a section
+is in a block whose checksum it compared first (:meth:`HotFile.span`), so a flipped bit, a
+truncated copy or a section spliced in from another catalogue's twin is :class:`Corrupt`,
+never a different rule set; a damaged header is Corrupt at open. :func:`open_file` opens it once (:func:`yupana.state.statefile.open_regular`)
 and :class:`HotFile` ``pread``\\ s only the byte ranges asked for, so a hook that needs the
 memory policies never reads the 50,000 text rules stored beside them; what it never touches
 costs nothing, at exit included (``pread`` rather than ``mmap``: that module alone costs a
@@ -34,10 +40,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAGIC = b"YUPANAHT"
-PREFIX = len(MAGIC) + 4
+PREFIX = len(MAGIC) + 8  # the magic, the header's length and its CRC-32
 HEAD_READ = 1 << 16  # the first read takes the header whole in the common case
 #: Bumped whenever the layout changes (a twin of another format is derived again).
-HOT_FORMAT = 4
+HOT_FORMAT = 5
+#: Bytes of a section under one checksum: a hook reading one rule reads (and checks) ~4 KiB.
+BLOCK = 4096
 
 
 class Corrupt(ValueError):
@@ -46,9 +54,10 @@ class Corrupt(ValueError):
 
 class HotFile:
     """A parsed container: the header, and byte ranges on demand — from an open descriptor
-    (``fd``, with the file's ``size``) or from the bytes themselves (``data``)."""
+    (``fd``, with the file's ``size``) or from the bytes themselves (``data``). Every range
+    handed out was checked against its blocks' checksums (:class:`Corrupt` otherwise)."""
 
-    __slots__ = ("fd", "data", "header", "base", "_table")
+    __slots__ = ("fd", "data", "header", "base", "_table", "_checks", "_crcs", "_ok", "_crc32")
 
     def __init__(self, *, fd: int | None = None, size: int = 0, data: bytes | None = None) -> None:
         self.fd = fd  # owned: closed by close(), on a failure here, or when the file is freed
@@ -65,20 +74,29 @@ class HotFile:
         first = self.read(0, min(size, HEAD_READ))
         if len(first) < PREFIX or first[:len(MAGIC)] != MAGIC:
             raise Corrupt("not a hot twin (no YUPANAHT prefix)")
-        length = int.from_bytes(first[len(MAGIC):PREFIX], "little")
+        length = int.from_bytes(first[len(MAGIC):len(MAGIC) + 4], "little")
         raw = first[PREFIX:PREFIX + length] if PREFIX + length <= len(first) else self.read(PREFIX, length)
+        from binascii import crc32  # a C function in a small module (zlib's is the same, dearer to import)
+
+        self._crc32 = crc32
+        if crc32(raw) != int.from_bytes(first[len(MAGIC) + 4:PREFIX], "little"):
+            raise Corrupt("the header fails its checksum (damaged, or not written by this yupana)")
         try:
             header = marshal.loads(raw)
         except (EOFError, ValueError, TypeError) as exc:
             raise Corrupt(f"unreadable header ({exc})") from None
-        if not isinstance(header, dict) or not isinstance(header.get("sections"), dict):
+        if not isinstance(header, dict) or not isinstance(header.get("sections"), dict) \
+                or not isinstance(header.get("checks"), dict):
             raise Corrupt("header without a section table")
         if header.get("byteorder") != sys.byteorder:
             raise Corrupt(f"written on a {header.get('byteorder')}-endian machine")
         self.header = header
         self.base = PREFIX + length
         self._table: dict[str, tuple[int, int]] = header["sections"]
-        end = max((off + n for off, n in self._table.values()), default=0)
+        self._checks: dict[str, tuple[int, int]] = header["checks"]
+        self._crcs: dict[str, Any] = {}
+        self._ok: set[tuple[str, int]] = set()
+        end = max((off + n for off, n in (*self._table.values(), *self._checks.values())), default=0)
         if self.base + end > size:
             raise Corrupt("truncated: a section ends past the end of the file")
 
@@ -106,11 +124,52 @@ class HotFile:
     def has(self, name: str) -> bool:
         return name in self._table
 
-    def span(self, name: str, start: int, end: int) -> bytes:
-        """Bytes ``start:end`` of section ``name``; KeyError when the file has none by that name."""
+    def span(self, name: str, start: int, end: int, checked: bool = True) -> bytes:
+        """Bytes ``start:end`` of section ``name``, every block they lie in checked first (not
+        when ``checked`` is False: the caller checks what it uses, :meth:`check_at`); KeyError
+        when the file has none by that name, :class:`Corrupt` when a block fails."""
         off, n = self._table[name]
         end = min(end, n)
-        return self.read(self.base + off + start, max(0, end - start))
+        if start >= end:
+            return b""
+        if not checked:
+            return self.read(self.base + off + start, end - start)
+        first, last = start // BLOCK, (end - 1) // BLOCK
+        if all((name, b) in self._ok for b in range(first, last + 1)):
+            return self.read(self.base + off + start, end - start)
+        at = first * BLOCK
+        data = self.read(self.base + off + at, min((last + 1) * BLOCK, n) - at)
+        self._check(name, first, data)
+        return data[start - at:end - at]
+
+    def _check(self, name: str, first: int, data: bytes) -> None:
+        """Compare ``data`` (whole blocks of ``name`` from block ``first``) with their checksums."""
+        found = self._crcs.get(name)
+        if found is None:
+            if name not in self._checks:
+                raise Corrupt(f"section {name!r} has no checksums")
+            off, count = self._checks[name]
+            if count != -(-self._table[name][1] // BLOCK):
+                raise Corrupt(f"section {name!r} has {count} checksums for {self._table[name][1]} bytes")
+            found = self._crcs[name] = (memoryview(self.read(self.base + off, 4 * count)).cast("I"),
+                                        seed(self.header, name))
+        crcs, start = found
+        crc32, ok = self._crc32, self._ok
+        view = memoryview(data)
+        for i in range(0, len(data), BLOCK):
+            block = first + i // BLOCK
+            if crc32(view[i:i + BLOCK], start) != crcs[block]:
+                raise Corrupt(f"section {name!r} fails its checksum at block {block} (the twin is damaged, or "
+                              "was spliced from another catalogue's)")
+            ok.add((name, block))
+
+    def check_at(self, name: str, offset: int, whole: bytes) -> None:
+        """Check the block of section ``name`` holding byte ``offset``, in ``whole`` (the section
+        as read unchecked): the index table is read whole (1 MB at 50,000 rules) and a lookup
+        checks only the blocks its probes land in."""
+        block = offset // BLOCK
+        if (name, block) not in self._ok:
+            self._check(name, block, whole[block * BLOCK:(block + 1) * BLOCK])
 
     def raw(self, name: str) -> bytes:
         """The whole of section ``name``."""
@@ -121,7 +180,23 @@ class HotFile:
         try:
             return marshal.loads(self.raw(name))
         except (EOFError, ValueError, TypeError) as exc:
+            if isinstance(exc, Corrupt):
+                raise
             raise Corrupt(f"section {name!r} does not unmarshal ({exc})") from None
+
+    def verify(self) -> None:
+        """Check every section whole (``yupana status``, a refresh copying sections)."""
+        for name in self._table:
+            self.raw(name)
+
+
+def seed(header: dict[str, Any], name: str) -> int:
+    """The CRC-32 a section's block checksums start from: the JSON the twin was derived from
+    (``json_sha1``) and the section's name, so a section is good only in its own place in its
+    own catalogue's twin."""
+    from binascii import crc32
+
+    return crc32(f"{header.get('json_sha1')}\0{name}".encode("utf-8", "surrogatepass"))
 
 
 def open_file(path: str, limit: int) -> HotFile:
@@ -155,7 +230,9 @@ class TextRules:
         info = file.header["text_rules"]
         self.file = file
         self.count: int = info["count"]
-        self.index = Index(info["index"], lambda name, start, end: file.span(INDEX + name, start, end))
+        self.index = Index(info["index"], lambda name, start, end, checked=True: file.span(INDEX + name, start, end,
+                                                                                        checked),
+                           lambda name, offset, whole: file.check_at(INDEX + name, offset, whole))
         self._rules: dict[int, dict[str, Any]] = {}
 
     def __len__(self) -> int:
@@ -185,8 +262,11 @@ class TextRules:
 
     def _load(self, i: int) -> dict[str, Any]:
         bounds = memoryview(self.file.span(RULE_OFFSETS, 4 * i, 4 * i + 8)).cast("I")
+        if len(bounds) != 2:
+            raise Corrupt(f"text rule {i} has no offsets")
+        record = self.file.span(RULES, bounds[0], bounds[1])  # Corrupt as it is, when it fails its checksum
         try:
-            found: dict[str, Any] = marshal.loads(self.file.span(RULES, bounds[0], bounds[1]))
+            found: dict[str, Any] = marshal.loads(record)
         except (EOFError, ValueError, TypeError, IndexError) as exc:
             raise Corrupt(f"text rule {i} does not unmarshal ({exc})") from None
         return found

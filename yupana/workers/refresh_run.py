@@ -96,6 +96,10 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     text = proj.text
     run.incremental = {"rules_kept": len(text.kept), "rules_read": len(text.read),
                        "full_reason": (why_not or text.full_reason or None) if not text.kept else None}
+    if prior is not None and prior.discarded:
+        run.incremental["memo_discarded"] = prior.discarded
+        run.warnings.append(f"{prior.discarded} entr{'y' if prior.discarded == 1 else 'ies'} of projection.memo "
+                            "failed their digest (edited or damaged) and were discarded: read from the store again")
     kept = [r for rule in text.kept.values() for r in gate_chunks.kept_results(rule[4])]
     same, validated = None, None
     last = prior.gate if prior is not None else None

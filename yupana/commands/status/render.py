@@ -230,11 +230,30 @@ def _rule_set(report: dict[str, Any], add: Any) -> None:
     shown_age = f", age {age}s" if age is not None else ""
     add("cache", f"{freshness}{shown_age} (refresh every {rs['refresh_interval_secs']}s, "
                  f"refused past ttl {rs['ttl_secs']}s) — {rs['cache_path']}")
+    _twin(rs.get("twin"), add)
     add("endpoint", rs["endpoint"])
     add("store", _live(rs["live"]))
     if rs["live"]["checked"] and rs["live"]["ok"] and state in ("degraded", "stale"):
         add("", "the store answers: `yupana project` refreshes the cache now")
     _refresher(rs["refresh"], add)
+
+
+def _twin(twin: dict[str, Any] | None, add: Any) -> None:
+    """The hot twin against the JSON (yupana/state/twin_check.py)."""
+    if twin is None:
+        return
+    state = twin["state"]
+    if state == "matches":
+        add("twin", f"matches projection.json ({twin['sections']} sections, every checksum good)")
+    elif state in ("absent", "out-of-date"):
+        add("twin", f"{state} — the next hook derives it from projection.json")
+    else:
+        what = ("DAMAGED — a hook that reads the damaged part fails open loudly and removes it"
+                if state == "damaged" else "MISMATCH — it holds another catalogue than projection.json, and "
+                "hooks serve it")
+        add("twin", f"{WARN} {what}; delete {twin['path']} (the next hook derives it from the JSON)")
+    for problem in twin["problems"][:5] if state not in ("absent", "out-of-date") else ():
+        add("", problem)
 
 
 def _counts(counts: dict[str, Any]) -> str:

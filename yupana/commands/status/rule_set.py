@@ -44,6 +44,10 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
             out["cache_age_secs"] = now - found["written_at"]
     state = refresh_state.read(path, key)
     out["refresh"] = _refresh_info(state, path, now)
+    if path and os.path.exists(path):
+        from yupana.state import twin_check
+
+        out["twin"] = twin_check.compare(path)
     failed_error = None
     if body is not None:
         written = body["written_at"]
