@@ -319,8 +319,11 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
             code = _report(outcome, print_table=False)
             if outcome.prior_age_secs is None:
                 return code
+    from yupana.state import dataset
+
     key = cache.endpoint_key(configured, root)
-    path = refresher.cache_path_for(configured, key)
+    ident = dataset.identity(quipu, root)
+    path = refresher.cache_path_for(configured, ident)
     if not path:
         print("yupana: no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME",
               file=sys.stderr)
@@ -333,7 +336,7 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     now = int(time.time())
     ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
     interval = int(quipu.get("refresh_interval_secs", 300))
-    _, refused = cache.load_servable_json(path, key, ttl, now)
+    _, refused = cache.load_servable_json(path, key, ttl, now, dataset=ident, dialect=quipu.get("dialect"))
     if refused:
         print(f"yupana: warning: hooks would NOT serve this cache ({refused.label}): {refused.reason}", file=sys.stderr)
     age = now - body["written_at"]

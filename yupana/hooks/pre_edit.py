@@ -110,12 +110,10 @@ class Guard(GovernedStage):
 
     def recurrence(self) -> None:
         """Issue 13 §1: a prior denial near this edit is context, never a decision."""
-        from yupana.state import cache as cache_mod
-        from yupana.state import stores
+        from yupana.state import dataset, stores
 
         edit = self.parsed.edits[0]
-        corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root),
-                               stores.DENIALS_FILE)
+        corpus = stores.beside(dataset.identity(self.cfg["quipu"], self.root), stores.DENIALS_FILE)
         if self.outcome.decision != "deny" and not _nonempty(corpus):
             # nothing to compare with and nothing to keep: no embedding, nor its modules
             return self.note("recurrence", SKIPPED, "no prior denial near this edit (the corpus is empty)", edit)

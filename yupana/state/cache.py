@@ -115,9 +115,13 @@ def save_detailed(cache: dict[str, Any], path: str | None = None,
     cache = dict(cache)
     cache["version"] = CACHE_VERSION
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
+    if not isinstance(cache.get("dataset"), str):  # a body that names no dataset: its endpoint's plain one
+        from yupana.state import dataset
+
+        cache["dataset"] = dataset.identity({"endpoint": cache["endpoint"]})
     target = path
     if not target:
-        target = stores.cache_path(cache["endpoint"])
+        target = stores.cache_path(cache.get("dataset") or cache["endpoint"])
     if not target:
         return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME", None
     for key in ("source", "notices"):
@@ -199,21 +203,23 @@ def _unlink(path: str) -> None:
 # ── reading (hot path) ──────────────────────────────────────────────────────────────
 
 
-def load_servable(path: str | None, endpoint: str, ttl: int, now: int) -> tuple[HotCache | None, Miss | None]:
+def load_servable(path: str | None, endpoint: str, ttl: int, now: int, *,
+                  dataset: str, dialect: str | None = None) -> tuple[HotCache | None, Miss | None]:
     """The cache a hook is served for ``endpoint`` at ``now`` (the twin: the derived keys of
     :func:`derive_hot`, sections read on demand), or the named reason there is none."""
     if not path:
         return None, _no_path()
     cache, miss = read(path)
-    return _servable(cache, miss, path, endpoint, ttl, now)
+    return _servable(cache, miss, path, endpoint, ttl, now, dataset, dialect)
 
 
-def load_servable_json(path: str | None, endpoint: str, ttl: int, now: int) -> tuple[dict[str, Any] | None, Miss | None]:
+def load_servable_json(path: str | None, endpoint: str, ttl: int, now: int, *,
+                       dataset: str, dialect: str | None = None) -> tuple[dict[str, Any] | None, Miss | None]:
     """:func:`load_servable` for the cold commands: the JSON's dict, nothing derived."""
     if not path:
         return None, _no_path()
     cache, miss = read_json(path)
-    return _servable(cache, miss, path, endpoint, ttl, now)
+    return _servable(cache, miss, path, endpoint, ttl, now, dataset, dialect)
 
 
 def served_json(quipu: dict[str, Any], root: str, now: int) -> tuple[str | None, str | None, str | None,
@@ -225,9 +231,13 @@ def served_json(quipu: dict[str, Any], root: str, now: int) -> tuple[str | None,
     if not quipu["enabled"] or not endpoint:
         why = "[yupana.quipu] enabled is false" if not quipu["enabled"] else "[yupana.quipu] endpoint is not set"
         return why, None, None, None, None
+    from yupana.state import dataset
+
     key = endpoint_key(endpoint, root)
-    path = stores.cache_path(key)
-    body, miss = load_servable_json(path, key, int(quipu["projection_cache_ttl_secs"]), now)
+    ident = dataset.identity(quipu, root)
+    path = stores.cache_path(ident)
+    body, miss = load_servable_json(path, key, int(quipu["projection_cache_ttl_secs"]), now, dataset=ident,
+                                    dialect=quipu.get("dialect"))
     return None, key, path, body, miss
 
 
@@ -235,14 +245,18 @@ def _no_path() -> Miss:
     return Miss("absent", "no cache path could be resolved (set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME)")
 
 
-def _servable(cache: Any, miss: Miss | None, path: str, endpoint: str, ttl: int, now: int) -> tuple[Any, Miss | None]:
-    """The serving rules after the read: endpoint, future-dated, expired (in that order)."""
+def _servable(cache: Any, miss: Miss | None, path: str, endpoint: str, ttl: int, now: int,
+              dataset: str, dialect: str | None) -> tuple[Any, Miss | None]:
+    """The serving rules after the read: endpoint, dataset, future-dated, expired (in that order)."""
     if miss:
         return None, miss
     assert cache is not None
     found = cache.get("endpoint")
     if normalize_endpoint(str(found)) != normalize_endpoint(endpoint):
         return None, Miss("endpoint", f"the cache at {path} was written for {found!r}, not {endpoint!r}; refusing another deployment's policy")
+    miss = dataset_miss(cache.get("dataset"), dataset, path, dialect, cache.get("dialect"))
+    if miss:
+        return None, miss
     written = cache["written_at"]
     if written > now:
         return None, Miss("future-dated", f"the cache at {path} is dated {written - now}s in the future (clock moved backwards?)")
@@ -252,6 +266,23 @@ def _servable(cache: Any, miss: Miss | None, path: str, endpoint: str, ttl: int,
     if age > ttl:
         return None, Miss("expired", f"the cache at {path} is {age}s old, past projection_cache_ttl_secs = {ttl}")
     return cache, None
+
+
+def dataset_miss(found: object, dataset: str, path: str, dialect: str | None = None,
+                 read_with: object = None) -> Miss | None:
+    """The ``dataset`` miss when a cache's dataset identity (yupana/state/dataset.py) is not ``dataset``,
+    or it was read with another dialect than the configured ``dialect`` (None: detected, any)."""
+    if found == dataset:
+        if dialect and read_with != dialect:
+            return Miss("dataset", f"the cache at {path} was read with dialect {read_with!r}, not the configured "
+                                   f"{dialect!r}; refusing another dataset's policy")
+        return None
+    if not isinstance(found, str):
+        return Miss("dataset", f"the cache at {path} does not say which dataset it holds (written by an older "
+                               f"yupana); it cannot be proven to be {dataset!r}, so it is not served (run "
+                               "`yupana project`)")
+    return Miss("dataset", f"the cache at {path} holds the dataset {found!r}, not {dataset!r} (another default_graph, "
+                           "dialect, auth identity or credential in the URL); refusing another dataset's policy")
 
 
 def _stat(path: str) -> tuple[os.stat_result | None, Miss | None]:
