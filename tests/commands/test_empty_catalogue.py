@@ -19,22 +19,35 @@ def refused(done) -> str:
     return err
 
 
-def test_a_missing_virtuoso_graph_is_refused_until_accepted(yupana, env, tmp_path, virtuoso_server):
+def test_a_missing_virtuoso_graph_is_another_dataset_loudly_empty(yupana, env, tmp_path, virtuoso_server):
+    # A default graph names a dataset of its own (issue 23 §1): a mistyped one is never served the
+    # good graph's rules as its own, and its empty answer is stored loudly in its own directory,
+    # leaving the good graph's cache as it was.
     server = virtuoso_server()
     write_catalogue(tmp_path / "cat", 3)
     server.load_turtle(str(tmp_path / "cat" / "catalogue.ttl"), "http://yupana.test/empty-good")
     root = tmp_path / "project"
     configure(root, server.url, dialect="sparql11", default_graph="http://yupana.test/empty-good")
     assert yupana("project", cwd=root).returncode == 0
-    before = env.cache_path.read_bytes()
+    good = env.cache_for(server.url, default_graph="http://yupana.test/empty-good")
+    before = good.read_bytes()
     configure(root, server.url, dialect="sparql11", default_graph="http://yupana.test/no-such-graph")
+    done = yupana("project", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "EMPTY" in done.stderr.decode() and "default_graph" in done.stderr.decode()
+    assert good.read_bytes() == before
+    typo = env.cache_for(server.url, default_graph="http://yupana.test/no-such-graph")
+    assert json.loads(typo.read_text())["text_rules"] == []
+    # the good graph emptied later (the same dataset) is refused until accepted
+    configure(root, server.url, dialect="sparql11", default_graph="http://yupana.test/empty-good")
+    server.clear("http://yupana.test/empty-good")
     err = refused(yupana("project", cwd=root))
     assert "default_graph" in err and "prior cache kept" in err
-    assert env.cache_path.read_bytes() == before  # the rules keep serving
+    assert good.read_bytes() == before  # the rules keep serving
     done = yupana("project", "--accept-empty", cwd=root)
     assert done.returncode == 0, done.stderr
     assert "accepted an empty catalogue" in done.stderr.decode()
-    assert json.loads(env.cache_path.read_text())["text_rules"] == []
+    assert json.loads(good.read_text())["text_rules"] == []
 
 
 def test_an_empty_oxigraph_behind_the_same_url_is_refused(yupana, env, tmp_path, oxigraph_server):

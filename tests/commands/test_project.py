@@ -54,8 +54,8 @@ def test_project_without_configuration_projects_the_bundled_catalogue_into_its_o
 
     bundled = env.cache_path  # the only store with a cache: the bundled catalogue's own
     assert bundled.exists() and bundled.parent.parent == env.state / "yupana" / "stores"
-    assert bundled.parent.name == paths.store_digest(json.loads(bundled.read_text())["endpoint"])
-    assert (bundled.parent / "endpoint").read_text().strip().endswith("fixtures/catalogue")
+    assert bundled.parent.name == paths.store_digest(json.loads(bundled.read_text())["dataset"])
+    assert (bundled.parent / "endpoint").read_text().split(" | ")[0].endswith("fixtures/catalogue")
 
 
 def test_a_failed_refresh_exits_non_zero_names_the_reason_and_keeps_the_prior_cache(yupana, env, root):
