@@ -51,9 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-refresh", action="store_true",
                         help="--dump without first projecting the bundled catalogue")
     parser.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
-    parser.add_argument("--accept-empty", action="store_true",
-                        help="store the answer even if it governs nothing while the cache it replaces governs rules "
-                             "(refused otherwise: docs/refresh.md)")
+    parser.add_argument("--accept-empty", "--accept-shrink", dest="accept_empty", action="store_true",
+                        help="store the answer even if it governs nothing, or drops more than max_shrink of the "
+                             "rules, while the cache it replaces governs rules (refused otherwise: docs/refresh.md)")
     parser.add_argument("--wait", type=float, default=None,
                         help="seconds to wait for a refresh that is already running (default: the refresh deadline)")
 

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from yupana.projection import empty as empty_defaults
 from yupana.projection.bundle import BundleError
 from yupana.workers import refresh_run
 from yupana.workers.refresh_run import Refused as _Refused
@@ -217,7 +218,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
             refresh_run.project_and_gate(run, quipu, key, path, say, env, shapes_dir)
             body = dict(run.projection.cache)
         _install(run, body, key, path, say, outcome, accept_empty=accept_empty, from_bundle=bool(bundle_url),
-                 ident=ident)
+                 ident=ident, max_shrink=_max_shrink(quipu))
     except _Refused as exc:
         outcome.error_kind, outcome.error = exc.kind, exc.message
         run.gate = exc.report or run.gate
@@ -243,14 +244,16 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
 
 
 def _install(run: refresh_run.Run, body: dict[str, Any], key: str, path: str, say: Callable[[str], None],
-             outcome: RefreshOutcome, *, accept_empty: bool, from_bundle: bool, ident: str) -> None:
+             outcome: RefreshOutcome, *, accept_empty: bool, from_bundle: bool, ident: str,
+             max_shrink: float = empty_defaults.DEFAULT_MAX_SHRINK) -> None:
     """Write ``body`` (a projection or a verified bundle) as the cache of ``key`` at ``path``
     and fill ``outcome`` with what was written; _Refused (empty, write) or DeadlineError."""
     from yupana.projection import empty
 
-    refused, warning = empty.check(body, path, key, accept_empty=accept_empty)
+    refused, warning = empty.check(body, path, key, accept_empty=accept_empty, max_shrink=max_shrink)
     if refused:
-        raise _Refused("empty", refused)
+        kind, _, text = refused.partition(": ") if refused.startswith("shrink: ") else ("empty", "", refused)
+        raise _Refused(kind, text)
     if warning:
         outcome.warnings.append(warning)
     source = body.get("endpoint")
@@ -283,6 +286,13 @@ def _install(run: refresh_run.Run, body: dict[str, Any], key: str, path: str, sa
     outcome.dialect = body.get("dialect")
     outcome.counts = dict(body.get("counts") or {})
     outcome.notices = list(body.get("notices") or [])
+
+
+def _max_shrink(quipu: dict[str, Any]) -> float:
+    found = quipu.get("max_shrink")
+    if isinstance(found, (int, float)) and not isinstance(found, bool):
+        return float(found)
+    return empty_defaults.DEFAULT_MAX_SHRINK
 
 
 def _classify(exc: Exception) -> tuple[str, str]:
