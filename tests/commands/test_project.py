@@ -209,3 +209,17 @@ def test_a_file_store_under_a_path_with_a_space_or_brace_projects_and_guards(yup
                "tool_input": {"file_path": str(root / "lib.rs"), "old_string": "old", "new_string": "// ACME1-4"}}
     hooked = yupana("hook", "pre-edit", cwd=root, stdin=json.dumps(payload))
     assert json.loads(hooked.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", hooked.stdout
+
+
+@pytest.mark.parametrize("dialect", ["sparql11", "quipu"])
+def test_a_store_answering_200k_deep_json_is_a_protocol_failure(yupana, env, root, dialect):
+    server = FaultyServer("deep-json").start()
+    try:
+        configure(root, server.url, dialect=dialect)
+        done = yupana("project", cwd=root)
+    finally:
+        server.stop()
+    err = done.stderr.decode()
+    assert done.returncode == 1
+    assert "refresh FAILED (protocol)" in err and "deeper than any SPARQL result" in err, err
+    assert "RecursionError" not in err and "internal" not in err
