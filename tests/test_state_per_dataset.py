@@ -104,6 +104,11 @@ def test_two_credentials_in_one_url_are_two_datasets_and_neither_is_stored(env, 
             body = path.read_bytes()
             assert b"AAAAAAAA1" not in body and b"BBBBBBBB2" not in body, path
     assert oct((env.state / "yupana" / "dataset.key").stat().st_mode & 0o777) == "0o600"
+    # a new key (the old one deleted) is new directories, and hooks and the refresher agree on them
+    (env.state / "yupana" / "dataset.key").unlink()
+    shutil.rmtree(env.state / "yupana" / "stores")
+    assert run_yupana(["project"], env, cwd=alpha.root).returncode == 0
+    assert _edit(env, alpha, "// see ALPHA0-1").denied
 
 
 def _legacy(env, url: str, **quipu) -> Path:

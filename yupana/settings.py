@@ -59,8 +59,10 @@ def fingerprint(root: str, override: str | None = None) -> tuple[Any, ...]:
     env = sorted(f"{k}={v}" for k, v in os.environ.items()
                  if k.startswith("YUPANA_") and ("__" in k or k in TOP_LEVEL_ENV))
     # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
+    base = paths.state_dir()
+    key = _stat_key(os.path.join(base, "dataset.key") if base else None)  # masked_digest is keyed with it
     return (files, digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES),
-            SNAPSHOT_FORMAT)
+            SNAPSHOT_FORMAT, key)
 
 
 def digest(text: str) -> str:
