@@ -23,9 +23,10 @@ from __future__ import annotations
 import os
 import time
 
-from yupana.state import paths, statefile, stores
-# normalize_endpoint is part of this module's API (it is where caches compare endpoints).
+from yupana.state import statefile, stores
+# normalize_endpoint and endpoint_key are part of this module's API (it is where caches compare endpoints).
 from yupana.state.stores import normalize_endpoint as normalize_endpoint  # re-exported
+from yupana.state.dataset import endpoint_key as endpoint_key  # re-exported
 
 from yupana import fastjson, redact
 from yupana.regex import prefilter as regex_prefilter
@@ -55,25 +56,6 @@ class Miss:
 
     def __repr__(self) -> str:
         return f"Miss({self.label!r}, {self.reason!r})"
-
-
-def endpoint_key(configured: str, root: str | None = None) -> str:
-    """The ``endpoint`` a cache for the configured ``[yupana.quipu] endpoint`` carries.
-
-    ``http(s)://…`` without trailing ``/``; ``file:a,b`` with each location made absolute
-    (relative ones against ``root``), so a hook and the refresher agree without walking
-    directories; an empty endpoint is the bundled example catalogue (``yupana project``
-    only). Cheap and standard-library only: hooks compute it on every call.
-    """
-    configured = redact.redact_url((configured or "").strip())
-    if not configured:
-        configured = "file:" + os.path.join(paths.source_root(), "fixtures", "catalogue")
-    if configured.startswith("file:"):
-        location = configured[len("file://"):] if configured.startswith("file://") else configured[len("file:"):]
-        base = root or os.getcwd()
-        parts = [p.strip() for p in location.split(",") if p.strip()]
-        return "file:" + ",".join(os.path.normpath(os.path.join(base, os.path.expanduser(p))) for p in parts)
-    return normalize_endpoint(configured)
 
 
 def hot_path_for(path: str) -> str:

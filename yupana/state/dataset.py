@@ -6,7 +6,7 @@ One URL is not one dataset. Two projects on one host may read one Oxigraph with
 (:func:`yupana.state.paths.store_dir`) and the ``dataset`` field of its cache are keyed on
 :func:`identity`, which holds, in this order and separated by `` | ``:
 
-* the cache key of the endpoint (:func:`yupana.state.cache.endpoint_key`: redacted, no
+* the cache key of the endpoint (:func:`endpoint_key`: redacted, no
   trailing ``/``, ``file:`` locations absolute);
 * ``default_graph=`` the configured default graph (``-`` when none);
 * ``auth=`` who the store is asked as: ``none``, ``basic:<auth_user>`` or ``bearer``, with where
@@ -35,6 +35,7 @@ import os
 
 from yupana import redact
 from yupana.state import paths
+from yupana.state.stores import normalize_endpoint
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -48,15 +49,32 @@ SEPARATOR = " | "
 
 def identity(quipu: dict[str, Any], root: str | None = None) -> str:
     """The dataset identity of the store ``quipu`` (a ``[yupana.quipu]`` table) names."""
-    from yupana.state import cache
-
     configured = (quipu.get("endpoint") or "").strip()
-    key = cache.endpoint_key(configured, root)
+    key = endpoint_key(configured, root)
     masked = quipu.get(MASKED_FIELD)
     if not isinstance(masked, str):
         masked = masked_digest(configured)
     graph = quipu.get("default_graph") or "-"
     return SEPARATOR.join((key, f"default_graph={graph}", f"auth={_auth(quipu)}", f"masked={masked or '-'}"))
+
+
+def endpoint_key(configured: str, root: str | None = None) -> str:
+    """The ``endpoint`` a cache for the configured ``[yupana.quipu] endpoint`` carries.
+
+    ``http(s)://…`` without trailing ``/``; ``file:a,b`` with each location made absolute
+    (relative ones against ``root``), so a hook and the refresher agree without walking
+    directories; an empty endpoint is the bundled example catalogue (``yupana project``
+    only). Cheap and standard-library only: hooks compute it on every call.
+    """
+    configured = redact.redact_url((configured or "").strip())
+    if not configured:
+        configured = "file:" + os.path.join(paths.source_root(), "fixtures", "catalogue")
+    if configured.startswith("file:"):
+        location = configured[len("file://"):] if configured.startswith("file://") else configured[len("file:"):]
+        base = root or os.getcwd()
+        parts = [p.strip() for p in location.split(",") if p.strip()]
+        return "file:" + ",".join(os.path.normpath(os.path.join(base, os.path.expanduser(p))) for p in parts)
+    return normalize_endpoint(configured)
 
 
 def endpoint_of(ident: str) -> str:
