@@ -45,16 +45,15 @@ def main() -> int:
     os.environ.update(XDG_STATE_HOME=env["XDG_STATE_HOME"])
     sys.path.insert(0, REPO)
     from yupana.evaluate import recurrence
-    from yupana.state import cache as cache_mod
     from yupana.project_root import project_key
-    from yupana.state import denials, stores
+    from yupana.state import dataset, denials, stores
 
     proj = os.path.join(base, "repo")
     os.makedirs(os.path.join(proj, ".bobbin"))
     os.makedirs(os.path.join(proj, ".git"))
     with open(os.path.join(proj, ".bobbin", "config.toml"), "w") as fh:
         fh.write('[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\ndeny_paths = ["src/secret.rs"]\n')
-    corpus = stores.beside(cache_mod.endpoint_key("", proj), denials.NAME)
+    corpus = stores.beside(dataset.identity({"endpoint": ""}, proj), denials.NAME)
     os.makedirs(os.path.dirname(corpus), exist_ok=True)
     now = int(time.time())
     text = "\n".join(f"    let value_{i} = compute_thing_{i}(input, {i}) + offset_{i % 7};" for i in range(30))

@@ -116,14 +116,14 @@ def project_dir(base: str, name: str, endpoint: str) -> str:
 
 def write_cache(endpoint: str, rules: list[dict]) -> None:
     """A warm cache of ``rules`` for ``endpoint``, written as the refresher writes one."""
-    from yupana.state import cache, stores
+    from yupana.state import cache, dataset, stores
 
     body = {"version": 1, "written_at": int(time.time()), "endpoint": endpoint, "dialect": "sparql11",
             "digest": f"sha256:bench{len(rules)}", "counts": {"text_rules": len(rules)}, "policies": [],
             "text_rules": rules, "exemption_selectors": [], "grounded_rules": [], "grounding": None,
             "work_item_scopes": None, "work_item_parents": None, "tripwires": [], "memory_policies": [],
             "ci_map": None, "disk_history": None, "repo_exposure": [], "unprojected": [], "notices": []}
-    error = cache.save(body, stores.cache_path(cache.endpoint_key(endpoint)))
+    error = cache.save(body, stores.cache_path(dataset.identity({"endpoint": endpoint})))
     assert error is None, error
 
 

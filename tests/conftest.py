@@ -54,11 +54,29 @@ class Env(dict):
         dirs = sorted((self.state / "yupana" / "stores").glob("*/"))
         return (dirs[0] if len(dirs) == 1 else self.state / "yupana" / "stores" / "none") / "projection.json"
 
-    def cache_for(self, endpoint: str) -> Path:
-        """The projection cache of the store ``endpoint`` (a cache key: redacted, absolute file: paths)."""
-        from yupana.state import cache, paths
+    def cache_for(self, endpoint: str, **quipu) -> Path:
+        """The projection cache of the store ``endpoint`` (a cache key: redacted, absolute file: paths)
+        configured with the ``[yupana.quipu]`` keys ``quipu`` (default_graph, dialect, auth, …)."""
+        from yupana.state import paths
 
-        return Path(paths.store_dir(cache.normalize_endpoint(endpoint), str(self.state / "yupana"))) / "projection.json"
+        return Path(paths.store_dir(self.dataset_for(endpoint, **quipu), str(self.state / "yupana"))) / "projection.json"
+
+    def dataset_for(self, endpoint: str, **quipu) -> str:
+        """The dataset identity (yupana/state/dataset.py) of ``endpoint`` with the keys ``quipu``,
+        as this environment's hooks compute it (its state directory's key)."""
+        import os
+
+        from yupana.state import dataset
+
+        saved = os.environ.get("XDG_STATE_HOME")
+        os.environ["XDG_STATE_HOME"] = str(self.state)
+        try:
+            return dataset.identity({"endpoint": endpoint, **quipu})
+        finally:
+            if saved is None:
+                del os.environ["XDG_STATE_HOME"]
+            else:
+                os.environ["XDG_STATE_HOME"] = saved
 
     @property
     def legacy_cache_path(self) -> Path:

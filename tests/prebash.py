@@ -50,6 +50,7 @@ def write_cache(env: Env, *, memory_policies: list | None = None, disk_history: 
             "grounded_rules": [], "grounding": None, "work_item_scopes": None, "work_item_parents": None,
             "tripwires": [], "memory_policies": memory_policies or [], "ci_map": None,
             "disk_history": disk_history, "unprojected": [], "notices": []}
+    data["dataset"] = env.dataset_for(endpoint)  # the identity of a plain [yupana.quipu] endpoint
     assert cache.save(data, str(env.cache_for(endpoint))) is None
 
 

@@ -17,16 +17,21 @@ import uuid
 
 import pytest
 
-from yupana.state import cache
+from yupana.state import cache, dataset
 from yupana.regex import prefilter as regex_prefilter
 
 NOW = 1_800_000_000
 EP = "http://quipu.example:3030"
 
 
+def ds(endpoint: str = EP) -> str:
+    """The dataset identity of ``endpoint`` configured with nothing else (yupana/state/dataset.py)."""
+    return dataset.identity({"endpoint": endpoint})
+
+
 def body(written_at: int = NOW, endpoint: str = EP, **extra) -> dict:
     out = {
-        "version": 1, "written_at": written_at, "endpoint": endpoint, "dialect": "quipu", "digest": "sha256:x",
+        "version": 1, "written_at": written_at, "endpoint": endpoint, "dataset": ds(endpoint), "dialect": "quipu", "digest": "sha256:x",
         "counts": {"text_rules": 1}, "policies": [], "exemption_selectors": [], "grounded_rules": [],
         "text_rules": [{"name": "r1", "pattern": r"\bACME-[0-9]+\b", "tier": "block"}],
         "grounding": None, "work_item_scopes": None, "work_item_parents": None,
@@ -52,12 +57,12 @@ def write_raw(path: str, data: bytes | str) -> None:
 
 
 def test_absent(path):
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "absent" and "yupana project" in miss.reason
 
 
 def test_absent_when_no_path_can_be_resolved():
-    found, miss = cache.load_servable(None, EP, 3600, NOW)
+    found, miss = cache.load_servable(None, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "absent" and "YUPANA_PROJECTION_CACHE_PATH" in miss.reason
 
 
@@ -77,14 +82,14 @@ def test_absent_when_no_path_can_be_resolved():
 ])
 def test_unreadable(path, data):
     write_raw(path, data)
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "unreadable"
 
 
 def test_unreadable_even_with_a_stale_hot_twin_beside_it(path):
     assert cache.save(body(), path) is None
     write_raw(path, "{ torn")
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "unreadable"
 
 
@@ -93,44 +98,44 @@ def test_version(path, version):
     data = body()
     data["version"] = version
     write_raw(path, json.dumps(data))
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "version"
 
 
 def test_another_endpoint_is_refused(path):
     assert cache.save(body(endpoint="http://other.example:3030"), path) is None
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "endpoint" and "other.example" in miss.reason
 
 
 @pytest.mark.parametrize(("written", "asked"), [(EP + "/", EP), (EP, EP + "/"), (EP + "//", EP + "/")])
 def test_trailing_slashes_do_not_make_another_endpoint(path, written, asked):
     write_raw(path, json.dumps(body(endpoint=written)))
-    found, miss = cache.load_servable(path, asked, 3600, NOW)
+    found, miss = cache.load_servable(path, asked, 3600, NOW, dataset=ds(asked))
     assert miss is None and found["text_rules"][0]["name"] == "r1"
 
 
 def test_future_dated(path):
     assert cache.save(body(written_at=NOW + 5), path) is None
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "future-dated" and "5s" in miss.reason
 
 
 def test_expired_past_the_ttl(path):
     assert cache.save(body(written_at=NOW - 3601), path) is None
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert found is None and miss.label == "expired" and "3601s" in miss.reason
 
 
 def test_age_equal_to_the_ttl_is_still_served(path):
     assert cache.save(body(written_at=NOW - 3600), path) is None
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert miss is None and found["written_at"] == NOW - 3600
 
 
 def test_ttl_zero_disables_serving_even_a_cache_written_this_second(path):
     assert cache.save(body(written_at=NOW), path) is None
-    found, miss = cache.load_servable(path, EP, 0, NOW)
+    found, miss = cache.load_servable(path, EP, 0, NOW, dataset=ds(EP))
     assert found is None and miss.label == "expired" and "disabled" in miss.reason
 
 
@@ -139,19 +144,29 @@ def test_checks_run_in_the_documented_order(path):
     data = body(written_at=NOW - 99999, endpoint="http://else")
     data["version"] = 7
     write_raw(path, json.dumps(data))
-    assert cache.load_servable(path, EP, 3600, NOW)[1].label == "version"
+    assert cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))[1].label == "version"
     # another endpoint AND future-dated: endpoint first
     assert cache.save(body(written_at=NOW + 100, endpoint="http://else"), path) is None
-    assert cache.load_servable(path, EP, 3600, NOW)[1].label == "endpoint"
+    assert cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))[1].label == "endpoint"
 
 
 def test_older_caches_without_the_later_fields_load_as_unknown(path):
-    minimal = {"version": 1, "written_at": NOW, "endpoint": EP, "policies": [], "text_rules": []}
+    minimal = {"version": 1, "written_at": NOW, "endpoint": EP, "dataset": ds(EP), "policies": [], "text_rules": []}
     write_raw(path, json.dumps(minimal))
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert miss is None
     assert found["grounding"] is None and found["work_item_scopes"] is None  # UNKNOWN, never empty
     assert found["grounded_rules"] == [] and found["tripwires"] == []
+
+
+def test_a_cache_that_names_no_dataset_or_another_is_the_dataset_miss(path):
+    for named in ({}, {"dataset": ds(EP).replace("default_graph=-", "default_graph=urn:team-a")}):
+        write_raw(path, json.dumps({"version": 1, "written_at": NOW, "endpoint": EP, "text_rules": [], **named}))
+        found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
+        assert found is None and miss.label == "dataset", miss
+    write_raw(path, json.dumps(body()))  # read with quipu; sparql11 configured
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP), dialect="sparql11")
+    assert found is None and miss.label == "dataset" and "dialect 'quipu'" in miss.reason
 
 
 # ── endpoint keys ────────────────────────────────────────────────────────────────────
@@ -282,7 +297,7 @@ def test_a_twin_is_never_keyed_to_a_json_another_writer_put_there(path, monkeypa
 def test_a_broken_twin_falls_back_to_the_json(path, garbage):
     assert cache.save(body(), path) is None
     write_raw(cache.hot_path_for(path), garbage)
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert miss is None and found["text_rules"][0]["name"] == "r1"
 
 
@@ -316,7 +331,7 @@ def test_a_twin_that_cannot_be_written_is_reported_and_the_json_still_serves(pat
     os.makedirs(cache.hot_path_for(path))  # a directory where the twin should go
     error, hot_error = cache.save_detailed(body(), path)
     assert error is None and hot_error and "projection.hot" in hot_error
-    found, miss = cache.load_servable(path, EP, 3600, NOW)
+    found, miss = cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))
     assert miss is None and found["text_rules"][0]["_prefilter"] is not None
 
 
@@ -341,7 +356,7 @@ def test_a_file_size_limit_mid_write_loses_nothing(path):
     error = json.loads(done.stdout)
     assert error and "File too large" in error
     assert _snapshot(os.path.dirname(path)) == before  # no temp file left, prior files intact
-    assert cache.load_servable(path, EP, 3600, NOW)[0]["text_rules"][0]["name"] == "r1"
+    assert cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))[0]["text_rules"][0]["name"] == "r1"
 
 
 @pytest.fixture
@@ -365,7 +380,7 @@ def test_a_full_disk_loses_nothing(tiny_fs):
     error = cache.save(body(text_rules=rules), path)
     assert error and "No space left" in error
     assert _snapshot(str(tiny_fs)) == before
-    assert cache.load_servable(path, EP, 3600, NOW)[0]["text_rules"][0]["name"] == "r1"
+    assert cache.load_servable(path, EP, 3600, NOW, dataset=ds(EP))[0]["text_rules"][0]["name"] == "r1"
 
 
 def test_reading_the_twin_again_and_again_leaks_no_descriptor(path):

@@ -119,7 +119,7 @@ def test_outcome_mapping():
 def test_resolve_takes_the_first_source_that_knows(env, monkeypatch, tmp_path):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    path = Path(exposure.cache_path("http://127.0.0.1:9"))
+    path = Path(exposure.cache_path_for({"endpoint": "http://127.0.0.1:9", "dialect": "quipu"}, str(tmp_path)))
     path.parent.mkdir(parents=True, exist_ok=True)
     now = int(time.time())
     path.write_text(json.dumps({"entries": {"http://127.0.0.1:9|acme": {"exposure": "internal", "at": now - 10}}}))

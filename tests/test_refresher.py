@@ -61,7 +61,7 @@ def test_a_refresh_writes_the_cache_its_twin_and_the_state(root, state):
     assert written["endpoint"] == key and written["written_at"] >= before
     assert written["source"].startswith("file:") and written["source"].endswith("catalogue.ttl")
     assert [r["name"] for r in written["text_rules"]] == ["rule_acme_0", "rule_acme_1", "rule_acme_2"]
-    served, miss = cache.load_servable(str(state.cache_path), key, 3600, int(time.time()))
+    served, miss = cache.load_servable(str(state.cache_path), key, 3600, int(time.time()), dataset=written["dataset"])
     assert miss is None and served["text_rules"][0]["_prefilter"] == (("ACME0-",), False)
     st = read_state(state)
     assert st["endpoint"] == key and st["last_success_at"] == written["written_at"]
@@ -242,17 +242,18 @@ def test_no_endpoint_means_no_refresh_unless_the_bundled_catalogue_is_allowed(tm
     assert outcome.ok, outcome.reason()
     bundled = cache.endpoint_key("", str(root))
     assert outcome.cache_path == str(state.cache_for(bundled))  # a store of its own: never a real cache's
-    assert (state.cache_for(bundled).parent / "endpoint").read_text() == bundled + "\n"
+    assert (state.cache_for(bundled).parent / "endpoint").read_text() == state.dataset_for(bundled) + "\n"
 
 
 READER = """
 import os, sys, time
-from yupana.state import cache
+from yupana.state import cache, dataset
 path, key, stop = sys.argv[1], sys.argv[2], sys.argv[3]
 reads = misses = 0
 labels = set()
 while not os.path.exists(stop):
-    found, miss = cache.load_servable(path, key, 3600, int(time.time()) + 1)
+    found, miss = cache.load_servable(path, key, 3600, int(time.time()) + 1,
+                                      dataset=dataset.identity({"endpoint": key}))
     reads += 1
     if miss is not None and miss.label != "absent":
         misses += 1

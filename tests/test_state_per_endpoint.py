@@ -61,10 +61,11 @@ def test_two_projects_on_two_endpoints_each_keep_their_own_governed_policy(env, 
     for repo in (alpha, beta):
         done = run_yupana(["project"], env, cwd=repo.root)
         assert done.returncode == 0, done.stderr
-    assert json.loads(env.cache_for(alpha_url).read_text())["counts"]["text_rules"] == 2
-    assert json.loads(env.cache_for(beta_url).read_text())["counts"]["text_rules"] == 3
-    assert env.cache_for(alpha_url).parent != env.cache_for(beta_url).parent
-    assert (env.cache_for(alpha_url).parent / "endpoint").read_text() == alpha_url + "\n"
+    assert json.loads(env.cache_for(alpha_url, dialect="sparql11").read_text())["counts"]["text_rules"] == 2
+    assert json.loads(env.cache_for(beta_url, dialect="sparql11").read_text())["counts"]["text_rules"] == 3
+    assert env.cache_for(alpha_url, dialect="sparql11").parent != env.cache_for(beta_url, dialect="sparql11").parent
+    assert (env.cache_for(alpha_url, dialect="sparql11").parent / "endpoint").read_text() == (
+        f"{alpha_url} | default_graph=- | auth=none | masked=-\n")
     assert not env.legacy_cache_path.exists()
     # the background refreshes of both projects, interleaved: neither switches the other off
     for _ in range(2):
@@ -76,7 +77,7 @@ def test_two_projects_on_two_endpoints_each_keep_their_own_governed_policy(env, 
     # each project's hook knows only its own catalogue
     other = hook(env, _edit(alpha, "// see BETA2-7"))
     assert "BETA" not in other.message and "failed open" not in other.message
-    states = [json.loads((env.cache_for(u).parent / "refresh-state.json").read_text()) for u in (alpha_url, beta_url)]
+    states = [json.loads((env.cache_for(u, dialect="sparql11").parent / "refresh-state.json").read_text()) for u in (alpha_url, beta_url)]
     assert [s["endpoint"] for s in states] == [alpha_url, beta_url]
     assert all(s["consecutive_failures"] == 0 for s in states)
 
@@ -89,12 +90,12 @@ def test_one_store_backing_off_leaves_the_other_fresh(env, two, tmp_path):
     dead = "http://127.0.0.1:9/query"
     configure(beta.root, dead, dialect="sparql11")
     assert run_yupana(["project"], env, cwd=beta.root).returncode != 0
-    dead_state = json.loads((env.cache_for(dead).parent / "refresh-state.json").read_text())
+    dead_state = json.loads((env.cache_for(dead, dialect="sparql11").parent / "refresh-state.json").read_text())
     assert dead_state["consecutive_failures"] == 1 and dead_state["backoff_until"] > time.time()
-    alpha_state = json.loads((env.cache_for(alpha_url).parent / "refresh-state.json").read_text())
+    alpha_state = json.loads((env.cache_for(alpha_url, dialect="sparql11").parent / "refresh-state.json").read_text())
     assert alpha_state["consecutive_failures"] == 0 and alpha_state["backoff_until"] is None
     assert "(policy fresh" in _governed(env, alpha, "ALPHA1-3")
-    assert json.loads(env.cache_for(beta_url).read_text())["counts"]["text_rules"] == 3  # kept for its endpoint
+    assert json.loads(env.cache_for(beta_url, dialect="sparql11").read_text())["counts"]["text_rules"] == 3  # kept for its endpoint
 
 
 def test_the_explicit_cache_path_still_names_one_cache_for_every_endpoint(env, two, tmp_path):
@@ -114,23 +115,23 @@ def test_the_explicit_cache_path_still_names_one_cache_for_every_endpoint(env, t
 def test_a_legacy_cache_migrates_into_its_endpoints_directory(env, two):
     alpha, alpha_url, beta, _beta_url = two
     assert run_yupana(["project"], env, cwd=alpha.root).returncode == 0
-    store = env.cache_for(alpha_url).parent
+    store = env.cache_for(alpha_url, dialect="sparql11").parent
     legacy = env.state / "yupana"
     # what an older yupana left: one cache per user, its refresh state and exposure answers beside it
-    body = env.cache_for(alpha_url).read_bytes()
+    body = env.cache_for(alpha_url, dialect="sparql11").read_bytes()
     state = (store / "refresh-state.json").read_bytes()
     for name in ("projection.json", "projection.hot", "refresh-state.json", "endpoint"):
         (store / name).replace(legacy / name) if name != "endpoint" else (store / name).unlink()
     (legacy / "exposure.json").write_text(json.dumps({"version": 1, "entries": {f"{alpha_url}|widgets": {
         "exposure": "internal", "at": int(time.time())}}}))
     store.rmdir() if not any(store.iterdir()) else None
-    assert (legacy / "projection.json").exists() and not env.cache_for(alpha_url).exists()
+    assert (legacy / "projection.json").exists() and not env.cache_for(alpha_url, dialect="sparql11").exists()
     # the next hook finds it where it belongs and serves it
     assert "(policy fresh" in _governed(env, alpha, "ALPHA1-9")
-    assert env.cache_for(alpha_url).read_bytes() == body
+    assert env.cache_for(alpha_url, dialect="sparql11").read_bytes() == body
     assert (store / "refresh-state.json").read_bytes() == state
     assert json.loads((store / "exposure.json").read_text())["entries"][f"{alpha_url}|widgets"]["exposure"] == "internal"
-    assert (store / "endpoint").read_text() == alpha_url + "\n"
+    assert (store / "endpoint").read_text() == env.dataset_for(alpha_url, dialect="sparql11") + "\n"
     assert not (legacy / "projection.json").exists() and not (legacy / "refresh-state.json").exists()
     moved = env.records("state_migrated")
     assert len(moved) == 1 and moved[0]["legacy"] == str(legacy / "projection.json")

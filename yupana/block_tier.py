@@ -69,7 +69,8 @@ def for_status(cfg: dict[str, Any], root: str, now: int, override: str | None,
 
     body = None
     if rule_set["state"] != "off" and rule_set["miss"] is None:
-        body, _ = cache.load_servable_json(rule_set["cache_path"], rule_set["endpoint"], rule_set["ttl_secs"], now)
+        body, _ = cache.load_servable_json(rule_set["cache_path"], rule_set["endpoint"], rule_set["ttl_secs"], now,
+                                           dataset=rule_set["dataset"], dialect=cfg["quipu"].get("dialect"))
     miss = rule_set["miss"]
     return assess(cfg, body, root, now, override=override, no_cache=miss["reason"] if miss else None)
 

@@ -94,6 +94,8 @@ QUIPU = table(
     refresh_backoff_secs=field("int", 60, ge=1),
     batch_size=field("int", 200, ge=1, le=5000),
     max_rows=field("int", 10000, ge=1),
+    # the largest fraction of the governed rules a refresh may drop unaccepted (docs/configuration.md)
+    max_shrink=field("float", 0.5, ge=0, le=1, tighten="lower"),
     auth=enum("none", "none", "basic", "bearer", tighten="fixed"),
     auth_user=field("str", None, optional=True, tighten="fixed"),
     credentials_env=field("str", "YUPANA_SPARQL_SECRET", tighten="fixed"),

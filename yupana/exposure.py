@@ -91,11 +91,17 @@ def resolve(quipu: dict[str, Any], statements: dict[str, str] | list[dict[str, A
     return "unknown", "no exposure source knows this repository: " + "; ".join(said), NONE
 
 
-def cache_path(endpoint: str) -> str | None:
-    """``exposure.json`` of the store ``endpoint`` (its own directory, :mod:`yupana.state.stores`)."""
-    from yupana.redact import redact_url
+def cache_path(ident: str) -> str | None:
+    """``exposure.json`` of the dataset ``ident`` (:func:`yupana.state.dataset.identity`), in its
+    store's own directory (:mod:`yupana.state.stores`): each dataset's answers are its own."""
+    return stores.beside(ident, "exposure.json")
 
-    return stores.beside(redact_url(endpoint.rstrip("/")), "exposure.json")
+
+def cache_path_for(quipu: dict[str, Any], root: str) -> str | None:
+    """``exposure.json`` of the store ``quipu`` (a ``[yupana.quipu]`` table) configures."""
+    from yupana.state import dataset
+
+    return cache_path(dataset.identity(quipu, root))
 
 
 def repo_iri(repo: str) -> str:
@@ -136,7 +142,7 @@ def lookup(quipu: dict[str, Any], repo: str | None, now: int, *, root: str, over
         return "unknown", f"the store {endpoint or '(bundled)'} has no /policy/check to ask"
     if quipu.get("dialect") == "sparql11":
         return "unknown", "a generic SPARQL 1.1 store has no /policy/check to ask"
-    entry = read_entries(cache_path(endpoint)).get(key(endpoint, repo))
+    entry = read_entries(cache_path_for(quipu, root)).get(key(endpoint, repo))
     if isinstance(entry, dict) and isinstance(entry.get("at"), int):
         exposure = entry.get("exposure")
         age = now - entry["at"]
@@ -188,7 +194,9 @@ def start_lookup(endpoint: str, repo: str, *, root: str, override: str | None = 
 
 
 def pending_marker(repo: str, endpoint: str) -> str | None:
-    base = cache_path(endpoint)
+    from yupana.redact import redact_url
+
+    base = stores.beside(redact_url(endpoint.rstrip("/")), "exposure.json")  # single flight per endpoint and repo
     if not base:
         return None
     safe = "".join(c for c in repo if c.isascii() and (c.isalnum() or c in "._-"))[:80] or "repo"

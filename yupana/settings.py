@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
+# What a snapshot holds beyond the resolution: 2 added [yupana.quipu] masked_digest (state/dataset.py).
+SNAPSHOT_FORMAT = 2
 _MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "config_validate.py", "config_resolve.py",
                                                       "config_lattice.py", "config_error.py"))
 
@@ -58,7 +60,10 @@ def fingerprint(root: str, override: str | None = None, nested: tuple[str, ...] 
     env = sorted(f"{k}={v}" for k, v in os.environ.items()
                  if k.startswith("YUPANA_") and ("__" in k or k in TOP_LEVEL_ENV))
     # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
-    return (files, digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES))
+    base = paths.state_dir()
+    key = _stat_key(os.path.join(base, "dataset.key") if base else None)  # masked_digest is keyed with it
+    return (files, digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES),
+            SNAPSHOT_FORMAT, key)
 
 
 def digest(text: str) -> str:
@@ -166,6 +171,11 @@ def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
 
     out = dict(resolved)
     config = dict(out.get("config") or {})
+    quipu = config.get("quipu")
+    if isinstance(quipu, dict) and isinstance(quipu.get("endpoint"), str):  # the dataset identity's hash of what
+        from yupana.state import dataset  # redaction masks
+
+        config["quipu"] = {**quipu, dataset.MASKED_FIELD: dataset.masked_digest(quipu["endpoint"])}
     for section, key in URL_KEYS:
         table = config.get(section)
         if isinstance(table, dict) and isinstance(table.get(key), str):

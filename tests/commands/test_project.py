@@ -54,8 +54,8 @@ def test_project_without_configuration_projects_the_bundled_catalogue_into_its_o
 
     bundled = env.cache_path  # the only store with a cache: the bundled catalogue's own
     assert bundled.exists() and bundled.parent.parent == env.state / "yupana" / "stores"
-    assert bundled.parent.name == paths.store_digest(json.loads(bundled.read_text())["endpoint"])
-    assert (bundled.parent / "endpoint").read_text().strip().endswith("fixtures/catalogue")
+    assert bundled.parent.name == paths.store_digest(json.loads(bundled.read_text())["dataset"])
+    assert (bundled.parent / "endpoint").read_text().split(" | ")[0].endswith("fixtures/catalogue")
 
 
 def test_a_failed_refresh_exits_non_zero_names_the_reason_and_keeps_the_prior_cache(yupana, env, root):
@@ -191,3 +191,35 @@ def test_dump_no_refresh_without_a_cache_fails_clearly(yupana, env, tmp_path):
     bare.mkdir()
     done = yupana("project", "--dump", "--no-refresh", cwd=bare)
     assert done.returncode == 1 and "nothing to dump" in done.stderr.decode()
+
+
+@pytest.mark.parametrize("name", ["my policies", "team-{a}", "ü {x} y"])
+def test_a_file_store_under_a_path_with_a_space_or_brace_projects_and_guards(yupana, env, tmp_path, name):
+    root = tmp_path / name
+    write_catalogue(root / "cat dir", 2)
+    configure(root, "file:cat dir")
+    text = (root / ".bobbin" / "config.toml").read_text()
+    (root / ".bobbin" / "config.toml").write_text('[yupana.policy]\nmode = "enforce"\nexposure = "public"\n' + text)
+    done = yupana("project", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(env.cache_path.read_text())["counts"]["text_rules"] == 2
+    (root / "lib.rs").write_text("old\n")
+    payload = {"session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": str(root), "permission_mode": "default",
+               "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(root / "lib.rs"), "old_string": "old", "new_string": "// ACME1-4"}}
+    hooked = yupana("hook", "pre-edit", cwd=root, stdin=json.dumps(payload))
+    assert json.loads(hooked.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", hooked.stdout
+
+
+@pytest.mark.parametrize("dialect", ["sparql11", "quipu"])
+def test_a_store_answering_200k_deep_json_is_a_protocol_failure(yupana, env, root, dialect):
+    server = FaultyServer("deep-json").start()
+    try:
+        configure(root, server.url, dialect=dialect)
+        done = yupana("project", cwd=root)
+    finally:
+        server.stop()
+    err = done.stderr.decode()
+    assert done.returncode == 1
+    assert "refresh FAILED (protocol)" in err and "deeper than any SPARQL result" in err, err
+    assert "RecursionError" not in err and "internal" not in err

@@ -21,6 +21,7 @@ FAULTS = {
     "slow-headers": ("timeout", ["request_timeout_secs"]),
     "http-500": ("http", ["500", "the database is locked", "logs"]),
     "invalid-json": ("protocol", ["not valid JSON"]),
+    "deep-json": ("protocol", ["deeper than any SPARQL result"]),
     "truncated": ("protocol", ["connection broke", "120 bytes received"]),
     "html": ("protocol", ["text/html"]),
     "wrong-shape": ("protocol", []),

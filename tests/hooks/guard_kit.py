@@ -111,6 +111,7 @@ def write_cache(env, endpoint: str, *, age: int = 0, path=None, **planes) -> dic
             "tripwires": [], "memory_policies": [], "ci_map": None, "disk_history": None, "unprojected": [],
             "notices": []}
     body.update(planes)
+    body.setdefault("dataset", env.dataset_for(endpoint))  # the identity of a plain [yupana.quipu] endpoint
     assert cache.save(body, str(path or env.cache_for(endpoint))) is None  # path: a copied file
     return body
 

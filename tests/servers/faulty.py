@@ -13,6 +13,8 @@ Behaviours (what a store, a proxy or a broken network does to a client):
 * ``html``: a 200 ``text/html`` login page;
 * ``wrong-shape``: a 200 JSON object that is not a SPARQL result;
 * ``redirect``: a 302 to ``https://elsewhere.example/sparql`` (a moved endpoint);
+* ``deep-json``: a 200 ``application/sparql-results+json`` body of 200,000 nested arrays (valid
+  JSON, deeper than any parser's recursion limit);
 * ``garbage``: on connect, before reading anything, a line of bytes that is neither HTTP nor
   TLS, then close (what an ``https://`` client meets at a port that speaks something else).
 
@@ -25,7 +27,7 @@ import socket
 import threading
 
 BEHAVIOURS = ("refuse", "never-answer", "slow-drip", "slow-headers", "http-500", "invalid-json", "truncated",
-              "html", "wrong-shape", "redirect", "garbage")
+              "html", "wrong-shape", "redirect", "garbage", "deep-json")
 
 _RESULTS = (b'{"head": {"vars": ["s"]}, "results": {"bindings": [' +
             b', '.join(b'{"s": {"type": "uri", "value": "urn:example:%d"}}' % i for i in range(200)) + b']}}')
@@ -117,6 +119,10 @@ class FaultyServer:
 
     def _invalid_json(self, client: socket.socket) -> None:
         body = b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "urn:x"}},]}}'
+        client.sendall(_head(200, "application/sparql-results+json", len(body)) + body)
+
+    def _deep_json(self, client: socket.socket) -> None:
+        body = b"[" * 200_000 + b"]" * 200_000
         client.sendall(_head(200, "application/sparql-results+json", len(body)) + body)
 
     def _truncated(self, client: socket.socket) -> None:

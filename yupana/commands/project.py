@@ -51,9 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-refresh", action="store_true",
                         help="--dump without first projecting the bundled catalogue")
     parser.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
-    parser.add_argument("--accept-empty", action="store_true",
-                        help="store the answer even if it governs nothing while the cache it replaces governs rules "
-                             "(refused otherwise: docs/refresh.md)")
+    parser.add_argument("--accept-empty", "--accept-shrink", dest="accept_empty", action="store_true",
+                        help="store the answer even if it governs nothing, or drops more than max_shrink of the "
+                             "rules, while the cache it replaces governs rules (refused otherwise: docs/refresh.md)")
     parser.add_argument("--wait", type=float, default=None,
                         help="seconds to wait for a refresh that is already running (default: the refresh deadline)")
 
@@ -321,8 +321,11 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
             code = _report(outcome, print_table=False)
             if outcome.prior_age_secs is None:
                 return code
+    from yupana.state import dataset
+
     key = cache.endpoint_key(configured, root)
-    path = refresher.cache_path_for(configured, key)
+    ident = dataset.identity(quipu, root)
+    path = refresher.cache_path_for(configured, ident)
     if not path:
         print("yupana: no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME",
               file=sys.stderr)
@@ -335,7 +338,7 @@ def _dump(root: str, override: str | None, fmt: str, no_refresh: bool, wait: flo
     now = int(time.time())
     ttl = int(quipu.get("projection_cache_ttl_secs", 3600))
     interval = int(quipu.get("refresh_interval_secs", 300))
-    _, refused = cache.load_servable_json(path, key, ttl, now)
+    _, refused = cache.load_servable_json(path, key, ttl, now, dataset=ident, dialect=quipu.get("dialect"))
     if refused:
         print(f"yupana: warning: hooks would NOT serve this cache ({refused.label}): {refused.reason}", file=sys.stderr)
     age = now - body["written_at"]

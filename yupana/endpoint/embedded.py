@@ -32,6 +32,14 @@ def files_of(location: str) -> list[str]:
     return found
 
 
+def base_iri(path: str) -> str:
+    """The ``file://`` IRI relative IRIs in ``path`` resolve against: the absolute path
+    percent-encoded (RFC 3987), so a directory named ``my policies`` or ``{team}`` loads."""
+    from urllib.parse import quote
+
+    return "file://" + quote(os.path.abspath(path), safe="/")
+
+
 class EmbeddedStore(Endpoint):
     dialect = "embedded"
 
@@ -49,7 +57,7 @@ class EmbeddedStore(Endpoint):
                 raise ProtocolError(f"{path}: unknown RDF file type (use .ttl, .nt, .n3, .nq, .trig or .rdf)")
             try:
                 with open(path, "rb") as fh:
-                    self._store.load(fh, format=getattr(pyoxigraph.RdfFormat, fmt), base_iri=f"file://{os.path.abspath(path)}")
+                    self._store.load(fh, format=getattr(pyoxigraph.RdfFormat, fmt), base_iri=base_iri(path))
             except OSError as exc:
                 raise ConnectError(f"{path}: {exc.strerror or exc}") from None
             except SyntaxError as exc:

@@ -327,6 +327,10 @@ def parse_json(reply: Reply, what: str) -> object:
                                         f"({reply.excerpt()!r}) — is the endpoint the store's SPARQL/query URL?")
     try:
         return json.loads(reply.body)
+    except RecursionError:
+        raise BadResponse(f"{reply.url}: the answer to {what} nests JSON arrays or objects deeper than any SPARQL "
+                          f"result does (more than the parser's recursion limit); it starts {reply.excerpt()!r} — "
+                          "a broken or hostile store") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadResponse(f"{reply.url}: the answer to {what} is not valid JSON ({exc}); it starts "
                                         f"{reply.excerpt()!r} — is the endpoint a SPARQL service?") from None

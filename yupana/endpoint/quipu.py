@@ -171,7 +171,7 @@ def quipu_error(reply: Reply, what: str) -> EndpointError:
             message = doc["error"] if len(doc["error"]) <= 300 else doc["error"][:300] + "…"
             message = reply.scrub(message) if callable(reply.scrub) else message
             reason = str(doc.get("reason") or "")
-    except ValueError:
+    except (ValueError, RecursionError):  # not quipu's own error: the excerpt says what came
         pass
     said = f": {message}" if message else ""
     if status == 401:

@@ -28,7 +28,7 @@ import os
 
 from yupana.state import cache as cache_mod
 from yupana import redact
-from yupana.state import refresh_state, spool, stores
+from yupana.state import dataset, refresh_state, spool, stores
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -102,9 +102,10 @@ def load(cfg: dict[str, Any], now: int, *, root: str | None = None, override: st
     key = cache_mod.endpoint_key(quipu.get("endpoint") or "", root)
     ttl = _int(quipu.get("projection_cache_ttl_secs"), 3600)
     interval = _int(quipu.get("refresh_interval_secs"), 300)
-    path = stores.cache_path(key)
+    ident = dataset.identity(quipu, root)
+    path = stores.cache_path(ident)
     gov = Governed(key, ttl, interval, path)
-    data, gov.miss = cache_mod.load_servable(path, key, ttl, now)
+    data, gov.miss = cache_mod.load_servable(path, key, ttl, now, dataset=ident, dialect=quipu.get("dialect"))
     if gov.miss is not None and gov.miss.label == cache_mod.REBUILDING and spawn and path:
         start = effects.workers.refresh if effects is not None else start_refresh
         gov.refresh_started = start(path, root, override, twin_only=True)  # the twin, from the JSON at hand

@@ -124,11 +124,9 @@ class Guard(GovernedStage):
 
     def consult_corpus(self, edit: FileEdit) -> None:
         from yupana import project_root
-        from yupana.state import cache as cache_mod
-        from yupana.state import stores
+        from yupana.state import dataset, stores
 
-        corpus = stores.beside(cache_mod.endpoint_key(self.cfg["quipu"].get("endpoint") or "", self.root),
-                               stores.DENIALS_FILE)
+        corpus = stores.beside(dataset.identity(self.cfg["quipu"], self.root), stores.DENIALS_FILE)
         if self.outcome.decision != "deny" and not _nonempty(corpus):
             # nothing to compare with and nothing to keep: no embedding, nor its modules
             return self.note("recurrence", SKIPPED, "no prior denial near this edit (the corpus is empty)", edit)

@@ -9,6 +9,12 @@ serving) unless the operator accepts it for this one run (``yupana project
 --accept-empty``). The background refresh worker never accepts it: an empty catalogue
 reaches the hooks only by a person's explicit choice.
 
+A sharp shrink is the same accident half-way (a store reloaded with 5 % of its rules, a
+truncated file, one graph of two loaded): a projection that drops more than
+``[yupana.quipu] max_shrink`` (a fraction, default 0.5) of the governed rules the prior cache
+holds is refused with error kind ``shrink``, accepted the same way (``--accept-empty``, or
+its spelling ``--accept-shrink``), never by the worker.
+
 When there is nothing to protect (no prior cache, or the prior one was empty too) the
 empty projection is stored, and the refresh says so loudly (a warning on stderr and in
 ``yupana project``'s summary; ``yupana status`` shows the rule set as ``empty``).
@@ -24,6 +30,8 @@ from yupana.planes import GOVERNED_PLANES
 GOVERNED = GOVERNED_PLANES
 
 ACCEPT_FLAG = "--accept-empty"
+SHRINK_FLAG = "--accept-shrink"  # the same acceptance, said for a shrink
+DEFAULT_MAX_SHRINK = 0.5
 
 
 def governed_rules(counts: dict[str, Any] | None) -> int:
@@ -43,15 +51,19 @@ def _prior_counts(path: str, key: str) -> dict[str, Any] | None:
     return found.get("counts") if isinstance(found.get("counts"), dict) else None
 
 
-def check(projected: dict[str, Any], path: str, key: str, *, accept_empty: bool) -> tuple[str | None, str | None]:
+def check(projected: dict[str, Any], path: str, key: str, *, accept_empty: bool,
+          max_shrink: float = DEFAULT_MAX_SHRINK) -> tuple[str | None, str | None]:
     """``(refusal, warning)`` for storing ``projected`` (a cache dict) at ``path``.
 
     ``refusal`` (the message of an ``empty`` failure) when the projection governs nothing
     but the prior cache for ``key`` governs something and ``accept_empty`` is false;
-    otherwise ``warning`` is set whenever the projection governs nothing.
+    otherwise ``warning`` is set whenever the projection governs nothing. A projection that
+    governs something but drops more than ``max_shrink`` of the prior's governed rules is
+    :func:`shrink`'s to judge.
     """
-    if governed_rules(projected.get("counts")) > 0:
-        return None, None
+    after = governed_rules(projected.get("counts"))
+    if after > 0:
+        return shrink(projected, path, key, after, accept=accept_empty, max_shrink=max_shrink)
     prior = _prior_counts(path, key)
     before = governed_rules(prior)
     endpoint = projected.get("endpoint") or key
@@ -66,6 +78,29 @@ def check(projected: dict[str, Any], path: str, key: str, *, accept_empty: bool)
     return None, (f"EMPTY CATALOGUE: {endpoint} holds no governed rules (no policies, text rules, grounded rules, "
                   "tripwires or host-memory policies), so no governed rule is enforced — check [yupana.quipu] "
                   "endpoint and default_graph, and that the store is loaded")
+
+
+def shrink(projected: dict[str, Any], path: str, key: str, after: int, *, accept: bool,
+           max_shrink: float) -> tuple[str | None, str | None]:
+    """``(refusal, warning)`` for a projection governing ``after`` rules that may drop too many.
+
+    The refusal starts with ``shrink:`` (the refresher's error kind ``shrink``)."""
+    prior = _prior_counts(path, key)
+    before = governed_rules(prior)
+    if before <= 0 or after >= before:
+        return None, None
+    dropped = (before - after) / before
+    if dropped <= max_shrink:
+        return None, None
+    endpoint = projected.get("endpoint") or key
+    said = (f"the store answered with {after} governed rules ({_shown(projected.get('counts'))}) where the cache it "
+            f"would replace governs {before} ({_shown(prior)}): {dropped:.0%} fewer, more than [yupana.quipu] "
+            f"max_shrink = {max_shrink:g}")
+    if accept:
+        return None, f"accepted a shrunken catalogue: {said}; hooks now enforce {after} governed rules from {endpoint}"
+    return (f"shrink: {said}; refusing to drop them. Likely causes: a store reloaded in part, a truncated file, "
+            f"one graph of several loaded, or the wrong endpoint ({endpoint}). If the rules really were retired, run "
+            f"`yupana project {SHRINK_FLAG}` once (or raise max_shrink)"), None
 
 
 def _shown(counts: dict[str, Any] | None) -> str:

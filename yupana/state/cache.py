@@ -23,9 +23,10 @@ from __future__ import annotations
 import os
 import time
 
-from yupana.state import paths, statefile, stores
-# normalize_endpoint is part of this module's API (it is where caches compare endpoints).
+from yupana.state import statefile, stores
+# normalize_endpoint and endpoint_key are part of this module's API (it is where caches compare endpoints).
 from yupana.state.stores import normalize_endpoint as normalize_endpoint  # re-exported
+from yupana.state.dataset import endpoint_key as endpoint_key  # re-exported
 
 from yupana import fastjson, redact
 from yupana.regex import prefilter as regex_prefilter
@@ -55,25 +56,6 @@ class Miss:
 
     def __repr__(self) -> str:
         return f"Miss({self.label!r}, {self.reason!r})"
-
-
-def endpoint_key(configured: str, root: str | None = None) -> str:
-    """The ``endpoint`` a cache for the configured ``[yupana.quipu] endpoint`` carries.
-
-    ``http(s)://…`` without trailing ``/``; ``file:a,b`` with each location made absolute
-    (relative ones against ``root``), so a hook and the refresher agree without walking
-    directories; an empty endpoint is the bundled example catalogue (``yupana project``
-    only). Cheap and standard-library only: hooks compute it on every call.
-    """
-    configured = redact.redact_url((configured or "").strip())
-    if not configured:
-        configured = "file:" + os.path.join(paths.source_root(), "fixtures", "catalogue")
-    if configured.startswith("file:"):
-        location = configured[len("file://"):] if configured.startswith("file://") else configured[len("file:"):]
-        base = root or os.getcwd()
-        parts = [p.strip() for p in location.split(",") if p.strip()]
-        return "file:" + ",".join(os.path.normpath(os.path.join(base, os.path.expanduser(p))) for p in parts)
-    return normalize_endpoint(configured)
 
 
 def hot_path_for(path: str) -> str:
@@ -115,9 +97,13 @@ def save_detailed(cache: dict[str, Any], path: str | None = None,
     cache = dict(cache)
     cache["version"] = CACHE_VERSION
     cache["endpoint"] = normalize_endpoint(cache.get("endpoint", ""))
+    if not isinstance(cache.get("dataset"), str):  # a body that names no dataset: its endpoint's plain one
+        from yupana.state import dataset
+
+        cache["dataset"] = dataset.identity({"endpoint": cache["endpoint"]})
     target = path
     if not target:
-        target = stores.cache_path(cache["endpoint"])
+        target = stores.cache_path(cache.get("dataset") or cache["endpoint"])
     if not target:
         return "no cache path: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME", None
     for key in ("source", "notices"):
@@ -199,21 +185,23 @@ def _unlink(path: str) -> None:
 # ── reading (hot path) ──────────────────────────────────────────────────────────────
 
 
-def load_servable(path: str | None, endpoint: str, ttl: int, now: int) -> tuple[HotCache | None, Miss | None]:
+def load_servable(path: str | None, endpoint: str, ttl: int, now: int, *,
+                  dataset: str, dialect: str | None = None) -> tuple[HotCache | None, Miss | None]:
     """The cache a hook is served for ``endpoint`` at ``now`` (the twin: the derived keys of
     :func:`derive_hot`, sections read on demand), or the named reason there is none."""
     if not path:
         return None, _no_path()
     cache, miss = read(path)
-    return _servable(cache, miss, path, endpoint, ttl, now)
+    return _servable(cache, miss, path, endpoint, ttl, now, dataset, dialect)
 
 
-def load_servable_json(path: str | None, endpoint: str, ttl: int, now: int) -> tuple[dict[str, Any] | None, Miss | None]:
+def load_servable_json(path: str | None, endpoint: str, ttl: int, now: int, *,
+                       dataset: str, dialect: str | None = None) -> tuple[dict[str, Any] | None, Miss | None]:
     """:func:`load_servable` for the cold commands: the JSON's dict, nothing derived."""
     if not path:
         return None, _no_path()
     cache, miss = read_json(path)
-    return _servable(cache, miss, path, endpoint, ttl, now)
+    return _servable(cache, miss, path, endpoint, ttl, now, dataset, dialect)
 
 
 def served_json(quipu: dict[str, Any], root: str, now: int) -> tuple[str | None, str | None, str | None,
@@ -225,9 +213,13 @@ def served_json(quipu: dict[str, Any], root: str, now: int) -> tuple[str | None,
     if not quipu["enabled"] or not endpoint:
         why = "[yupana.quipu] enabled is false" if not quipu["enabled"] else "[yupana.quipu] endpoint is not set"
         return why, None, None, None, None
+    from yupana.state import dataset
+
     key = endpoint_key(endpoint, root)
-    path = stores.cache_path(key)
-    body, miss = load_servable_json(path, key, int(quipu["projection_cache_ttl_secs"]), now)
+    ident = dataset.identity(quipu, root)
+    path = stores.cache_path(ident)
+    body, miss = load_servable_json(path, key, int(quipu["projection_cache_ttl_secs"]), now, dataset=ident,
+                                    dialect=quipu.get("dialect"))
     return None, key, path, body, miss
 
 
@@ -235,14 +227,18 @@ def _no_path() -> Miss:
     return Miss("absent", "no cache path could be resolved (set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME)")
 
 
-def _servable(cache: Any, miss: Miss | None, path: str, endpoint: str, ttl: int, now: int) -> tuple[Any, Miss | None]:
-    """The serving rules after the read: endpoint, future-dated, expired (in that order)."""
+def _servable(cache: Any, miss: Miss | None, path: str, endpoint: str, ttl: int, now: int,
+              dataset: str, dialect: str | None) -> tuple[Any, Miss | None]:
+    """The serving rules after the read: endpoint, dataset, future-dated, expired (in that order)."""
     if miss:
         return None, miss
     assert cache is not None
     found = cache.get("endpoint")
     if normalize_endpoint(str(found)) != normalize_endpoint(endpoint):
         return None, Miss("endpoint", f"the cache at {path} was written for {found!r}, not {endpoint!r}; refusing another deployment's policy")
+    miss = dataset_miss(cache.get("dataset"), dataset, path, dialect, cache.get("dialect"))
+    if miss:
+        return None, miss
     written = cache["written_at"]
     if written > now:
         return None, Miss("future-dated", f"the cache at {path} is dated {written - now}s in the future (clock moved backwards?)")
@@ -252,6 +248,23 @@ def _servable(cache: Any, miss: Miss | None, path: str, endpoint: str, ttl: int,
     if age > ttl:
         return None, Miss("expired", f"the cache at {path} is {age}s old, past projection_cache_ttl_secs = {ttl}")
     return cache, None
+
+
+def dataset_miss(found: object, dataset: str, path: str, dialect: str | None = None,
+                 read_with: object = None) -> Miss | None:
+    """The ``dataset`` miss when a cache's dataset identity (yupana/state/dataset.py) is not ``dataset``,
+    or it was read with another dialect than the configured ``dialect`` (None: detected, any)."""
+    if found == dataset:
+        if dialect and read_with != dialect:
+            return Miss("dataset", f"the cache at {path} was read with dialect {read_with!r}, not the configured "
+                                   f"{dialect!r}; refusing another dataset's policy")
+        return None
+    if not isinstance(found, str):
+        return Miss("dataset", f"the cache at {path} does not say which dataset it holds (written by an older "
+                               f"yupana); it cannot be proven to be {dataset!r}, so it is not served (run "
+                               "`yupana project`)")
+    return Miss("dataset", f"the cache at {path} holds the dataset {found!r}, not {dataset!r} (another default_graph, "
+                           "dialect, auth identity or credential in the URL); refusing another dataset's policy")
 
 
 def _stat(path: str) -> tuple[os.stat_result | None, Miss | None]:

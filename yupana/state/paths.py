@@ -5,7 +5,7 @@ Resolution, for every state file: an explicit ``YUPANA_*_PATH`` variable, else
 
 State that belongs to one store (the projection cache and its hot twin, refresh state,
 back-off, lock and log, exposure answers) lives in that store's own directory,
-``<state>/stores/<digest of the redacted endpoint>/`` (:func:`store_dir`), so any number of
+``<state>/stores/<digest of the dataset identity>/`` (:func:`store_dir`, :mod:`yupana.state.dataset`), so any number of
 projects and endpoints on one host each keep their own; :mod:`yupana.state.stores` resolves it.
 """
 

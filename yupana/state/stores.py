@@ -4,7 +4,7 @@ Two projects on one host may use two endpoints; each endpoint's durable state mu
 the other's refreshes. So everything about one store lives in its own directory::
 
     $XDG_STATE_HOME/yupana/stores/<digest>/     (digest: yupana.state.paths.store_digest)
-        endpoint              the redacted endpoint identity, one line (for operators)
+        endpoint              the dataset identity, one line (for operators)
         projection.json       the projection cache (docs/cache-format.md)
         projection.hot        its hot-path twin
         refresh-state.json    the last attempt and the back-off
@@ -12,8 +12,11 @@ the other's refreshes. So everything about one store lives in its own directory:
         refresh.log           the detached worker's log
         exposure.json         exposure answers (and exposure.pending.* markers)
 
-The identity is the cache key (:func:`yupana.state.cache.endpoint_key`): redacted, no trailing
-``/``, ``file:`` locations absolute — so a hook and the refresher agree without I/O.
+The directory is keyed by the dataset identity (:func:`yupana.state.dataset.identity`: the cache
+key of the endpoint — redacted, no trailing ``/``, ``file:`` locations absolute — its default
+graph, auth identity and a keyed hash of what redaction masked), so a hook and the refresher
+agree without I/O, and two datasets of one endpoint never share a cache. An older yupana's
+directory, keyed by the endpoint alone, is adopted only when proven (:mod:`yupana.state.adopt`).
 
 ``$YUPANA_PROJECTION_CACHE_PATH`` keeps meaning what the contract says: that exact file is
 the cache, for whichever endpoint is configured (a cache for another endpoint is refused
@@ -87,17 +90,20 @@ def migrate_legacy() -> list[str]:
 
 def _migrate(legacy: str) -> list[str]:
     base = os.path.dirname(legacy)
-    key = _endpoint_of(legacy, CACHE_LIMIT)
+    key, ident = _endpoint_of(legacy, CACHE_LIMIT, "dataset")
     if key is None:
         return [_move(legacy, legacy + ".unmigrated", "the legacy cache names no readable endpoint; kept as")]
-    directory = paths.store_dir(key, base)
+    # a cache that names its dataset goes to that dataset's directory; an older one to its endpoint's,
+    # where the refresher adopts it only if it is proven to hold the dataset (yupana/state/adopt.py)
+    store = ident or key
+    directory = paths.store_dir(store, base)
     assert directory is not None
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as exc:
         return [f"cannot migrate {legacy}: {exc.strerror or exc}"]
-    name_store(directory, key)
-    done = [_move(legacy, os.path.join(directory, "projection.json"), f"migrated the cache for {key} to")]
+    name_store(directory, store)
+    done = [_move(legacy, os.path.join(directory, "projection.json"), f"migrated the cache for {store} to")]
     hot = os.path.join(base, "projection.hot")
     if os.path.lexists(hot):  # keyed by inode, size and mtime: a moved twin stays valid
         done.append(_move(hot, os.path.join(directory, "projection.hot"), "moved its hot twin to"))
@@ -105,8 +111,9 @@ def _migrate(legacy: str) -> list[str]:
         source = os.path.join(base, name)
         if not os.path.lexists(source):
             continue
-        owner = _endpoint_of(source, SMALL_LIMIT) if name == "refresh-state.json" else key
-        target_dir = paths.store_dir(owner or key, base)
+        # beside the cache, unless refresh state names another endpoint (then that endpoint's directory)
+        owner = _endpoint_of(source, SMALL_LIMIT)[0] if name == "refresh-state.json" else key
+        target_dir = paths.store_dir(store if owner in (key, None) else owner, base)
         assert target_dir is not None
         try:
             os.makedirs(target_dir, exist_ok=True)
@@ -128,15 +135,19 @@ def normalize_endpoint(endpoint: str) -> str:
     return redact.redact_url(endpoint.rstrip("/"))
 
 
-def _endpoint_of(path: str, limit: int) -> str | None:
+def _endpoint_of(path: str, limit: int, also: str = "") -> tuple[str | None, str | None]:
+    """The ``endpoint`` a state file names (normalised), and its field ``also`` when that is a string."""
     from yupana import fastjson
 
     try:
         body = fastjson.loads(statefile.read(path, limit))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    found = body.get("endpoint") if isinstance(body, dict) else None
-    return normalize_endpoint(found) if isinstance(found, str) and found else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None, None
+    if not isinstance(body, dict):
+        return None, None
+    found, other = body.get("endpoint"), body.get(also) if also else None
+    return (normalize_endpoint(found) if isinstance(found, str) and found else None,
+            other if isinstance(other, str) and other else None)
 
 
 def _move(source: str, target: str, what: str) -> str:

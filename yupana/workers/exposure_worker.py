@@ -37,8 +37,9 @@ def run(args: argparse.Namespace) -> int:
     from yupana import exposure
 
     try:
-        found, reason = ask(args.repo, args.endpoint, args.root or os.getcwd(), getattr(args, "config", None))
-        store(exposure.key(args.endpoint, args.repo), found, reason)
+        root, override = args.root or os.getcwd(), getattr(args, "config", None)
+        found, reason = ask(args.repo, args.endpoint, root, override)
+        store(exposure.key(args.endpoint, args.repo), found, reason, _answers(root, override))
     finally:
         if args.marker:
             detached.release(args.marker)  # the single-flight marker the hook created
@@ -77,14 +78,25 @@ def ask(repo: str, endpoint: str, root: str, override: str | None) -> tuple[str,
             pass
 
 
-def store(entry_key: str, found: str, reason: str | None, path: str | None = None) -> None:
-    """Merge one answer into exposure.json (flock + atomic rename)."""
+def _answers(root: str, override: str | None) -> str | None:
+    """``exposure.json`` of the dataset ``root``'s configuration names (None: unresolvable)."""
+    from yupana import config, exposure
+
+    try:
+        quipu = config.resolve(root, override)["config"]["quipu"]
+    except config.ConfigError:
+        return None
+    return exposure.cache_path_for(quipu, root)
+
+
+def store(entry_key: str, found: str, reason: str | None, path: str | None) -> None:
+    """Merge one answer into ``path``, an exposure.json (flock + atomic rename)."""
     import fcntl
     import json
 
     from yupana import exposure
 
-    target = path or exposure.cache_path(entry_key.rsplit("|", 1)[0])
+    target = path
     if not target:
         return
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)

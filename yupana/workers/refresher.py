@@ -28,10 +28,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from yupana.projection import empty as empty_defaults
 from yupana.projection.bundle import BundleError
 from yupana.workers import refresh_run
 from yupana.workers.refresh_run import Refused as _Refused
-from yupana.state import cache, paths, refresh_state, spool, stores
+from yupana.state import cache, dataset, paths, refresh_state, spool, stores
 
 # Outcome statuses.
 REFRESHED = "refreshed"
@@ -131,9 +132,10 @@ def refresh_now(
         return _closing(lock_fd, RefreshOutcome(FAILED, error_kind="config", error=(
             "no endpoint configured: set [yupana.quipu] endpoint (http(s)://… or file:<path>)")))
     key = cache.endpoint_key(configured, root)
+    ident = dataset.identity(quipu, root)
     if configured.startswith("file:"):
         quipu["endpoint"] = key  # relative locations resolve against the project root
-    path = cache_path_for(configured, key)
+    path = cache_path_for(configured, ident)
     if not path:
         return _closing(lock_fd, RefreshOutcome(FAILED, endpoint=key, error_kind="config", error=(
             "no cache path could be resolved: set YUPANA_PROJECTION_CACHE_PATH, XDG_STATE_HOME or HOME")))
@@ -143,22 +145,23 @@ def refresh_now(
         outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path, error_kind="write", error=(
             f"cannot take the refresh lock {refresh_state.lock_path(path)}: {exc.strerror or exc}; the state "
             "directory must be writable (set XDG_STATE_HOME or YUPANA_PROJECTION_CACHE_PATH to move it)"))
-        _prior(outcome, path, key)
+        _prior(outcome, path, key, ident)
         return outcome
     if fd is None:
         outcome = RefreshOutcome(BUSY, endpoint=key, cache_path=path, error_kind="busy",
                                  error=f"a refresh is already running ({holder(path)}); try again when it finishes")
-        _prior(outcome, path, key)
+        _prior(outcome, path, key, ident)
         return outcome
     try:
         return _locked(quipu, key, path, started, say, only_if_due, env, shapes_dir, accept_empty,
-                       bundle=(dict(cfg.get("bundle") or {}), root))
+                       bundle=(dict(cfg.get("bundle") or {}), root), ident=ident)
     finally:
         os.close(fd)
 
 
-def cache_path_for(configured: str, key: str) -> str | None:
-    """Where the cache for the configured endpoint (cache key ``key``) lives.
+def cache_path_for(configured: str, ident: str) -> str | None:
+    """Where the cache for the configured endpoint (dataset identity ``ident``,
+    :func:`yupana.state.dataset.identity`) lives.
 
     Each store has its own directory (:mod:`yupana.state.stores`), the bundled example catalogue
     (no endpoint configured) included, so trying ``yupana project`` in a project without
@@ -169,7 +172,7 @@ def cache_path_for(configured: str, key: str) -> str | None:
     explicit = paths.explicit_projection_cache()
     if explicit and not configured.strip():
         return os.path.join(os.path.dirname(explicit) or ".", "example", "projection.json")
-    return stores.cache_path(key)
+    return stores.cache_path(ident)
 
 
 def cache_path_of(root: str, override: str | None = None) -> str | None:
@@ -177,20 +180,25 @@ def cache_path_of(root: str, override: str | None = None) -> str | None:
     from yupana import config
 
     try:
-        configured = (config.resolve(root, override)["config"]["quipu"].get("endpoint") or "").strip()
+        quipu = config.resolve(root, override)["config"]["quipu"]
     except config.ConfigError:
         return None
-    return cache_path_for(configured, cache.endpoint_key(configured, root))
+    return cache_path_for((quipu.get("endpoint") or "").strip(), dataset.identity(quipu, root))
 
 
 def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Callable[[str], None], only_if_due: bool,
             env: dict[str, Any] | None, shapes_dir: str | None, accept_empty: bool = False,
-            bundle: tuple[dict[str, Any], str] = ({}, ".")) -> RefreshOutcome:
+            bundle: tuple[dict[str, Any], str] = ({}, "."), *, ident: str) -> RefreshOutcome:
     now = int(time.time())
+    from yupana.state import adopt
+
+    adopted = adopt.adopt(quipu, key, ident, path)  # an older yupana's endpoint-keyed cache, when proven
+    if adopted:
+        say(adopted)
     state = refresh_state.read(path, key)
     outcome = RefreshOutcome(FAILED, endpoint=key, cache_path=path)
     if only_if_due:
-        why_not = _not_due(path, key, quipu, state, now, bundle_host=bool(str(bundle[0].get("url") or "").strip()))
+        why_not = _not_due(path, ident, quipu, state, now, bundle_host=bool(str(bundle[0].get("url") or "").strip()))
         if why_not:
             outcome.status, outcome.error = SKIPPED, why_not
             return outcome
@@ -209,7 +217,8 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         else:
             refresh_run.project_and_gate(run, quipu, key, path, say, env, shapes_dir)
             body = dict(run.projection.cache)
-        _install(run, body, key, path, say, outcome, accept_empty=accept_empty, from_bundle=bool(bundle_url))
+        _install(run, body, key, path, say, outcome, accept_empty=accept_empty, from_bundle=bool(bundle_url),
+                 ident=ident, max_shrink=_max_shrink(quipu))
     except _Refused as exc:
         outcome.error_kind, outcome.error = exc.kind, exc.message
         run.gate = exc.report or run.gate
@@ -225,7 +234,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
     outcome.duration_s = time.monotonic() - started
     _record(outcome, state, now, int(quipu.get("refresh_backoff_secs") or 60))
     if not outcome.ok:
-        _prior(outcome, path, key)
+        _prior(outcome, path, key, ident)
     elif proj is not None:
         overclaims = list(getattr(proj, "hosting_overclaims", None) or [])
         if overclaims:
@@ -235,18 +244,21 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
 
 
 def _install(run: refresh_run.Run, body: dict[str, Any], key: str, path: str, say: Callable[[str], None],
-             outcome: RefreshOutcome, *, accept_empty: bool, from_bundle: bool) -> None:
+             outcome: RefreshOutcome, *, accept_empty: bool, from_bundle: bool, ident: str,
+             max_shrink: float = empty_defaults.DEFAULT_MAX_SHRINK) -> None:
     """Write ``body`` (a projection or a verified bundle) as the cache of ``key`` at ``path``
     and fill ``outcome`` with what was written; _Refused (empty, write) or DeadlineError."""
     from yupana.projection import empty
 
-    refused, warning = empty.check(body, path, key, accept_empty=accept_empty)
+    refused, warning = empty.check(body, path, key, accept_empty=accept_empty, max_shrink=max_shrink)
     if refused:
-        raise _Refused("empty", refused)
+        kind, _, text = refused.partition(": ") if refused.startswith("shrink: ") else ("empty", "", refused)
+        raise _Refused(kind, text)
     if warning:
         outcome.warnings.append(warning)
     source = body.get("endpoint")
     body["endpoint"] = key
+    body["dataset"] = ident  # what selected this data (yupana/state/dataset.py): a hook of another dataset refuses it
     if source and cache.normalize_endpoint(str(source)) != key:
         body["source"] = source
     if not from_bundle:
@@ -259,7 +271,7 @@ def _install(run: refresh_run.Run, body: dict[str, Any], key: str, path: str, sa
                                 "(the projection and the SHACL gate took it all; what they found is kept for the "
                                 "next refresh): raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
     say(f"writing {path}")
-    stores.name_store(os.path.dirname(path), key)
+    stores.name_store(os.path.dirname(path), ident)
     error, hot_error = refresh_run.save(run, body, path)
     if error:
         raise _Refused("write", error)
@@ -274,6 +286,13 @@ def _install(run: refresh_run.Run, body: dict[str, Any], key: str, path: str, sa
     outcome.dialect = body.get("dialect")
     outcome.counts = dict(body.get("counts") or {})
     outcome.notices = list(body.get("notices") or [])
+
+
+def _max_shrink(quipu: dict[str, Any]) -> float:
+    found = quipu.get("max_shrink")
+    if isinstance(found, (int, float)) and not isinstance(found, bool):
+        return float(found)
+    return empty_defaults.DEFAULT_MAX_SHRINK
 
 
 def _classify(exc: Exception) -> tuple[str, str]:
@@ -317,14 +336,15 @@ def _record(outcome: RefreshOutcome, prior: dict[str, Any], now: int, base: int)
         outcome.warnings.append(error)
 
 
-def _not_due(path: str, key: str, quipu: dict[str, Any], state: dict[str, Any], now: int, *,
+def _not_due(path: str, ident: str, quipu: dict[str, Any], state: dict[str, Any], now: int, *,
              bundle_host: bool = False) -> str | None:
     """Why the detached worker should not refresh now (None: it should). A bundle host's next
     check is due an interval after its last one (docs/bundles.md), not after the confirmation."""
     if refresh_state.in_backoff(state, now):
         return f"back-off active until {state['backoff_until']} (after {state.get('consecutive_failures')} failures)"
     found, miss = cache.read_json(path)
-    if miss or found is None or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
+    if miss or found is None or cache.dataset_miss(found.get("dataset"), ident, path, quipu.get("dialect"),
+                                                   found.get("dialect")):
         return None
     interval = int(quipu.get("refresh_interval_secs") or 0)
     checked = refresh_state.bundle_checked_secs(state, now) if bundle_host else None
@@ -336,13 +356,16 @@ def _not_due(path: str, key: str, quipu: dict[str, Any], state: dict[str, Any], 
     return None
 
 
-def _prior(outcome: RefreshOutcome, path: str, key: str) -> None:
+def _prior(outcome: RefreshOutcome, path: str, key: str, ident: str) -> None:
     found, miss = cache.read_json(path)
     if miss:
         outcome.prior_miss = miss.label
         return
     if found is None or cache.normalize_endpoint(str(found.get("endpoint"))) != key:
         outcome.prior_miss = "endpoint"
+        return
+    if found.get("dataset") != ident:
+        outcome.prior_miss = "dataset"
         return
     outcome.prior_age_secs = max(0, int(time.time()) - int(found["written_at"]))
 

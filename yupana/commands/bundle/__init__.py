@@ -106,13 +106,17 @@ def _build(args: argparse.Namespace) -> int:
             code = EXIT_BUSY if outcome.status == refresher.BUSY else EXIT_FAILED
             return _fail(outcome.error_kind or "refresh", f"refresh failed, no bundle written: {outcome.reason()}",
                          as_json, code)
-    path = refresher.cache_path_for(configured, key)
+    from yupana.state import dataset
+
+    ident = dataset.identity(cfg["quipu"], root)
+    path = refresher.cache_path_for(configured, ident)
     now = int(time.time())
-    found, refused = cache.load_servable_json(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now)
+    found, refused = cache.load_servable_json(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now,
+                                              dataset=ident, dialect=cfg["quipu"].get("dialect"))
     if refused:
         return _fail(refused.label, f"the cache would not be served ({refused.reason}); no bundle written", as_json)
     assert found is not None  # load_servable answers a cache or the reason it refused one
-    body = {k: v for k, v in found.items() if not k.startswith("_")}
+    body = {k: v for k, v in found.items() if not k.startswith("_") and k != "dataset"}  # the host's is its own
     data = bundle.build(body, private)
     try:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -192,7 +192,11 @@ def signed_rule_set_section(cfg: dict[str, Any], root: str, now: int) -> dict[st
     key = cache.endpoint_key(cfg["quipu"].get("endpoint") or "", root)
     state = refresh_state.read(path, key)
     installed = state.get("bundle") or {}
-    found, refused = cache.load_servable_json(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now)
+    from yupana.state import dataset
+
+    found, refused = cache.load_servable_json(path, key, int(cfg["quipu"]["projection_cache_ttl_secs"]), now,
+                                              dataset=dataset.identity(cfg["quipu"], root),
+                                              dialect=cfg["quipu"].get("dialect"))
     loaded = bool(installed) and found is not None and found.get("digest") == installed.get("digest")
     out = {"loaded": loaded, "state": "loaded" if loaded else ("refused" if installed else "never-loaded"),
            "version": installed.get("digest"), "key_id": installed.get("key_id"),

@@ -21,21 +21,21 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
     Reads the cache and ``refresh-state.json`` without writing either (no hot twin is
     rewritten, no ``served_from_cache`` record, no refresh started).
     """
-    from yupana.state import cache, refresh_state
+    from yupana.state import cache, dataset, refresh_state
 
     quipu, policy = cfg["quipu"], cfg["policy"]
     ttl, interval = int(quipu["projection_cache_ttl_secs"]), int(quipu["refresh_interval_secs"])
     out: dict[str, Any] = {"local": len(policy.get("rules") or ()), "graph_enabled": bool(quipu["enabled"]), "projected": 0,
                  "structural": 0, "text": 0, "error": None, "state": "off", "digest": None, "attempts": 0,
                  "cache_age_secs": None, "verification": "unsigned", "counts": None, "endpoint": None,
-                 "cache_path": None, "written_at": None, "ttl_secs": ttl, "refresh_interval_secs": interval,
+                 "dataset": None, "cache_path": None, "written_at": None, "ttl_secs": ttl, "refresh_interval_secs": interval,
                  "freshness": None, "miss": None, "refresh": None, "live": {"checked": False, "why": None},
                  "off_reason": None}
     off, key, path, body, miss = cache.served_json(quipu, root, now)
     if off is not None or key is None:
         out["off_reason"] = off
         return out
-    out.update(endpoint=key, cache_path=path)
+    out.update(endpoint=key, dataset=dataset.identity(quipu, root), cache_path=path)
     if miss is not None:
         out["miss"] = {"label": miss.label, "reason": miss.reason}
         found, _ = cache.read_json(path) if path and miss.label in ("expired", "future-dated") else (None, None)
