@@ -54,6 +54,7 @@ class GuardContext(HookRuntime):
         self.blown = False
         self.unavailable = False
         self.governed_fields: dict[str, Any] | None = None
+        self.governed_rank = -1  # how decisive the file behind governed_fields was (governed_stage)
         self.throttled = 0
         self._plate: tuple[str | None, str] | None = None  # the tracker plate: (work item, why none)
         self._tops: dict[str, str | None] = {}
