@@ -118,9 +118,30 @@ class HookRuntime:
             self.run(raw)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
+        self.watch_controls()
         protocol.refused_state(self.outcome, self.effects, hook=self.hook, session_id=self.sid, cfg=self.cfg)
         return self.outcome.render(self.event, client=self.inv.client if self.inv else None,
                                    audience=protocol.advise_audience(self.cfg))
+
+    def watch_controls(self) -> None:
+        """Tamper evidence: a ``control_changed`` record for each control file that changed since
+        the last hook of this project (:mod:`yupana.hooks.control_watch`); told to the operator
+        (stderr, spool, ``status``), never to the model. Never changes the answer."""
+        if not self.root or self.mode in ("off", "?"):
+            return
+        try:
+            from yupana.hooks import control_watch
+
+            found, target, files = control_watch.watch(self.root, project_root.project_key(self.root))
+            for change in found:
+                self.effects.record("control_changed", change, item=self.item)
+                if change["looser"]:
+                    protocol.stderr(f"yupana: a control of the guard got looser: {change['file']}: "
+                                    f"{'; '.join(change['loosened'])}")
+            if target and files is not None:
+                self.effects.controls_seen(target, files)
+        except Exception as exc:  # noqa: BLE001 - evidence must never cost the answer
+            protocol.stderr(f"yupana: tamper evidence could not run ({type(exc).__name__}: {exc})")
 
     def run(self, raw: bytes) -> None:
         """The hook's checks, in its contract's order (``self.inv`` is the parsed payload)."""

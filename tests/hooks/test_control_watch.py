@@ -1,0 +1,114 @@
+"""Tamper evidence for the guard's non-config controls (issue 22 §2), through the real CLI: a
+hook notices that client settings, the git hook, the git config changed since the last hook
+of this project, records ``control_changed`` (looser or not, and what), tells the operator on
+stderr and never the model; ``status`` shows the last loosening."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from guard_kit import Repo, hook
+
+CONFIG = '[yupana.policy]\nmode = "enforce"\n'
+OURS = {"hooks": {"PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [
+    {"type": "command", "command": "out=$(/opt/yupana hook pre-edit 2>/dev/null) || exit 0", "timeout": 5}]}]}}
+
+
+@pytest.fixture
+def repo(tmp_path, env) -> Repo:
+    repo = Repo(tmp_path / "repo", env).config(CONFIG)
+    repo.file(".claude/settings.json", json.dumps(OURS))
+    return repo
+
+
+def edit(env, repo: Repo):
+    return hook(env, repo.payload(rel="src/lib.rs"))
+
+
+def changed(env) -> list[dict]:
+    return env.records("control_changed")
+
+
+def test_the_first_hook_takes_the_baseline_and_an_unchanged_tree_records_nothing(env, repo):
+    assert edit(env, repo).allowed_silently
+    assert edit(env, repo).allowed_silently
+    assert changed(env) == []
+    assert list((env.state / "yupana" / "projects").glob("*/controls.json"))
+
+
+def test_our_registration_removed_from_claude_settings_is_a_loosening(env, repo):
+    edit(env, repo)
+    settings = repo.root / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {}}))
+    result = edit(env, repo)
+    assert result.allowed_silently  # the model is told nothing
+    assert "a control of the guard got looser" in result.stderr and str(settings) in result.stderr
+    [rec] = changed(env)
+    assert rec["file"] == str(settings) and rec["looser"] is True and rec["project"] == str(repo.root)
+    assert rec["old_digest"] and rec["new_digest"] and rec["old_digest"] != rec["new_digest"]
+    assert rec["loosened"] == ["our hook registration removed or altered: PreToolUse Edit|Write|MultiEdit|NotebookEdit"]
+    edit(env, repo)
+    assert len(changed(env)) == 1  # recorded once: the next hook has the new baseline
+
+
+def test_an_env_key_added_to_user_settings_is_a_loosening(env, repo):
+    edit(env, repo)
+    user = env.home / ".claude" / "settings.local.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"env": {"YUPANA_POLICY__MODE": "off"}}))
+    edit(env, repo)
+    [rec] = changed(env)
+    assert rec["file"] == str(user) and rec.get("old_digest") is None and rec["looser"] is True
+    assert rec["loosened"] == ["env key added: YUPANA_POLICY__MODE"]
+
+
+def test_a_harmless_settings_change_is_recorded_but_not_looser(env, repo):
+    edit(env, repo)
+    settings = repo.root / ".claude" / "settings.json"
+    settings.write_text(json.dumps({**OURS, "model": "opus"}))
+    edit(env, repo)
+    [rec] = changed(env)
+    assert rec["looser"] is False and rec["loosened"] == []
+
+
+def test_core_hooks_path_set_in_git_config_is_a_loosening_seen_by_pre_bash(env, repo):
+    bash = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "ls"}}
+    hook(env, bash, event="pre-bash")
+    subprocess.run(["git", "-C", str(repo.root), "config", "core.hooksPath", "/dev/null"], check=True)
+    hook(env, bash, event="pre-bash")
+    [rec] = changed(env)
+    assert rec["file"] == str(repo.root / ".git" / "config") and rec["looser"] is True
+    assert rec["loosened"] == ["core.hooksPath set to /dev/null"]
+
+
+def test_our_git_hook_deleted_is_a_loosening(env, repo):
+    pre_push = repo.root / ".git" / "hooks" / "pre-push"
+    pre_push.write_text("#!/bin/sh\n# yupana-landing-hook: written by `yupana install git`\nexec yupana hook pre-push\n")
+    edit(env, repo)
+    pre_push.unlink()
+    edit(env, repo)
+    [rec] = changed(env)
+    assert rec.get("new_digest") is None and rec["looser"] is True and rec["loosened"] == ["yupana's git hook was deleted"]
+
+
+def test_a_settings_file_replaced_by_a_fifo_is_a_loosening_and_no_hang(env, repo):
+    import os
+
+    edit(env, repo)
+    settings = repo.root / ".claude" / "settings.json"
+    settings.unlink()
+    os.mkfifo(settings)
+    edit(env, repo)
+    [rec] = changed(env)
+    assert rec["looser"] is True and rec.get("new_digest") is None and "cannot be read" in rec["loosened"][0]
+
+
+def test_mode_off_watches_nothing(env, repo):
+    repo.config('[yupana.policy]\nmode = "off"\n')
+    edit(env, repo)
+    (repo.root / ".claude" / "settings.json").write_text("{}")
+    edit(env, repo)
+    assert changed(env) == [] and not (env.state / "yupana" / "projects").exists()
