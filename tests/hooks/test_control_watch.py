@@ -112,3 +112,24 @@ def test_mode_off_watches_nothing(env, repo):
     (repo.root / ".claude" / "settings.json").write_text("{}")
     edit(env, repo)
     assert changed(env) == [] and not (env.state / "yupana" / "projects").exists()
+
+
+def test_status_shows_the_last_loosening_with_its_time_and_exits_4(env, repo):
+    from conftest import run_yupana
+
+    edit(env, repo)
+    done = run_yupana(["status", "--offline", "--json"], env, cwd=repo.root)
+    assert json.loads(done.stdout)["tamper"]["last_loosening"] is None
+    subprocess.run(["git", "-C", str(repo.root), "config", "core.hooksPath", "/dev/null"], check=True)
+    edit(env, repo)
+    done = run_yupana(["status", "--offline", "--json"], env, cwd=repo.root)
+    assert done.returncode == 4, done.stderr.decode()
+    tamper = json.loads(done.stdout)["tamper"]
+    assert tamper["warn"] is True and tamper["loosenings"] == 1
+    last = tamper["last_loosening"]
+    assert last["file"] == str(repo.root / ".git" / "config") and last["loosened"] == ["core.hooksPath set to /dev/null"]
+    assert isinstance(last["ts"], int) and last["age_secs"] >= 0
+    text = run_yupana(["status", "--offline"], env, cwd=repo.root)
+    assert text.returncode == 4
+    line = next(x for x in text.stdout.decode().splitlines() if x.startswith("tamper"))
+    assert "⚠ last loosening" in line and "core.hooksPath set to /dev/null" in line and "Z" in line
