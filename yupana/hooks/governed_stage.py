@@ -71,7 +71,9 @@ class GovernedStage(GuardContext):
         if not lines:
             return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
         blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
-        self.verdict(lines, blocking, "governed", suffix=" " + gov.note())
+        source = f" (exposure: {asked[0][1]})" if asked and asked[0][1] else ""
+        self.verdict(lines, blocking, "governed", suffix=" " + gov.model_note(),
+                     operator_suffix=" " + gov.note() + source)
         exposure, repo = (asked[0][0], asked[0][2]) if asked else ("n/a", self.repo(edit))
         # One guard record per tool call: a patch across repositories records the values of the file
         # that decided it (a blocking finding over a warning, a judged exposure over none; first wins a tie).

@@ -165,19 +165,20 @@ class HookRuntime:
         """What still has to be written after an internal error (pre-edit: its record)."""
 
     def degrade(self, kind: str, message: str, fields: dict[str, Any] | None = None, once: bool = True,
-                marker: str | None = None) -> None:
+                marker: str | None = None, model: str | None = None) -> None:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
-        session per ``marker``, default ``kind``; every time when not ``once``)."""
+        session per ``marker``, default ``kind``; every time when not ``once``). ``model``: what
+        the model reads of it on a client that shows it notices (default ``protocol.MODEL_NOTICE``)."""
         record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, **(fields or {})}
         pane = protocol.notify_on_fail_open(self.cfg)
         protocol.degrade(self.outcome, self.effects, session_id=self.sid, kind=marker or kind,
                          record_kind="fail_open", message=message, fields=record, notify=once and pane,
-                         item=self.item)
+                         item=self.item, model=model)
         if not once:
             if pane:
-                self.outcome.notify(f"yupana: {message}")
+                self.outcome.notify(f"yupana: {message}", model)
             elif self.codex:
-                self.outcome.add_context(f"yupana: {message}")
+                self.outcome.add_context(model or protocol.MODEL_NOTICE)  # the details: stderr, spool
 
     # ── the governed plane ─────────────────────────────────────────────────────────
     def gov(self) -> governed_mod.Governed | None:
