@@ -212,3 +212,27 @@ def test_the_recurrence_advisory_is_clean(env, repo):
     texts = check("recurrence", edit_both(env, repo, "src/lib.rs", near, "--tenant", "polecat-3"))
     assert texts or env.records("recurrence_advisory") == []
 
+
+
+@pytest.mark.parametrize("mode", ["enforce", "advise"])
+def test_a_host_memory_verdict_from_a_stale_cache_is_clean(env, mode):
+    import prebash
+    from yupana.state import refresh_state
+
+    prebash.configure(env, mode=mode, extra='advise_audience = "both"')
+    prebash.write_cache(env, memory_policies=[prebash.memory_policy(gib=8.0)], age_secs=1000)
+    now = int(time.time())
+    refresh_state.write(str(env.cache_for(prebash.CLOSED_ENDPOINT)), {
+        "endpoint": prebash.CLOSED_ENDPOINT, "last_attempt_at": now, "last_failure_at": now,
+        "last_success_at": now - 1000, "last_error": "unreachable: correct the port in [yupana.quipu] endpoint",
+        "consecutive_failures": 1, "backoff_until": now + 600})
+    extra = prebash.meminfo(env, available_gib=2.0)
+    for client in ({"prompt_id": "p"}, {"turn_id": "t"}):
+        payload = {"session_id": "m", "cwd": str(env.base), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "cargo build"}, **client}
+        proc = prebash.hook(env, None, payload=payload, extra_env=extra)
+        texts = model_texts(proc.stdout.decode())
+        assert texts and any("policy STALE" in t for t in texts), texts
+        assert_clean(f"host memory {mode} {client}", texts)
+        if mode == "enforce":
+            assert "correct the port" in proc.stderr.decode()  # the operator still reads why
