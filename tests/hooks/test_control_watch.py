@@ -133,3 +133,36 @@ def test_status_shows_the_last_loosening_with_its_time_and_exits_4(env, repo):
     assert text.returncode == 4
     line = next(x for x in text.stdout.decode().splitlines() if x.startswith("tamper"))
     assert "⚠ last loosening" in line and "core.hooksPath set to /dev/null" in line and "Z" in line
+
+
+def test_codex_hooks_and_trust_removed_are_loosenings(env, repo):
+    codex_home = env.home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    hooks_json = codex_home / "hooks.json"
+    hooks_json.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "apply_patch", "hooks": [
+        {"type": "command", "command": "yupana hook pre-edit", "timeout": 5}]}]}}))
+    config = codex_home / "config.toml"
+    key = f"{hooks_json}:pre_tool_use:0:0"
+    config.write_text(f'model = "o4"\n[hooks.state."{key}"]\ntrusted_hash = "abc123"\n')
+    edit(env, repo)
+    hooks_json.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "apply_patch", "hooks": [
+        {"type": "command", "command": "yupana hook pre-edit --mode off", "timeout": 5}]}]}}))
+    config.write_text('model = "o4"\n[features]\ncodex_hooks = false\n')
+    edit(env, repo)
+    by_file = {r["file"]: r for r in changed(env)}
+    assert by_file[str(hooks_json)]["looser"] is True
+    assert by_file[str(hooks_json)]["loosened"] == ["our hook registration removed or altered: PreToolUse apply_patch"]
+    assert by_file[str(config)]["loosened"] == [f"hook trust removed or changed: {key}", "hooks feature switched off"]
+
+
+def test_a_rehearsal_records_nothing_and_keeps_the_baseline(env, repo, yupana):
+    edit(env, repo)
+    settings = repo.root / ".claude" / "settings.json"
+    settings.write_text("{}")
+    done = yupana("explain", "--json", stdin=json.dumps(repo.payload(rel="src/lib.rs")), cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    rehearsed = [r for r in json.loads(done.stdout)["records"] if r["kind"] == "control_changed"]
+    assert [r["file"] for r in rehearsed] == [str(settings)]  # the dry run says what a live hook would record
+    assert changed(env) == []  # explain writes no record
+    edit(env, repo)
+    assert [r["file"] for r in changed(env)] == [str(settings)]  # the live hook still sees the change
