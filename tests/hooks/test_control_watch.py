@@ -166,3 +166,17 @@ def test_a_rehearsal_records_nothing_and_keeps_the_baseline(env, repo, yupana):
     assert changed(env) == []  # explain writes no record
     edit(env, repo)
     assert [r["file"] for r in changed(env)] == [str(settings)]  # the live hook still sees the change
+
+
+def test_our_git_hook_under_core_hooks_path_is_watched_there(env, repo):
+    hooks = repo.root / ".githooks"
+    hooks.mkdir()
+    pre_push = hooks / "pre-push"
+    pre_push.write_text("#!/bin/sh\n# yupana-landing-hook: written by `yupana install git`\nexec yupana hook pre-push\n")
+    subprocess.run(["git", "-C", str(repo.root), "config", "core.hooksPath", ".githooks"], check=True)
+    edit(env, repo)
+    edit(env, repo)  # the second hook knows the hooks path from the first
+    pre_push.write_text("#!/bin/sh\nexit 0\n")
+    edit(env, repo)
+    [rec] = changed(env)
+    assert rec["file"] == str(pre_push) and rec["looser"] is True and rec["loosened"] == ["yupana's git hook was replaced"]

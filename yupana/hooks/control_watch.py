@@ -276,7 +276,9 @@ def changes(root: str, seen: dict[str, dict[str, Any]]) -> tuple[list[dict[str, 
     ``control_changed`` records' fields, and whether ``seen`` changed."""
     found: list[dict[str, Any]] = []
     dirty = False
-    for path, kind in control_files(root):
+    files = control_files(root)
+    files += [hook for hook in _hooks_path_hook(files, seen) if hook not in files]
+    for path, kind in files:
         fp = stat_key(path)
         before = seen.get(path)
         if before is not None and before.get("stat") == fp:
@@ -295,6 +297,20 @@ def changes(root: str, seen: dict[str, dict[str, Any]]) -> tuple[list[dict[str, 
         found.append({"file": path, "control": kind, "old_digest": before.get("digest"), "new_digest": now["digest"],
                       "looser": bool(loosened), "loosened": loosened, "project": root})
     return found, dirty
+
+
+def _hooks_path_hook(files: list[tuple[str, str]], seen: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """Where ``core.hooksPath`` (as the last hook saw the git config) puts the pre-push hook:
+    ``yupana install git`` installs there when it is set, so it is watched there too."""
+    config = next((p for p, k in files if k == "git-config"), None)
+    summary = (seen.get(config) or {}).get("summary") if config else None
+    hooks_path = summary.get("hooks_path") if isinstance(summary, dict) else None
+    if not isinstance(hooks_path, str) or not hooks_path or hooks_path == "/dev/null" or config is None:
+        return []
+    gitdir = os.path.dirname(config)
+    top = os.path.dirname(gitdir) if os.path.basename(gitdir) == ".git" else gitdir
+    base = os.path.expanduser(hooks_path) if hooks_path.startswith("~") else hooks_path
+    return [(os.path.normpath(os.path.join(top, base, "pre-push")), "git-hook")]
 
 
 def watch(root: str, project_key: str) -> tuple[list[dict[str, Any]], str | None, dict[str, dict[str, Any]] | None]:
