@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from yupana import fastjson
-from yupana.state import atomic, paths, statefile
+from yupana.state import paths, statefile
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -46,5 +46,7 @@ def read(target: str | None) -> dict[str, dict[str, Any]]:
 
 def write(target: str, files: dict[str, dict[str, Any]]) -> str | None:
     """Replace the file with ``files``; None, or why it could not be written."""
+    from yupana.state import atomic  # only when something moved: a steady hook reads, never writes
+
     data = fastjson.dumps({"version": VERSION, "files": files}).encode("utf-8", "surrogateescape")
     return atomic.write_quietly(target, data)
