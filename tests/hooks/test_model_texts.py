@@ -236,3 +236,14 @@ def test_a_host_memory_verdict_from_a_stale_cache_is_clean(env, mode):
         assert_clean(f"host memory {mode} {client}", texts)
         if mode == "enforce":
             assert "correct the port" in proc.stderr.decode()  # the operator still reads why
+
+
+def test_a_blown_deadline_and_an_unmeasured_blast_radius_are_clean(env, repo):
+    repo.config(config("enforce", extra="deadline_ms = 1\nverify = true"))
+    rules_cache(env)
+    big = "\n".join(f"fn f{i}() {{ let h = \"db{i}.corp.example\"; }}" for i in range(3000))
+    results = edit_both(env, repo, "src/lib.rs", big, "--tenant", "polecat-3")
+    texts = check("deadline", results)
+    kinds = {r["fail_kind"] for r in env.records("fail_open")}
+    assert "deadline" in kinds, kinds  # the scenario did run out of time
+    assert any("could not be fully checked" in t for t in texts)  # Codex's model form of the notice
