@@ -53,8 +53,15 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def forbidden(text: str) -> list[str]:
-    """Each operator diagnostic in ``text``, as ``"<what>: <the words>"`` ([] when clean)."""
+def forbidden(text: str, named: tuple[str, ...] = ()) -> list[str]:
+    """Each operator diagnostic in ``text``, as ``"<what>: <the words>"`` ([] when clean).
+
+    ``named``: what the tool call itself named (the path it edits, the command it runs). Saying
+    those back ("edit to .bobbin/config.toml is refused") teaches the model nothing it did not
+    write, so they are taken out of the text before it is checked."""
+    for words in sorted(named, key=len, reverse=True):
+        if words:
+            text = text.replace(words, "<named>")
     found = []
     for what, pattern in PATTERNS:
         for m in pattern.finditer(text):
@@ -71,8 +78,8 @@ def model_texts(stdout: str) -> list[str]:
     return [t for t in (specific.get("permissionDecisionReason"), specific.get("additionalContext")) if t]
 
 
-def assert_clean(label: str, texts: list[str]) -> None:
-    """Fail naming the scenario, the text and every forbidden part in it."""
-    bad = [(t, forbidden(t)) for t in texts if forbidden(t)]
+def assert_clean(label: str, texts: list[str], named: tuple[str, ...] = ()) -> None:
+    """Fail naming the scenario, the text and every forbidden part in it (``named``: see :func:`forbidden`)."""
+    bad = [(t, forbidden(t, named)) for t in texts if forbidden(t, named)]
     assert not bad, f"{label}: model-facing text carries operator diagnostics:\n" + "\n".join(
         f"  {hits}\n    in: {t!r}" for t, hits in bad)

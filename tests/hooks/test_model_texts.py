@@ -130,6 +130,9 @@ def test_the_forbidden_patterns_catch_what_issue_22_quotes():
     assert forbidden("export YUPANA_POLICY__MODE=off") and forbidden("git config core.hooksPath /dev/null")
     assert not forbidden("yupana: edit to src/config.rs is outside the paths this task may change; "
                          "change only the files the task names")
+    # what the call itself named may be said back: the model wrote it
+    refusal = "yupana: edit to .bobbin/config.toml is refused: it is one of the guard's own files"
+    assert forbidden(refusal) and not forbidden(refusal, named=(".bobbin/config.toml",))
 
 
 @pytest.mark.parametrize("mode", ["enforce", "advise"])
