@@ -16,7 +16,9 @@ it implements :meth:`HookRuntime.run` — the order of its checks, on the payloa
   ``UNKNOWN``: could not run);
 * :meth:`HookRuntime.gov`: the governed plane's servable cache, loaded at most once, and
   loudly absent when it should be there;
-* the mode ladder: :func:`yupana.evaluate.rung`.
+* the mode ladder: :func:`yupana.evaluate.rung`;
+* :meth:`HookRuntime.watch_controls`: after every run, tamper evidence for the guard's
+  controls (:mod:`yupana.hooks.control_watch`), told to the operator, never to the model.
 
 Everything the hook does to the world goes through :attr:`HookRuntime.effects`
 (:mod:`yupana.hooks.effects`): live in a real hook, a rehearsal in ``yupana explain``.
