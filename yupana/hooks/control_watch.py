@@ -64,8 +64,10 @@ def control_files(root: str) -> list[tuple[str, str]]:
     command = sys.argv[0] if os.path.basename(sys.argv[0]) == "yupana" else ""
     if command:
         out.append((os.path.abspath(command), "installation"))
-    seen: set[str] = set()
-    return [(p, k) for p, k in out if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+    unique: dict[str, str] = {}
+    for path, kind in out:  # a project at $HOME names the user's .claude twice
+        unique.setdefault(path, kind)
+    return list(unique.items())
 
 
 def _home(name: str) -> str | None:
