@@ -50,7 +50,7 @@ def test_a_deny_paths_write_is_denied_in_every_permission_mode_and_nothing_is_wr
     assert not target.exists()
     [result] = run.tool_results()
     assert result.startswith("PreToolUse:Write hook error: yupana: edit to secrets/prod.env is outside the capability")
-    assert "deny_paths `secrets/**`" in result
+    assert "the denied path `secrets/**`" in result
     [guard] = case.records("guard")
     assert (guard["result"], guard["rule"], guard["tool"]) == ("deny", "scope-declared:polecat-3", "Write")
     assert run.events[-1]["type"] == "result" and run.rc == 0
@@ -112,7 +112,7 @@ def test_pre_bash_denies_a_resolved_prod_host_and_lets_an_echo_of_it_run(case):
     run = case.run(kit.bash("ssh prod-db.example.com uptime"), mode="bypassPermissions")
     assert case.ssh_calls() == []
     [result] = run.tool_results()
-    assert "host `prod-db.example.com`" in result and "deny_targets matches `host:prod-*`" in result
+    assert "host `prod-db.example.com`" in result and "the denied target `host:prod-*` matches it" in result
     assert [(r["result"], r["target"]) for r in case.records("action_scope")] == [("deny", "prod-db.example.com")]
 
     run = case.run(kit.bash('echo "ssh prod-db.example.com uptime"'), mode="bypassPermissions")
@@ -188,6 +188,6 @@ def test_an_agent_started_in_a_subdirectory_is_still_governed(case):
     assert case.yupana("install", "claude", "--user").returncode == 0
     run = case.run(kit.write(str(target), "KEY\n"), cwd=case.repo / "src", mode="bypassPermissions")
     assert not target.exists()
-    assert "deny_paths `src/vault/**`" in run.tool_results()[0]
+    assert "the denied path `src/vault/**`" in run.tool_results()[0]
     done = case.yupana("status", "--json", "--offline", cwd=case.repo / "src")
     assert done.returncode == 0 and json.loads(done.stdout)["clients"]["claude-code"]["state"] == "ok"

@@ -145,4 +145,4 @@ def test_an_agent_started_in_a_subdirectory_is_still_governed(case):
     run = case.run(kit.patch("*** Begin Patch\n*** Add File: vault/key.pem\n+KEY\n*** End Patch\n"),
                    cwd=case.repo / "src")
     assert not (case.repo / "src" / "vault" / "key.pem").exists()
-    assert "deny_paths `src/vault/**`" in run.tool_results()[0]
+    assert "the denied path `src/vault/**`" in run.tool_results()[0]

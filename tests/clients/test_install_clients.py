@@ -27,7 +27,7 @@ def test_after_yupana_install_claude_denies_the_edit_and_the_prod_host(tmp_path)
     target = case.repo / "secrets" / "prod.env"
     run = case.run(kit.write(str(target), "API_KEY=1\n"), mode="bypassPermissions")
     assert not target.exists()
-    assert "deny_paths `secrets/**`" in run.tool_results()[0]
+    assert "the denied path `secrets/**`" in run.tool_results()[0]
     run = case.run(kit.bash("ssh prod-db.example.com uptime"), mode="bypassPermissions")
     assert case.ssh_calls() == [] and "host `prod-db.example.com`" in run.tool_results()[0]
     assert [r["result"] for r in case.records("guard")] == ["deny"]
@@ -49,7 +49,7 @@ def test_after_yupana_install_codex_denies_the_patch_whole_and_the_prod_host(tmp
              "@@\n-KEY=old\n+KEY=new\n*** End Patch\n")
     run = case.run(kit.patch(mixed))
     assert secret.read_text() == "KEY=old\n" and not (case.repo / "src" / "ok.rs").exists()
-    assert "deny_paths `secrets/**`" in run.tool_results()[0]
+    assert "the denied path `secrets/**`" in run.tool_results()[0]
     run = case.run(kit.shell("ssh prod-db.example.com uptime"))
     assert case.ssh_calls() == [] and "host `prod-db.example.com`" in run.tool_results()[0]
 

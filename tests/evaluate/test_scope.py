@@ -26,7 +26,7 @@ def test_path_scope(rel: str, outcome: str):
 
 
 def test_messages_say_what_was_exceeded():
-    assert "deny_paths `src/config.rs`" in scope.check_paths("t", SCOPE, "src/config.rs").message
+    assert "the denied path `src/config.rs`" in scope.check_paths("t", SCOPE, "src/config.rs").message
     assert "`src/**`, `tests/**`" in scope.check_paths("t", SCOPE, "docs/x").message
 
 

@@ -65,7 +65,8 @@ def test_a_block_rule_denies_in_a_repository_the_graph_states_public(env, tmp_pa
     result = edit(env, widgets)
     assert result.denied, result
     assert "no internal hostnames" in result.reason
-    assert "repo `widgets` is public (stated in the governed graph on aegis:repo_widgets)" in result.reason
+    assert "repo `widgets` is public" in result.reason and "governed graph" not in result.reason  # issue 22 §3
+    assert "(exposure: stated in the governed graph on aegis:repo_widgets)" in result.stderr  # the operator's
     [gov] = env.records("governed")
     assert gov["exposure"] == "public" and gov["exposure_source"] == "graph" and gov["blocking"] is True
     assert gov["repo"] == "widgets" and "exposure_reason" not in gov
@@ -80,7 +81,8 @@ def test_a_block_rule_denies_on_virtuoso_with_the_graph_statement(env, tmp_path,
     server.load_turtle(catalogue(tmp_path, 'aegis:repo_widgets aegis:exposure "public" .\n'), graph)
     project(configure(widgets, server.url, quipu=f'default_graph = "{graph}"'), env)
     result = edit(env, widgets)
-    assert result.denied and "repo `widgets` is public (stated in the governed graph" in result.reason
+    assert result.denied and "repo `widgets` is public" in result.reason
+    assert "(exposure: stated in the governed graph" in result.stderr
     assert env.records("governed")[0]["exposure_source"] == "graph"
 
 
@@ -89,7 +91,7 @@ def test_on_quipu_the_graph_statement_answers_without_asking_policy_check(env, t
     server.policy_outcomes[AEGIS + "repo_widgets"] = "unsatisfied"  # the graph statement comes first
     project(configure(widgets, server.url, dialect="quipu"), env)
     result = edit(env, widgets)
-    assert result.denied and "stated in the governed graph" in result.reason
+    assert result.denied and "stated in the governed graph" in result.stderr
     assert not [r for r in server.requests if r.path == "/policy/check"]
     assert not (env.state / "yupana" / "exposure.json").exists()
 
@@ -108,7 +110,8 @@ def test_the_graph_statement_wins_over_the_config_declaration(env, tmp_path, wid
     data = catalogue(tmp_path, 'aegis:repo_widgets aegis:exposure "internal" .\n')
     project(configure(widgets, oxigraph_server(data), policy='exposure = "public"'), env)
     result = edit(env, widgets)
-    assert not result.denied and "is internal (stated in the governed graph" in result.message
+    assert not result.denied and "is internal" in result.message
+    assert "(exposure: stated in the governed graph" in result.message
     assert env.records("governed")[0]["exposure_source"] == "graph"
 
 
@@ -118,20 +121,22 @@ def test_the_graph_statement_wins_over_the_config_declaration(env, tmp_path, wid
 def test_a_block_rule_denies_in_a_repository_the_config_declares_public(env, tmp_path, widgets, oxigraph_server):
     project(configure(widgets, oxigraph_server(catalogue(tmp_path)), policy='exposure = "public"'), env)
     result = edit(env, widgets)
-    assert result.denied and "repo `widgets` is public (declared by [yupana.policy] exposure)" in result.reason
+    assert result.denied and "repo `widgets` is public" in result.reason and "[yupana" not in result.reason
+    assert "(exposure: declared by [yupana.policy] exposure)" in result.stderr
     [gov] = env.records("governed")
     assert gov["exposure"] == "public" and gov["exposure_source"] == "config" and gov["blocking"] is True
     # internal in config: the same rule only warns, and says why
     configure(widgets, oxigraph_server(catalogue(tmp_path)), policy='exposure = "internal"')
     result = edit(env, widgets)
-    assert not result.denied and "is internal (declared by [yupana.policy] exposure)" in result.message
+    assert not result.denied and "is internal" in result.message
+    assert "(exposure: declared by [yupana.policy] exposure)" in result.message
 
 
 def test_a_config_declaration_outside_any_git_tree_still_applies(env, tmp_path, oxigraph_server):
     repo = Repo(tmp_path / "plain", env, origin=None)
     project(configure(repo, oxigraph_server(catalogue(tmp_path)), policy='exposure = "public"'), env)
     result = edit(env, repo)
-    assert result.denied and "declared by [yupana.policy] exposure" in result.reason
+    assert result.denied and "declared by [yupana.policy] exposure" in result.stderr
 
 
 # ── no source: unknown stays a warning, and the record says why ──────────────────────

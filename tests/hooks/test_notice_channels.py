@@ -41,10 +41,13 @@ def test_claude_operator_notices_stay_operator_only_whatever_the_audience(env, r
     assert "misconfigured" in result.message and "misconfigured" not in result.context
 
 
-def test_codex_a_notice_beside_a_deny_reaches_the_model_too(env, repo):
+def test_codex_a_notice_beside_a_deny_reaches_the_model_too_in_its_model_form(env, repo):
+    from yupana.hooks.protocol import MODEL_NOTICE
+
     repo.config(SCOPE.format(mode="enforce", extra="") + BROKEN_WIRE)
     result = hook(env, codex(repo, "secrets/a.env"), "--tenant", "t")
-    assert result.denied and "misconfigured" in result.message and "misconfigured" in result.context
+    assert result.denied and "misconfigured" in result.message and MODEL_NOTICE in result.context
+    assert "misconfigured" not in result.context  # the operator's diagnostics never reach the model (issue 22 §3)
 
 
 def test_codex_pre_bash_notices_reach_the_model(env, repo):
@@ -54,7 +57,8 @@ def test_codex_pre_bash_notices_reach_the_model(env, repo):
                "tool_name": "Bash", "tool_input": {"command": "ssh prod-db uptime"}}
     env["BOBBIN_ROLE"] = "t"
     result = hook(env, payload, event="pre-bash")
-    assert "malformed target glob" in result.context and "malformed target glob" in result.message
+    assert "malformed target glob" in result.message and "malformed target glob" not in result.context
+    assert "could not be fully checked" in result.context
     claude_payload = dict(payload, session_id="s2", prompt_id="p")
     del claude_payload["turn_id"]
     result = hook(env, claude_payload, event="pre-bash")

@@ -107,7 +107,7 @@ def test_enforce_denies_with_a_reason_for_the_model(env):
     out = output(proc)["hookSpecificOutput"]
     assert out["hookEventName"] == "PreToolUse" and out["permissionDecision"] == "deny"
     reason = out["permissionDecisionReason"]
-    assert "host `prod.example.com`" in reason and "polecat-3" in reason and "allow_targets" in reason
+    assert "host `prod.example.com`" in reason and "polecat-3" in reason and "not among the allowed targets" in reason
     assert "systemMessage" not in output(proc)
     [rec] = env.records("action_scope")
     assert (rec["rule"], rec["result"]) == ("allow_targets", "deny")

@@ -76,7 +76,8 @@ def test_missing_anchor_is_unknown_with_a_fail_open_advisory_never_a_clean_allow
     for _ in range(2):  # every such patch, not once per session
         result = hook(env, repo.patch(_patch(broken)), "--tenant", "polecat-3")
         assert not result.denied and not result.allowed_silently
-        assert "anchor missing" in result.context and "UNGUARDED" in result.context
+        assert "anchor missing" in result.context and "UNGUARDED" in result.stderr  # the model is told what to fix
+        assert "send a patch whose context matches" in result.context and "UNGUARDED" not in result.context
     guard = env.records("guard")[-1]
     assert {"id": "apply_patch", "plane": "patch", "outcome": "unknown", "response": "logged"} in guard["constraints"]
     assert [r["fail_kind"] for r in env.records("fail_open")] == ["patch", "patch"]
@@ -114,7 +115,8 @@ def test_codex_scenarios(env, tmp_path, name):
     result = hook(env, payload, "--tenant", "polecat-3")
     guard = env.records("guard")[-1]
     if name[:3] in FAILING:
-        assert not result.allowed_silently and "UNGUARDED" in result.context, result
+        assert not result.allowed_silently and "could not be read exactly" in result.context, result
+        assert "UNGUARDED" in result.stderr and "UNGUARDED" not in result.context
         assert any(c["id"] == "apply_patch" and c["outcome"] == "unknown" for c in guard["constraints"])
     else:
         assert result.allowed_silently, result

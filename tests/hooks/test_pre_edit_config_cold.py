@@ -41,7 +41,7 @@ def test_thirty_concurrent_cold_hooks_all_enforce_without_a_config_fail_open(env
         assert proc.returncode == 0, err[-800:]
         decision = json.loads(out)["hookSpecificOutput"]
         assert decision["permissionDecision"] == "deny", (out, err[-800:])
-        assert "deny_paths `src/config.rs`" in decision["permissionDecisionReason"]
+        assert "the denied path `src/config.rs`" in decision["permissionDecisionReason"]
         assert b"configuration error" not in err and b"failed open" not in err, err[-800:]
     assert [r for r in env.records("fail_open") if r.get("fail_kind") == "config"] == []
     guards = env.records("guard")

@@ -48,7 +48,7 @@ def test_a_denied_path_is_denied_however_large_the_write_and_tight_the_deadline(
     for size in (200_000, 2_000_000):
         payload = repo.payload("Write", rel="src/config.rs", content=_huge(size), session=f"s{size}")
         done = hook(env, payload, "--tenant", "polecat-3")
-        assert done.denied and "deny_paths `src/config.rs`" in done.reason, (size, done)
+        assert done.denied and "the denied path `src/config.rs`" in done.reason, (size, done)
         guard = env.records("guard")[-1]
         assert guard["result"] == "deny"
         assert any(c["id"] == "scope-declared:polecat-3" and c["response"] == "blocked" for c in guard["constraints"])

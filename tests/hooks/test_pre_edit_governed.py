@@ -249,3 +249,26 @@ def test_a_large_catalogue_without_its_twin_fails_open_loudly_and_a_worker_deriv
     assert miss is None and len(found.text_rules) == 4001
     second = hook(env, _edit(repo, "db1.corp.example"))
     assert second.denied and "rule_no_internal_hostnames" in second.reason
+
+
+def test_a_codex_patch_across_repositories_records_the_deciding_files_exposure_and_repo(env, tmp_path):
+    """Issue 23 §7: the public file decides the deny, so the record names it, not the first file."""
+    gadgets = Repo(tmp_path / "gadgets", env, origin="git@github.com:acme/gadgets.git").config(_config())
+    widgets = Repo(tmp_path / "widgets", env, origin="git@github.com:acme/widgets.git").config(_config())
+    write_cache(env, ENDPOINT, text_rules=[text_rule("rule_no_internal_hostnames", HOST)])
+    path = env.cache_for(ENDPOINT).parent / "exposure.json"
+    now = int(time.time())
+    path.write_text(json.dumps({"version": 1, "entries": {
+        f"{ENDPOINT}|gadgets": {"exposure": "internal", "at": now},
+        f"{ENDPOINT}|widgets": {"exposure": "public", "at": now}}}))
+    patch = ("*** Begin Patch\n"
+             f"*** Add File: {gadgets.root}/src/a.rs\n+let host = \"db1.corp.example\";\n"
+             f"*** Add File: {widgets.root}/src/b.rs\n+let host = \"db2.corp.example\";\n"
+             "*** End Patch\n")
+    result = hook(env, {**gadgets.patch(patch), "cwd": str(tmp_path)})
+    assert result.denied and "src/b.rs" in result.reason
+    records = env.records("governed")
+    assert {(g["repo"], g["exposure"], g["blocking"]) for g in records} == {
+        ("gadgets", "internal", False), ("widgets", "public", True)}
+    guard = env.records("guard")[-1]
+    assert guard["result"] == "deny" and guard["exposure"] == "public" and guard["repo"] == "widgets"

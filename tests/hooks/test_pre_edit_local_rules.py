@@ -56,7 +56,7 @@ def test_advise_notifies_and_short_circuits(env, repo):
 def test_soft_rule_does_not_shadow_a_scope_deny(env, repo):
     repo.config(_config("enforce", SCOPE, rule_extra='class = "soft"'))
     result = hook(env, _edit(repo, "src/secret.rs", "// ABC-12\nfn a() {}"), "--tenant", "polecat-3")
-    assert result.denied and "deny_paths" in result.reason
+    assert result.denied and "the denied path" in result.reason
     assert "no-ticket-in-comment" in result.out.get("systemMessage", "")
 
 

@@ -41,7 +41,7 @@ def test_projected_block_rule_denies_in_the_repository_the_catalogue_states_publ
     subprocess.run(["git", "-C", str(projected.root), "remote", "set-url", "origin",
                     "git@git.example:larkspur/larkspur-freight.git"], check=True)
     result = hook(env, projected.payload(rel="src/net.rs", new_string='host = "db1.corp.larkspur.example"'))
-    assert result.denied and "repo `larkspur-freight` is public (stated in the governed graph" in result.reason
+    assert result.denied and "repo `larkspur-freight` is public" in result.reason and "(exposure: stated in the governed graph" in result.stderr
     assert env.records("governed")[-1]["exposure_source"] == "graph"
 
 

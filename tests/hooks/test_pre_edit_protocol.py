@@ -57,7 +57,7 @@ def test_deny_envelope_is_exactly_the_contract(env, repo):
     assert specific["hookEventName"] == "PreToolUse" and specific["permissionDecision"] == "deny"
     reason = specific["permissionDecisionReason"]
     assert reason.startswith("yupana: edit to src/config.rs") and "polecat-3" in reason
-    assert "deny_paths `src/config.rs`" in reason and "request a wider capability scope" in reason
+    assert "the denied path `src/config.rs`" in reason and "request a wider capability scope" in reason
 
 
 def test_allowed_edit_under_enforce_is_silent_never_allow(env, repo):

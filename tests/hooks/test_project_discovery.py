@@ -42,10 +42,10 @@ TODO = text_rule("todo", r"\bTODO\b", tier="warn", exempt="^src/fixtures/")
 
 # case -> (file, introduced text, expected verdict, a phrase the output must carry)
 CASES = {
-    "deny_paths file": ("src/config.rs", "x", "deny", "deny_paths `src/config.rs`"),
+    "deny_paths file": ("src/config.rs", "x", "deny", "the denied path `src/config.rs`"),
     "tripwire path": ("src/auth/login.rs", "x", "deny", "tripwire `auth-boundary`"),
     "in-scope edit": ("src/lib.rs", "x", "allow", ""),
-    "out-of-scope edit": ("docs/guide.md", "x", "deny", "allow_paths is `src/**`"),
+    "out-of-scope edit": ("docs/guide.md", "x", "deny", "the allowed paths are `src/**`"),
     "text rule applies": ("src/net.rs", "// TODO", "notify", "`todo`"),
     "text-rule exemption": ("src/fixtures/hosts.rs", "// TODO", "allow", ""),
 }
@@ -208,7 +208,7 @@ def test_a_codex_patch_across_two_projects_is_judged_under_each(env, tmp_path):
 
     assert run(a.root / "src/ok.rs", b.root / "lib/ok.rs").allowed_silently
     denied = run(a.root / "src/ok.rs", b.root / "lib/secret.rs")  # B's own deny_paths, matched B-relative
-    assert denied.denied and "lib/secret.rs" in denied.reason and "deny_paths `lib/secret.rs`" in denied.reason
+    assert denied.denied and "lib/secret.rs" in denied.reason and "the denied path `lib/secret.rs`" in denied.reason
     assert run(b.root / "lib/ok.rs", a.root / "src/config.rs").denied
     b.config(f'[yupana.policy]\nmode = "advise"\n[yupana.policy.scopes.{TENANT}]\ndeny_paths = ["lib/secret.rs"]\n')
     advised = run(a.root / "src/ok.rs", b.root / "lib/secret.rs")  # B's mode decides B's file

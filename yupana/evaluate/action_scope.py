@@ -62,9 +62,9 @@ def judge(armed: Armed, actions: list[Action]) -> list[Verdict]:
         key = a.key
         hit = next((g for g, tokens in deny_c if globs.matches(tokens, key)), None)
         if hit is not None:
-            verdicts.append((a, f"deny_targets:{hit}", f"deny_targets matches `{hit}`"))
+            verdicts.append((a, f"deny_targets:{hit}", f"the denied target `{hit}` matches it"))
         elif allow_c and not any(globs.matches(tokens, key) for _, tokens in allow_c):
-            verdicts.append((a, "allow_targets", f"it is not in allow_targets ({', '.join(armed.allow)})"))
+            verdicts.append((a, "allow_targets", f"it is not among the allowed targets ({', '.join(armed.allow)})"))
         else:
             verdicts.append((a, None, "inside the scope"))
     return verdicts
@@ -74,7 +74,7 @@ def deny_reason(a: Action, tenant: str, why: str) -> str:
     """The deny envelope's reason, written for the model."""
     return (f"yupana: this command would act on {a.class_} `{a.target}` ({a.verb}), outside the action scope "
             f"of tenant `{tenant}`: {why}. Act only on targets the scope allows, or ask the operator to widen "
-            f"[yupana.policy.scopes.{tenant}].")
+            "the scope.")
 
 
 def advise_line(a: Action, tenant: str, why: str) -> str:

@@ -49,19 +49,19 @@ def check_paths(tenant: str, scope: dict[str, Any], rel: str, real_rel: str | No
         if any(globs.matches(tokens, name) for name in names):
             return Finding(cid, "scope",
                            f"edit to {rel} is outside the capability scope for tenant `{tenant}` "
-                           f"(it matches deny_paths `{pattern}`). Leave this file alone, or request a "
+                           f"(it matches the denied path `{pattern}`). Leave this file alone, or request a "
                            "wider capability scope.", blocking=True, rel=rel)
     if allow and any(name.startswith("/") for name in names):
         return Finding(cid, "scope",
                        f"edit to {rel} is outside the capability scope for tenant `{tenant}` "
                        f"({'it' if rel.startswith('/') else 'its real path ' + repr(real_rel)} lies outside the "
-                       "project root, and allow_paths admits only paths inside it). Keep the change inside the "
+                       "project root, and the allowed paths all lie inside it). Keep the change inside the "
                        "project, or request a wider capability scope.", blocking=True, rel=rel)
     if allow and not all(any(globs.matches(tokens, name) for _, tokens in allow) for name in names):
         shown = ", ".join(f"`{p}`" for p, _ in allow)
         return Finding(cid, "scope",
                        f"edit to {rel} is outside the capability scope for tenant `{tenant}` "
-                       f"(allow_paths is {shown}). Keep the change inside those paths, or request a "
+                       f"(the allowed paths are {shown}). Keep the change inside those paths, or request a "
                        "wider capability scope.", blocking=True, rel=rel)
     return Finding(cid, "scope", "", outcome=SATISFIED, rel=rel)
 

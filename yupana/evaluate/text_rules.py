@@ -214,14 +214,14 @@ def _exemption_note(rule: Rule, name: str, regex: str, path_rel: str, introduced
 def _severity(tier: str | None, exposure_of: ExposureOf) -> tuple[bool, str]:
     if tier != "block":
         return False, "tier warn: advisory"
-    exposure, reason, repo = exposure_of()
-    source = f" ({reason})" if reason else ""
+    # Where the exposure came from, or why no source knows it, is the operator's (the governed
+    # record's exposure_source / exposure_reason, the operator's advisory): never the model's.
+    exposure, _reason, repo = exposure_of()
     if exposure == "public":
-        return True, f"tier block; repo `{repo}` is public{source}"
+        return True, f"tier block; repo `{repo}` is public"
     if exposure == "internal":
-        return False, f"tier block, downgraded to a warning because repo `{repo}` is internal{source}"
-    why = f": {reason}" if reason else ""
-    return False, f"tier block, only a warning because the exposure of repo `{repo}` is unknown{why}"
+        return False, f"tier block, downgraded to a warning because repo `{repo}` is internal"
+    return False, f"tier block, only a warning because the exposure of repo `{repo}` is unknown"
 
 
 def _error(name: str, source: str, rel: str, message: str) -> Finding:

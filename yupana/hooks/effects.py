@@ -172,6 +172,14 @@ class Effects:
 
         denials.append(corpus, entry)
 
+    def controls_seen(self, target: str, files: dict[str, dict[str, Any]]) -> None:
+        """Keep the control files' fingerprints this hook saw (:mod:`yupana.hooks.control_watch`)."""
+        from yupana.state import controls_seen
+
+        error = controls_seen.write(target, files)
+        if error:
+            protocol.stderr(f"yupana: tamper evidence: {error}")
+
 
 LiveEffects = Effects
 LIVE = Effects()
@@ -220,3 +228,6 @@ class RehearsalEffects(Effects):
 
     def denial(self, corpus: str, entry: dict[str, Any]) -> None:
         return None
+
+    def controls_seen(self, target: str, files: dict[str, dict[str, Any]]) -> None:
+        return None  # a rehearsal leaves the next live hook the same baseline

@@ -74,6 +74,13 @@ class Governed:
             reason += "; a refresh was started"
         return reason
 
+    def model_note(self) -> str:
+        """:meth:`note` as the model reads it: freshness and age, never why a refresh failed
+        (an endpoint, a config key: the operator's, issue 22 §3)."""
+        if self.cache is not None and self.freshness != FRESH:
+            return f"(policy STALE: cache age {self.age_secs}s)"
+        return self.note()
+
     def note(self) -> str:
         """The verdict suffix: ``(policy fresh, cache age 12s)`` or the STALE / UNAVAILABLE form."""
         if self.cache is None:

@@ -80,11 +80,15 @@ class GovernedStage(GuardContext):
         if not lines:
             return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
         blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
-        self.verdict(lines, blocking, "governed", suffix=" " + gov.note())
+        source = f" (exposure: {asked[0][1]})" if asked and asked[0][1] else ""
+        self.verdict(lines, blocking, "governed", suffix=" " + gov.model_note(),
+                     operator_suffix=" " + gov.note() + source)
         exposure, repo = (asked[0][0], asked[0][2]) if asked else ("n/a", self.repo(edit))
-        if self.governed_fields is None or self.governed_fields["exposure"] == "n/a":
-            # One guard record per tool call: a patch keeps the exposure a text rule was judged by.
-            self.governed_fields = {"exposure": exposure, "repo": repo}
+        # One guard record per tool call: a patch across repositories records the values of the file
+        # that decided it (a blocking finding over a warning, a judged exposure over none; first wins a tie).
+        rank = (2 if blocking else 0) + (exposure != "n/a")
+        if self.governed_fields is None or rank > self.governed_rank:
+            self.governed_fields, self.governed_rank = {"exposure": exposure, "repo": repo}, rank
         judged: dict[str, str | None] = {"exposure_source": asked[0][3]} if asked else {}
         if asked and exposure == "unknown":
             judged["exposure_reason"] = asked[0][1]

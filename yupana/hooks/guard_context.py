@@ -56,6 +56,7 @@ class GuardContext(HookRuntime):
         self.blown = False
         self.unavailable = False
         self.governed_fields: dict[str, Any] | None = None
+        self.governed_rank = -1  # how decisive the file behind governed_fields was (governed_stage)
         self.throttled = 0
         self._plate: tuple[str | None, str] | None = None  # the tracker plate: (work item, why none)
         self._tops: dict[str, str | None] = {}
@@ -185,7 +186,7 @@ class GuardContext(HookRuntime):
         self.note("self-protection", RAN, f"{self_protection.WHAT[kind]}: {level}", edit, protected=kind)
         return blocking
 
-    def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
+    def decide(self, found: list[Finding], plane: str, suffix: str = "", operator_suffix: str | None = None) -> bool:
         """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
         self.findings += found
         bad = [f for f in found if f.outcome == UNSATISFIED]
@@ -195,16 +196,23 @@ class GuardContext(HookRuntime):
         for f in bad:
             if f.message not in lines:
                 lines.append(f.message)
-        self.verdict(lines, any(f.blocking for f in bad), plane, suffix)
+        self.verdict(lines, any(f.blocking for f in bad), plane, suffix, operator_suffix)
         return True
 
-    def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "") -> None:
+    def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "",
+                operator_suffix: str | None = None) -> None:
+        """Deny (enforce + blocking) or advise. ``suffix`` ends what the model reads;
+        ``operator_suffix`` (when given) ends the operator's text instead — the diagnostics the
+        model must not read (why the cache is stale, where an exposure came from)."""
         body = "\n".join(lines) + suffix
+        full = body if operator_suffix is None else "\n".join(lines) + operator_suffix
         if blocking and self.mode == "enforce":
             self.outcome.deny(f"yupana: {body}")
+            if full != body:
+                protocol.stderr(f"yupana: denied: {full}")
             return
         label = f"{plane}, advise: enforce would deny" if blocking else f"{plane}, not blocking"
-        self.outcome.advise(f"yupana ({label}): {body}")
+        self.outcome.advise(f"yupana ({label}): {full}", model=f"yupana ({label}): {body}" if full != body else None)
     def budget(self, stage: str, edit: FileEdit | None = None) -> bool:
         """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
         once ``deadline_ms`` has run out."""

@@ -91,6 +91,7 @@ class PostEdit(HookRuntime):
         from yupana.evaluate import work_items
 
         policy = cfg["policy"]
+        self.mode = policy["mode"]  # arms the runtime's tamper evidence (watch_controls)
         if work_items.effective_rung(policy.get("work_item_scope", "off"), policy["mode"]) == "off":
             return self.silent("rung-off", "work-item notice", SKIPPED, f"work_item_scope = "
                                f"{policy.get('work_item_scope', 'off')} (mode {policy['mode']} is its ceiling)")

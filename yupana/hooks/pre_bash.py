@@ -201,10 +201,13 @@ class PreBash(HookRuntime):
                                            "policy_freshness": gov.freshness, "policy_age_secs": gov.age_secs,
                                            "session": self.sid})
             if blocking:
-                self.outcome.deny(f"yupana: {f.message}. {gov.note()}")
+                self.outcome.deny(f"yupana: {f.message}. {gov.model_note()}")
+                if gov.model_note() != gov.note():
+                    protocol.stderr(f"yupana: denied: {f.message}. {gov.note()}")
             else:
                 label = "advise: enforce would deny" if f.blocking else "governed, not blocking"
-                self.outcome.advise(f"yupana (host memory, {label}): {f.message}. {gov.note()}")
+                self.outcome.advise(f"yupana (host memory, {label}): {f.message}. {gov.note()}",
+                                    model=f"yupana (host memory, {label}): {f.message}. {gov.model_note()}")
         self.note("memory", RAN, policies=policies, findings=found, evidence=evidence, certain=certain)
 
     # ── disk impact ────────────────────────────────────────────────────────────────
@@ -245,7 +248,9 @@ class PreBash(HookRuntime):
                                            "p90_bytes": f.extra["p90_bytes"], "free_bytes": f.extra["free_bytes"],
                                            "samples": f.extra["samples"], "policy_freshness": gov.freshness,
                                            "policy_age_secs": gov.age_secs, "session": self.sid})
-            self.outcome.advise(f"yupana (disk advisory, governed, not blocking): {f.message}. {gov.note()}")
+            self.outcome.advise(f"yupana (disk advisory, governed, not blocking): {f.message}. {gov.note()}",
+                                model=f"yupana (disk advisory, governed, not blocking): {f.message}. "
+                                      f"{gov.model_note()}")
         self.note("disk", UNKNOWN if missing and not findings else RAN, "; ".join(missing), signature=sig,
                   findings=findings, closed=closed)
 

@@ -216,7 +216,9 @@ class Guard(GovernedStage):
         self.findings.append(Finding("apply_patch", "patch", "; ".join(reasons), outcome=UNKNOWN))
         shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
         message = f"apply_patch not fully evaluated ({shown}) — those parts of the patch are UNGUARDED (failing open)"
-        self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.parsed.tool_use_id}, once=False)
+        self.degrade("patch", message, {"reasons": reasons[:20], "tool_use_id": self.parsed.tool_use_id}, once=False,
+                     model=f"yupana: apply_patch could not be read exactly ({shown}); send a patch whose context "
+                           "matches the files")
         self.note("patch", UNKNOWN, message)
 
     def local_rules(self, edit: FileEdit, fired: set[str], evaluated: set[str]) -> bool:
@@ -359,11 +361,12 @@ class Guard(GovernedStage):
             self.findings.append(found)
             result = "notify" if self.args.tenant else "allow"
             if self.args.tenant and self.effects.first_time(self.sid, "unknown-scope"):
-                self.outcome.advise(f"yupana: {found.message}")
+                self.outcome.advise(f"yupana: {found.message}", model="yupana: the work item's scope is unknown, so "
+                                    "this edit was not checked against it; keep to the item's ground")
         else:  # a known scope: read from the served cache
             assert gov is not None
             label = "work-item scope" if prov == "observed" else "derived work-item scope"
-            spoke = self.decide([found], label, suffix=" " + gov.note())
+            spoke = self.decide([found], label, suffix=" " + gov.model_note(), operator_suffix=" " + gov.note())
             result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")
         self.effects.record("scope", {"provenance": prov, "parent": found.extra.get("parent"), "rule": found.id,
                                "result": result, "session": self.sid}, item=item)

@@ -10,8 +10,14 @@ One :class:`Outcome` per invocation, rendered once at the end and written with a
   says: ``operator`` (the default) the ``systemMessage``, ``model``
   ``hookSpecificOutput.additionalContext`` (the channel that reaches the model), ``both``
   both. Model-facing context (post-edit's notice) is always ``additionalContext``. For
-  Codex every notice is *also* ``additionalContext``, on every hook: ``codex exec`` shows a
-  ``systemMessage`` to nobody (docs/clients/codex.md);
+  Codex every notice *also* reaches the model as ``additionalContext``, on every hook
+  (``codex exec`` shows a ``systemMessage`` to nobody, docs/clients/codex.md) — but only in
+  its model form: a notice's is :data:`MODEL_NOTICE` unless the caller gave one;
+* what the model reads (the deny reason, ``additionalContext``) says what was exceeded and
+  what to do instead, and never carries operator diagnostics — config keys, control files,
+  endpoints, flags, mode advice (issue 22 §3): an advisory or notice whose operator text
+  holds them is given a separate ``model`` text (:meth:`Outcome.advise`, :meth:`Outcome.notify`);
+  ``tests/hooks/test_model_texts.py`` holds every hook's model texts to this;
 * deny    — the PreToolUse ``permissionDecision: "deny"`` envelope with a reason written
   for the model to act on, without a final period: Codex appends ``. Command: <patch>``
   to it, Claude Code shows it after ``hook error:``.
@@ -40,6 +46,9 @@ if TYPE_CHECKING:
     from yupana.hooks.effects import Effects
 
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
+#: What the model reads for an operator notice (a degradation) when the caller gave no model form.
+MODEL_NOTICE = ("yupana: this tool call could not be fully checked against policy, and the operator has been told; "
+                "keep to the task's scope")
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
 
 
@@ -50,7 +59,7 @@ CODEX = "codex"
 class Outcome:
     """What one hook invocation will say. Decisions only ever strengthen."""
 
-    __slots__ = ("decision", "reasons", "messages", "advisories", "context")
+    __slots__ = ("decision", "reasons", "messages", "advisories", "context", "model_forms")
 
     def __init__(self) -> None:
         self.decision = ALLOW
@@ -58,6 +67,7 @@ class Outcome:
         self.messages: list[str] = []  # operator notices (systemMessage; Codex: also additionalContext)
         self.advisories: list[str] = []  # findings that do not block: routed by advise_audience
         self.context: list[str] = []  # model-facing additionalContext parts
+        self.model_forms: dict[str, str] = {}  # an operator text -> what the model reads instead
 
     def deny(self, reason: str) -> None:
         self.decision = DENY
@@ -67,15 +77,20 @@ class Outcome:
         if _RANK[self.decision] < _RANK[NOTIFY]:
             self.decision = NOTIFY
 
-    def notify(self, message: str) -> None:
-        """An operator notice (a degradation, a check that could not run)."""
+    def notify(self, message: str, model: str | None = None) -> None:
+        """An operator notice (a degradation, a check that could not run); ``model`` is what a
+        client that shows notices only to the model (Codex) gives it (default :data:`MODEL_NOTICE`)."""
         self._notified()
         self.messages.append(message)
+        self.model_forms[message] = model or MODEL_NOTICE
 
-    def advise(self, message: str) -> None:
-        """An advisory: what a check found that does not block (advise mode, warn tiers, back-offs)."""
+    def advise(self, message: str, model: str | None = None) -> None:
+        """An advisory: what a check found that does not block (advise mode, warn tiers, back-offs);
+        ``model``: what the model reads instead when ``message`` holds operator diagnostics."""
         self._notified()
         self.advisories.append(message)
+        if model is not None:
+            self.model_forms[message] = model
 
     def add_context(self, text: str) -> None:
         """Model-facing context (post-edit's out-of-ground notice) that is not a decision."""
@@ -86,6 +101,7 @@ class Outcome:
         if _RANK[other.decision] > _RANK[self.decision]:
             self.decision = other.decision
         self.reasons += other.reasons
+        self.model_forms.update(other.model_forms)
         for mine, theirs in ((self.messages, other.messages), (self.advisories, other.advisories),
                              (self.context, other.context)):
             mine += [m for m in theirs if m not in mine]
@@ -96,13 +112,20 @@ class Outcome:
         ``client`` is who sent the payload (``payload.client_of``): for Codex every notice is
         model-facing too. ``audience`` is ``[yupana.policy] advise_audience``."""
         operator = list(self.messages)
-        model = list(self.context)
+        model: list[str] = []
+        for text in self.context:
+            if text not in model:
+                model.append(text)
         if audience != "model":
             operator += [a for a in self.advisories if a not in operator]
         if audience != "operator" or client == CODEX:
-            model += [a for a in self.advisories if a not in model]
+            for a in self.advisories:
+                if self.model_forms.get(a, a) not in model:
+                    model.append(self.model_forms.get(a, a))
         if client == CODEX:
-            model += [m for m in self.messages if m not in model]
+            for m in self.messages:
+                if self.model_forms.get(m, MODEL_NOTICE) not in model:
+                    model.append(self.model_forms.get(m, MODEL_NOTICE))
         out: dict[str, Any] = {}
         if self.decision == DENY and event == "PreToolUse":
             out["hookSpecificOutput"] = {
@@ -229,17 +252,19 @@ def degrade(
     fields: dict[str, Any] | None = None,
     notify: bool = True,
     item: str | None = None,
+    model: str | None = None,
 ) -> None:
     """A loud degradation: stderr line, spool record ``record_kind``, once-per-session message.
 
     ``kind`` keys the once-per-session marker (for example ``projection``); ``message`` is
     the operator-facing sentence; ``fields`` go on the spool record. ``effects`` (a
-    :class:`yupana.hooks.effects.Effects`) writes the record and the marker.
+    :class:`yupana.hooks.effects.Effects`) writes the record and the marker. ``model`` is what
+    a client that shows notices only to the model reads instead (:meth:`Outcome.notify`).
     """
     stderr(f"yupana: {message}")
     effects.record(record_kind, fields, item=item)
     if notify and effects.first_time(session_id, kind):
-        outcome.notify(f"yupana: {message}")
+        outcome.notify(f"yupana: {message}", model)
 
 
 def refused_state(outcome: Outcome, effects: Effects, *, hook: str, session_id: str | None,

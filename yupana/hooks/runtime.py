@@ -16,7 +16,9 @@ it implements :meth:`HookRuntime.run` — the order of its checks, on the payloa
   ``UNKNOWN``: could not run);
 * :meth:`HookRuntime.gov`: the governed plane's servable cache, loaded at most once, and
   loudly absent when it should be there;
-* the mode ladder: :func:`yupana.evaluate.rung`.
+* the mode ladder: :func:`yupana.evaluate.rung`;
+* :meth:`HookRuntime.watch_controls`: after every run, tamper evidence for the guard's
+  controls (:mod:`yupana.hooks.control_watch`), told to the operator, never to the model.
 
 Everything the hook does to the world goes through :attr:`HookRuntime.effects`
 (:mod:`yupana.hooks.effects`): live in a real hook, a rehearsal in ``yupana explain``.
@@ -118,9 +120,30 @@ class HookRuntime:
             self.run(raw)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
+        self.watch_controls()
         protocol.refused_state(self.outcome, self.effects, hook=self.hook, session_id=self.sid, cfg=self.cfg)
         return self.outcome.render(self.event, client=self.inv.client if self.inv else None,
                                    audience=protocol.advise_audience(self.cfg))
+
+    def watch_controls(self) -> None:
+        """Tamper evidence: a ``control_changed`` record for each control file that changed since
+        the last hook of this project (:mod:`yupana.hooks.control_watch`); told to the operator
+        (stderr, spool, ``status``), never to the model. Never changes the answer."""
+        if not self.root or self.mode in ("off", "?"):
+            return
+        try:
+            from yupana.hooks import control_watch
+
+            found, target, files = control_watch.watch(self.root, project_root.project_key(self.root))
+            for change in found:
+                self.effects.record("control_changed", change, item=self.item)
+                if change["looser"]:
+                    protocol.stderr(f"yupana: a control of the guard got looser: {change['file']}: "
+                                    f"{'; '.join(change['loosened'])}")
+            if target and files is not None:
+                self.effects.controls_seen(target, files)
+        except Exception as exc:  # noqa: BLE001 - evidence must never cost the answer
+            protocol.stderr(f"yupana: tamper evidence could not run ({type(exc).__name__}: {exc})")
 
     def run(self, raw: bytes) -> None:
         """The hook's checks, in its contract's order (``self.inv`` is the parsed payload)."""
@@ -148,19 +171,20 @@ class HookRuntime:
         """What still has to be written after an internal error (pre-edit: its record)."""
 
     def degrade(self, kind: str, message: str, fields: dict[str, Any] | None = None, once: bool = True,
-                marker: str | None = None) -> None:
+                marker: str | None = None, model: str | None = None) -> None:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
-        session per ``marker``, default ``kind``; every time when not ``once``)."""
+        session per ``marker``, default ``kind``; every time when not ``once``). ``model``: what
+        the model reads of it on a client that shows it notices (default ``protocol.MODEL_NOTICE``)."""
         record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, **(fields or {})}
         pane = protocol.notify_on_fail_open(self.cfg)
         protocol.degrade(self.outcome, self.effects, session_id=self.sid, kind=marker or kind,
                          record_kind="fail_open", message=message, fields=record, notify=once and pane,
-                         item=self.item)
+                         item=self.item, model=model)
         if not once:
             if pane:
-                self.outcome.notify(f"yupana: {message}")
+                self.outcome.notify(f"yupana: {message}", model)
             elif self.codex:
-                self.outcome.add_context(f"yupana: {message}")
+                self.outcome.add_context(model or protocol.MODEL_NOTICE)  # the details: stderr, spool
 
     # ── the configuration's own record ─────────────────────────────────────────────
     def config_records(self, snap: dict[str, Any], root: str) -> None:

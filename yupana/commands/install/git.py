@@ -91,7 +91,7 @@ def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             return fh.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # core.hooksPath = /dev/null: no hook there
         return None
 
 

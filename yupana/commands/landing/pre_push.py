@@ -102,14 +102,15 @@ class PrePush:
         try:
             self.cfg = settings.load(self.root, self.args.config)["config"]
         except ConfigError as exc:
-            _say(f"yupana: pre-push: configuration error ({exc}); the push proceeds UNCERTIFIED")
+            # the agent that pushes reads this line: the error (files, keys) is the record's
+            _say("yupana: pre-push: the configuration cannot be read; the push proceeds UNCERTIFIED (the landing "
+                 "record names the error)")
             self.write(None, {"outcome": "unknown", "reason": f"configuration error: {exc}"})
             return ALLOW
         policy = self.cfg["policy"]
         self.rung = rung(policy.get("landing", "off"), policy.get("mode", "off"))
         if self.rung == "off":
-            _say(f"yupana: landing certification is off ([yupana.policy] landing = \"{policy.get('landing', 'off')}\", "
-                 f"mode = \"{policy.get('mode', 'off')}\"): this push is not evaluated")
+            _say("yupana: landing certification is off for this project: this push is not evaluated")
             return ALLOW
         from yupana.commands.ci_select.changes import GitError
         from yupana.commands.landing import pushed
@@ -314,8 +315,9 @@ class PrePush:
         verdict = {"certified": "CERTIFIED", "refused": "REFUSED", "unknown": "UNKNOWN — not certified"}[outcome]
         tail = ""
         if outcome == "refused":
-            tail = (" — the push is BLOCKED ([yupana.policy] landing = \"enforce\"; `git push --no-verify` skips this "
-                    "hook)" if self.rung == "enforce" else " — advise: the push proceeds")
+            # What the pusher (often an agent) reads says what to do instead, never how to skip the hook.
+            tail = (" — the push is BLOCKED: make the requirement pass, commit, and push again"
+                    if self.rung == "enforce" else " — advise: the push proceeds")
         elif outcome == "unknown":
             tail = " — the push proceeds"
         _say(f"yupana: landing {verdict} {where} ({about}{freshness}; {signed}): {reason}{tail}")

@@ -32,7 +32,7 @@ projection does). ``--offline`` never contacts the store.
 
 Exit codes: 0 off / loaded / empty / stale; 3 degraded (rule set, local controls, or a client's hooks
 registered but untrusted or never invoked); 4 the project config lowered the
-user's mode (3 wins when both apply: the guard not enforcing is the more urgent fact);
+user's mode, or a control of the guard got looser within the window (3 wins when both apply: the guard not enforcing is the more urgent fact);
 1 a configuration or other error, with the reason on stderr (and in ``--json``).
 Schema and field meanings: docs/status.md.
 """
@@ -169,6 +169,9 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
 
     report["clients"] = status_clients.section(root, records, now, deadline_ms=cfg["policy"]["deadline_ms"],
                                                spool_complete=spool_info["read_all"] and not spool_info["rotated"])
+    from yupana.commands.status import tamper as status_tamper
+
+    report["tamper"] = status_tamper.section(records, root, now, window_secs)
     report["exit_code"] = exit_code(report)
     return report
 
@@ -213,11 +216,12 @@ def signed_rule_set_section(cfg: dict[str, Any], root: str, now: int) -> dict[st
 def exit_code(report: dict[str, Any]) -> int:
     """3 degraded (the rule set, a broken local control, or a client's hooks), else 4 when the project
     lowered the user's mode, a layer tried to lower the managed floor (or a nested file its project),
-    or the managed floor is writable by this user, else 0."""
+    or the managed floor is writable by this user, or a control of the guard got looser within the
+    window, else 0."""
     if (report["rule_set"]["state"] == "degraded" or report["config"]["controls"]["state"] == "degraded"
             or report.get("clients", {}).get("state") == "degraded"):
         return EXIT_DEGRADED
-    if report["policy_mode_provenance"].get("lowered_by_project"):
+    if report["policy_mode_provenance"].get("lowered_by_project") or (report.get("tamper") or {}).get("warn"):
         return EXIT_LOWERED
     managed = report["config"].get("managed") or {}
     if report["config"].get("lowered") or managed.get("writable") or managed.get("bypassed"):

@@ -30,6 +30,10 @@ def render(report: dict[str, Any]) -> str:
     last = f"; last refresh failed ({signed['last_error_kind']}: {signed['last_error']})" if signed.get("last_error_kind") else ""
     add("signed rules", f"{signed['state']}{detail} — {signed['note']}{last}")
     _landing(report, add)
+    if report.get("tamper"):
+        from yupana.commands.status import tamper
+
+        tamper.render(report["tamper"], add, WARN)
     _hooks(report, add)
     _clients(report, add)
     from yupana import terminal
