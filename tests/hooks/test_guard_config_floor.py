@@ -41,7 +41,7 @@ def test_a_nested_config_that_switches_its_subtree_off_does_not(env, repo):
     assert write.denied and "guard's own controls" in write.reason  # the protected set refuses the Write
     repo.file("src/.bobbin/config.toml", nested_text)  # as if it had been written some other way
     denied = edit(env, repo, "src/config.rs")
-    assert denied.denied and "deny_paths `src/config.rs`" in denied.reason
+    assert denied.denied and "the denied path `src/config.rs`" in denied.reason
     lowered = env.records("config_lowered")
     assert [(r["layer"], r["file"], r["key"], r["value"], r["floor"]) for r in lowered] == [
         ("nested", str(repo.root / "src" / ".bobbin" / "config.toml"), "policy.mode", "off", "enforce")]

@@ -86,7 +86,12 @@ EDITS = {  # name -> (rel, new text): one per plane's finding
     "local rule": ("src/lib.rs", "// see ABC-123\nfn a() {}"),
     "governed block": ("src/lib.rs", 'let h = "db1.corp.example";'),
     "governed warn": ("src/lib.rs", "// TODO later"),
+    "self-protection: the project config": (".bobbin/config.toml", '[yupana.policy]\nmode = "off"'),
+    "self-protection: a nested config": ("src/.bobbin/config.toml", '[yupana.policy]\nmode = "off"'),
+    "self-protection: client settings": (".claude/settings.json", '{"env": {"YUPANA_POLICY__MODE": "off"}}'),
 }
+COMMANDS = ["systemctl restart etcd", "sed -i s/enforce/off/ .bobbin/config.toml", "rm -rf .bobbin",
+            "git config core.hooksPath /dev/null", "echo '' > .git/hooks/pre-push"]
 
 
 def claude_edit(repo: Repo, rel: str, text: str, session: str = "sess-1") -> dict:
@@ -113,11 +118,12 @@ def bash_both(env, repo: Repo, command: str, *flags: str):
                            *flags, event="pre-bash"))]
 
 
-def check(label: str, results) -> list[str]:
+def check(label: str, results, named: tuple[str, ...] = ()) -> list[str]:
+    """``named``: what the call itself named, which a text may say back (model_text_kit.forbidden)."""
     texts = []
     for client, result in results:
         found = model_texts(result.stdout)
-        assert_clean(f"{label} ({client})", found)
+        assert_clean(f"{label} ({client})", found, named)
         texts += found
     return texts
 
@@ -141,8 +147,9 @@ def test_every_planes_deny_and_advice_is_clean_on_both_clients(env, repo, mode):
     rules_cache(env)
     spoken = []
     for name, (rel, text) in EDITS.items():
-        spoken += check(f"{mode}: {name}", edit_both(env, repo, rel, text, "--tenant", "polecat-3"))
-    spoken += check(f"{mode}: action scope", bash_both(env, repo, "systemctl restart etcd", "--tenant", "polecat-3"))
+        spoken += check(f"{mode}: {name}", edit_both(env, repo, rel, text, "--tenant", "polecat-3"), named=(rel,))
+    for command in COMMANDS:
+        spoken += check(f"{mode}: {command}", bash_both(env, repo, command, "--tenant", "polecat-3"))
     assert len(spoken) >= 10, spoken  # the scenarios did speak to the model
     if mode == "enforce":
         result = hook(env, claude_edit(repo, "src/config.rs", "fn z() {}"), "--tenant", "polecat-3")

@@ -127,7 +127,7 @@ def test_a_malformed_corpus_line_never_turns_a_deny_paths_deny_into_an_allow(env
     entry = json.loads(corpus.read_text())
     corpus.write_text(json.dumps({**entry, "reason": reason, "rule": reason}) + "\n")  # the only, nearest entry
     again = hook(env, _edit(repo, text, rel="src/secret.rs"), "--tenant", "polecat-3")
-    assert again.denied and "deny_paths" in again.reason
+    assert again.denied and "the denied path `src/secret.rs`" in again.reason
     assert not [r for r in env.records("fail_open") if r.get("fail_kind") == "internal"]
 
 
@@ -143,7 +143,7 @@ def test_an_exception_in_the_advisory_never_discards_a_deny_paths_deny(env, tmp_
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps(_edit(repo, text, rel="src/secret.rs")).encode(),
                           env=env, capture_output=True, timeout=60)
     result = Result(done)
-    assert result.denied and "deny_paths" in result.reason
+    assert result.denied and "the denied path `src/secret.rs`" in result.reason
     assert "advisory bug" in result.stderr
     [failed] = [r for r in env.records("fail_open") if r.get("fail_kind") == "recurrence"]
     assert "advisory bug" in failed["reason"]
