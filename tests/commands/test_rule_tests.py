@@ -235,20 +235,43 @@ rules = ["rule_tickets"]
 
 
 @pytest.mark.skipif(not (QUIPU_FIXTURES / "shapes" / "policies").is_dir(), reason="quipu fixtures absent")
-def test_quipus_shipped_policies_under_test(yupana, tmp_path):
-    data = [str(QUIPU_FIXTURES / "shapes" / "policies")]
+def test_quipus_shipped_tree_sitter_policies_judge_the_proposed_buffer(yupana, tmp_path):
+    """quipu's own catalogue: a structural rule sees the file as the edit would leave it (``old``
+    is the file's content before the edit), through Claude Code's Edit and Codex's apply_patch."""
     cases = write(tmp_path / "quipu.test.toml", '''
 [[case]]
-name = "a plain edit"
-tool = "Write"
+name = "a ticket in a Rust comment"
+tool = "Edit"
 path = "src/lib.rs"
-text = "pub fn f() {}"
+old = "fn f() {}"
+new = "// fixes FRT-42\\nfn f() {}"
+expect = "deny"
+rules = ["aegis:policy_no_ticket_in_comment"]
+
+[[case]]
+name = "the same through apply_patch"
+tool = "apply_patch"
+path = "src/lib.rs"
+before = "fn e() {}\\nfn f() {}"
+old = "fn f() {}"
+new = "// fixes FRT-42\\nfn f() {}"
+expect = "deny"
+rules = ["no-ticket-in-comment"]
+
+[[case]]
+name = "a plain Rust edit"
+tool = "apply_patch"
+path = "src/lib.rs"
+old = "fn f() {}"
+new = "fn g() {}"
 expect = "allow"
+not_rules = ["aegis:policy_no_ticket_in_comment"]
 ''')
-    done = yupana("test", "--catalogue", *data, cases, "--json")
+    done = yupana("test", "--catalogue", str(QUIPU_FIXTURES / "shapes" / "policies"), cases, "--json")
     doc = as_json(done)
-    assert done.returncode == 0, doc
-    assert doc["coverage"]["rules"] >= 1 and doc["source"].startswith("catalogue ")
+    assert done.returncode == 0, [c["failures"] for c in doc["cases"]]
+    assert doc["coverage"]["exercised"] == 1 and doc["coverage"]["rules"] == 3
+    assert "http://aegis.gastown.local/ontology/policy_todo_needs_ticket" in {u["iri"] for u in doc["coverage"]["uncovered"]}
 
 
 def test_the_json_documents_follow_the_shipped_schema(yupana, tmp_path):

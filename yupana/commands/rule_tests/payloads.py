@@ -2,7 +2,8 @@
 
 The shorthand is written as Claude Code writes ``Edit``, ``Write``, ``MultiEdit`` and ``Bash``
 calls, and as Codex writes ``apply_patch`` (``text``: a new file of those lines; ``old``/``new``:
-an update of the file whose content is ``before``, else ``old``). A raw ``payload`` is sent as
+an update of the file whose content is ``before``, else ``old``). With ``hook = "post-edit"`` the
+shorthand is the ``PostToolUse`` call of the same tool. A raw ``payload`` is sent as
 written, with ``cwd`` (when it has none) and ``session_id`` (when it has none) filled in.
 """
 
@@ -31,8 +32,8 @@ def build(case: Case, cwd: str, session: str) -> dict[str, Any]:
         payload.setdefault("cwd", cwd)
         payload.setdefault("session_id", session)
         return payload
-    base: dict[str, Any] = {"session_id": session, "cwd": cwd, "hook_event_name": "PreToolUse",
-                            "tool_name": case.tool}
+    event = "PostToolUse" if case.hook == "post-edit" else "PreToolUse"
+    base: dict[str, Any] = {"session_id": session, "cwd": cwd, "hook_event_name": event, "tool_name": case.tool}
     if case.tool == "Bash":
         return dict(base, tool_input={"command": case.command})
     path = os.path.join(cwd, case.path or "")
