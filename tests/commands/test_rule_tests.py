@@ -311,3 +311,23 @@ def test_the_pre_commit_manifest_runs_the_suite_with_its_args(yupana, tmp_path):
                                  'expect = "allow"\n')
     assert yupana(*words, "--catalogue", CATALOGUE, str(cases)).returncode == 1
     assert yupana(*words).returncode == 2  # no args: no cases, said so
+
+
+@pytest.mark.parametrize("keys, words", [
+    ('path = "../../outside.py"\nold = "a"\nnew = "b"\n', "leaves the repository"),
+    ('path = "a.py"\ntext = "b"\ncwd = "../up"\n', "`cwd` must be a directory inside the repository"),
+    ('path = "a.py"\ntext = "b"\ncwd = "/etc"\n', "`cwd` must be a directory inside the repository"),
+])
+def test_a_case_cannot_write_outside_its_sandbox(yupana, tmp_path, keys, words):
+    cases = write(tmp_path / "deep" / "er" / "x.test.toml",
+                  f'[[case]]\nname = "escape"\ntool = "Edit"\nexpect = "allow"\n{keys}')
+    done = yupana("test", "--catalogue", CATALOGUE, cases, cwd=tmp_path)
+    assert done.returncode == 2 and words in done.stderr.decode(), done.stderr
+    assert not list(tmp_path.rglob("outside.py")) and not (tmp_path / "up").exists()
+
+
+def test_a_toml_date_in_a_raw_payload_is_unusable_input(yupana, tmp_path):
+    cases = write(tmp_path / "d.test.toml", '[[case]]\nname = "d"\nexpect = "allow"\n[case.payload]\n'
+                                            'tool_name = "Write"\nwhen = 2026-01-01\n')
+    done = yupana("test", "--catalogue", CATALOGUE, cases)
+    assert done.returncode == 2 and b"JSON cannot carry" in done.stderr

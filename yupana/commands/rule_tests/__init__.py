@@ -20,7 +20,6 @@ from typing import Any
 
 import argparse
 import os
-import sys
 import time
 
 from yupana.commands.rule_tests.cases import CaseError
@@ -99,7 +98,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         with sandbox.active(box):
             box.refresh(shapes)
             rules = runner.governed_rules(box.cache)
-            results = [runner.run_case(case, box, rules) for case in cases]
+            results = [runner.run_case(case, box, rules) for case in cases]  # CaseError: a path leaves the sandbox
     finally:
         box.remove()
     uncovered = runner.coverage(rules, results)
@@ -123,7 +122,3 @@ def _fail(code: int, kind: str, message: str, fmt: str, results: list[Any] | Non
 
     output.error(fmt, code, kind, message, results or [])
     return code
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr)

@@ -161,9 +161,18 @@ def check(path: str, index: int, fields: Any) -> dict[str, Any]:
     if has_payload == ("tool" in fields):
         raise CaseError(f"{where}: give either `tool` (the shorthand) or `payload` (a raw client payload table), "
                         "not " + ("both" if has_payload else "neither"))
+    cwd = fields.get("cwd")
+    if cwd is not None and (os.path.isabs(cwd) or os.path.normpath(cwd).split(os.sep)[0] == ".."):
+        raise CaseError(f"{where}: `cwd` must be a directory inside the repository, relative to its root: {cwd!r}")
     if has_payload:
         if not isinstance(fields["payload"], dict):
             raise CaseError(f"{where}: `payload` must be a table (the client's hook payload)")
+        import json
+
+        try:
+            json.dumps(fields["payload"])
+        except (TypeError, ValueError) as exc:
+            raise CaseError(f"{where}: `payload` holds a value JSON cannot carry (a TOML date or time?): {exc}") from None
         stray = [k for k in ("path", "text", "old", "new", "command") if k in fields]
         if stray:
             raise CaseError(f"{where}: `{stray[0]}` is shorthand: with a raw `payload` put it in the payload")

@@ -18,7 +18,7 @@ import os
 
 from yupana import planes
 from yupana.commands.rule_tests import payloads
-from yupana.commands.rule_tests.cases import Case
+from yupana.commands.rule_tests.cases import Case, CaseError
 from yupana.commands.rule_tests.sandbox import Sandbox
 
 
@@ -84,7 +84,11 @@ def run_case(case: Case, sandbox: Sandbox, rules: list[Rule]) -> Result:
     os.makedirs(cwd, exist_ok=True)
     before = payloads.file_before(case)
     if before is not None and case.path and not os.path.isabs(case.path):
-        target = os.path.join(cwd, case.path)
+        target = os.path.normpath(os.path.join(cwd, case.path))
+        if os.path.commonpath([target, root]) != root:
+            raise CaseError(f"{case.where}: `path` {case.path!r} leaves the repository; the file it names would be "
+                            "written outside the sandbox (give a path inside the repository, or an absolute one "
+                            "without `before`/`old`)")
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "w", encoding="utf-8") as fh:
             fh.write(before)
@@ -92,7 +96,10 @@ def run_case(case: Case, sandbox: Sandbox, rules: list[Rule]) -> Result:
     hook, hook_from = (case.hook, "the case's `hook`") if case.hook else registry.infer(payload)
     os.chdir(cwd)
     raw = json.dumps(payload).encode("utf-8", "surrogatepass")
-    report = explain.explain(raw, hook, hook_from, case.tenant, None)
+    try:
+        report = explain.explain(raw, hook, hook_from, case.tenant, None)
+    except Exception as exc:  # named with its case; the command reports it as internal (exit 3)
+        raise RuntimeError(f"{case.where}: the rehearsal of {hook} failed: {type(exc).__name__}: {exc}") from exc
     fired = fired_rules(report, rules)
     return Result(case, hook, str(report["decision"]), fired, judge(case, str(report["decision"]), fired, rules),
                   str(report.get("stdout") or ""), list(report.get("stderr") or []))
