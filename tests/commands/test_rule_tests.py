@@ -331,3 +331,51 @@ def test_a_toml_date_in_a_raw_payload_is_unusable_input(yupana, tmp_path):
                                             'tool_name = "Write"\nwhen = 2026-01-01\n')
     done = yupana("test", "--catalogue", CATALOGUE, cases)
     assert done.returncode == 2 and b"JSON cannot carry" in done.stderr
+
+
+def test_a_stricter_shapes_directory_gates_the_catalogue(yupana, tmp_path):
+    import shutil
+
+    shapes = tmp_path / "shapes"
+    shutil.copytree(REPO / "shapes", shapes)
+    (shapes / "zz-strict.ttl").write_text('''
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix aegis: <http://aegis.gastown.local/ontology/> .
+aegis:StrictTextRuleShape a sh:NodeShape ; sh:targetClass aegis:TextRule ;
+    sh:property [ sh:path rdfs:seeAlso ; sh:minCount 1 ; sh:message "every text rule links its runbook (rdfs:seeAlso)" ] .
+''')
+    cases = write(tmp_path / "cases" / "a.test.toml", CASES)
+    assert yupana("test", "--catalogue", CATALOGUE, cases).returncode == 0
+    done = yupana("test", "--catalogue", CATALOGUE, "--shapes", str(shapes), cases, "--json")
+    doc = as_json(done)
+    assert done.returncode == 2 and doc["error_kind"] == "catalogue"
+    violations = [g for g in doc["gate"] if g["severity"] == "violation"]
+    assert {g["message"] for g in violations} == {"every text rule links its runbook (rdfs:seeAlso)"}
+    assert "http://aegis.gastown.local/ontology/rule_no_aws_access_keys" in {g["focus"] for g in violations}
+    missing = yupana("test", "--catalogue", CATALOGUE, "--shapes", str(tmp_path / "none"), cases)
+    assert missing.returncode == 2 and b"no such shapes directory" in missing.stderr
+
+
+def test_a_case_gets_the_decision_the_live_hook_gives(yupana, env, tmp_path):
+    """No second evaluator: the decision a case reports is the one `yupana hook pre-edit` itself
+    prints for the same call under the same catalogue and mode."""
+    root = tmp_path / "live"
+    write(root / ".bobbin" / "config.toml", f'[yupana.quipu]\nenabled = true\nendpoint = "file:{CATALOGUE}"\n'
+                                            '[yupana.policy]\nmode = "enforce"\n')
+    assert yupana("project", cwd=root).returncode == 0
+    calls = {"crates/gateway/src/auth/login.rs": "fn login() {}", "src/app.py": "# ask in #ops-deploys",
+             "src/ok.py": "x = 1"}
+    cases = "".join(f'[[case]]\nname = "{p}"\ntool = "Write"\npath = "{p}"\ntext = "{t}"\nexpect = "allow"\n\n'
+                    for p, t in calls.items())
+    judged = {c["name"]: c["decision"] for c in as_json(yupana("test", "--catalogue", CATALOGUE,
+                                                              write(tmp_path / "l.test.toml", cases), "--json"))["cases"]}
+    for path, text in calls.items():
+        payload = {"session_id": f"live-{path}", "cwd": str(root), "hook_event_name": "PreToolUse",
+                   "tool_name": "Write", "tool_input": {"file_path": str(root / path), "content": text}}
+        out = yupana("hook", "pre-edit", stdin=json.dumps(payload), cwd=root).stdout
+        said = json.loads(out) if out.strip() else {}
+        live = ("deny" if (said.get("hookSpecificOutput") or {}).get("permissionDecision") == "deny"
+                else "notify" if said else "allow")
+        assert judged[path] == live, (path, said)
+    assert set(judged.values()) == {"deny", "notify", "allow"}

@@ -21,6 +21,7 @@ import sys
 from yupana.commands.rule_tests.runner import Result, Rule, compact
 
 SCHEMA = "yupana.test/1"
+UNCOVERED_SHOWN = 20  # uncovered rules listed in the text form (all of them under --require-coverage)
 
 
 def emit(fmt: str, doc: dict[str, Any], results: list[Result], uncovered: list[Rule]) -> None:
@@ -72,8 +73,11 @@ def text(doc: dict[str, Any], results: list[Result], uncovered: list[Rule]) -> s
     cov = doc["coverage"]
     lines.append("")
     lines.append(f"coverage: {cov['exercised']} of {cov['rules']} governed rules fired in some case")
-    for rule in uncovered:
+    shown = uncovered if doc["coverage"]["required"] else uncovered[:UNCOVERED_SHOWN]
+    for rule in shown:
         lines.append(f"  not exercised: {compact(rule.iri)} ({rule.plane}, {rule.name})")
+    if len(shown) < len(uncovered):
+        lines.append(f"  … and {len(uncovered) - len(shown)} more (--json or --require-coverage lists them all)")
     counts = doc["counts"]
     verdict = "PASSED" if doc["passed"] else "FAILED"
     why = " (--require-coverage: rules not exercised)" if not counts["failed"] and not doc["passed"] else ""
