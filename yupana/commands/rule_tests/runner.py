@@ -71,7 +71,7 @@ class Result:
         return {"name": c.name, "file": c.file, "index": c.index, "passed": self.passed, "hook": self.hook,
                 "mode": c.mode, "tenant": c.tenant, "expect": c.expect, "decision": self.decision,
                 "rules": c.rules, "not_rules": c.not_rules, "fired": self.fired, "failures": self.failures,
-                "stdout": self.stdout}
+                "stdout": self.stdout, "stderr": self.stderr}
 
 
 def run_case(case: Case, sandbox: Sandbox, rules: list[Rule]) -> Result:
