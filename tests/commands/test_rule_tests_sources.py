@@ -79,3 +79,21 @@ def test_a_signed_bundle_is_verified_then_its_rules_tested(yupana, tmp_path, sig
     forged = write(tmp_path / "forged.bundle", tampered.decode())
     done = yupana("test", "--bundle", forged, "--trusted-key", public, cases)
     assert done.returncode == 2 and b"bundle-signature" in done.stderr, done.stderr
+
+
+def test_a_configured_file_store_resolves_against_its_project_from_anywhere(yupana, tmp_path):
+    import shutil
+
+    root = tmp_path / "policy-repo"
+    shutil.copytree(REPO / "fixtures" / "catalogue", root / "catalogue")
+    configure(root, '[yupana.quipu]\nenabled = true\nendpoint = "file:catalogue"\n')
+    cases = write(tmp_path / "cases" / "a.test.toml", CASES)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = yupana("test", "--root", str(root), cases, "--json", cwd=elsewhere)
+    doc = as_json(done)
+    assert done.returncode == 0 and doc["source"] == f"store file:{root / 'catalogue'}", doc.get("error")
+    alt = tmp_path / "alt.toml"
+    alt.write_text(f'[yupana.quipu]\nenabled = true\nendpoint = "file:{root / "catalogue" / "text-rules.ttl"}"\n')
+    only_text = as_json(yupana("--config", str(alt), "test", "--root", str(root), cases, "--json", cwd=elsewhere))
+    assert only_text["exit_code"] == 1 and {u["plane"] for u in only_text["coverage"]["uncovered"]} == {"text_rules"}
