@@ -185,6 +185,8 @@ def test_no_cases_or_no_catalogue_is_unusable_input(yupana, env, tmp_path):
     assert yupana("test", "--catalogue", CATALOGUE, str(empty)).returncode == 2
     missing = yupana("test", "--catalogue", str(tmp_path / "nope.ttl"), write(tmp_path / "a.test.toml", CASES))
     assert missing.returncode == 2 and b"nope.ttl: no such catalogue file" in missing.stderr
+    only_cases = yupana("test", "--catalogue", write(tmp_path / "a.test.toml", CASES))
+    assert only_cases.returncode == 2 and b"--catalogue names no RDF file" in only_cases.stderr
     unconfigured = yupana("test", write(tmp_path / "a.test.toml", CASES), cwd=tmp_path)
     assert unconfigured.returncode == 2 and b"no catalogue to test" in unconfigured.stderr
 

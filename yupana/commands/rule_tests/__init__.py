@@ -78,7 +78,11 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         raise SourceError(f"{args.shapes}: no such shapes directory")
     if args.shapes and args.bundle:
         raise SourceError("--shapes applies to --catalogue and the configured store: a bundle was gated when it was built")
+    given = args.catalogue is not None
     args.catalogue, paths = case_files.split(args.catalogue, args.cases)
+    if given and not args.catalogue:
+        raise SourceError("--catalogue names no RDF file or directory (only case files): give the catalogue first, "
+                          "e.g. `yupana test --catalogue data/ cases/`")
     if not paths:
         raise CaseError("no case files: name *.test.toml files or directories of them (docs/testing.md)")
     cases = case_files.load(paths)
