@@ -31,6 +31,7 @@ COMMANDS = {
     "status": ("yupana.commands.status", "policy mode, rule set state, cache age and hook health"),
     "explain": ("yupana.commands.explain", "explain the decision for a hook payload read on stdin"),
     "shapes": ("yupana.commands.shapes", "validate RDF data against the SHACL shapes (for the store's CI)"),
+    "test": ("yupana.commands.rule_tests", "catalogue unit tests: *.test.toml cases through the real hooks (store CI)"),
     "verify": ("yupana.commands.verify", "verify a proposed Rust buffer (tree-sitter tier)"),
     "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
     "metrics": ("yupana.commands.metrics", "hook health and the rule set in OpenMetrics text (node_exporter textfile)"),

@@ -193,9 +193,19 @@ def _uri(path: str) -> str:
     return Path(path).absolute().as_uri() if path else ""
 
 
-def _gh_data(text: str) -> str:
+def github_data(text: str) -> str:
+    """A workflow command's message, escaped as the Actions runner unescapes it."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _gh_prop(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+def github_property(text: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``), escaped as the runner unescapes it."""
+    return github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def file_uri(path: str) -> str:
+    """``file://`` URI of ``path`` (absolute), as SARIF locations name it."""
+    return _uri(path)
+
+
+_gh_data, _gh_prop = github_data, github_property
