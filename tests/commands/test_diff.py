@@ -1,0 +1,279 @@
+"""``yupana diff OLD NEW`` through the real CLI, on the shipped example catalogue (copied and
+edited as a catalogue author would), quipu's own policy catalogue, a real Oxigraph, a signed
+bundle and a projection cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import QUIPU_FIXTURES, REPO, Env, run_yupana
+
+AEGIS = "http://aegis.gastown.local/ontology/"
+CATALOGUE = REPO / "fixtures" / "catalogue"
+
+NEW_RULE = '''
+aegis:rule_no_staging_urls a aegis:InternalIdentifierPattern ;
+    rdfs:label "no staging URLs" ;
+    aegis:regex "https://staging\\\\.larkspur\\\\.example" ;
+    aegis:enforcementTier "warn" ;
+    aegis:identifierClass "hostname" ;
+    rdfs:comment "Staging moves; link the service registry." .
+'''
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} is not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def reviewed_change(new: Path) -> None:
+    """The change under review: one rule added, one tripwire retired, a tier raised, a tripwire
+    lowered and narrowed, and a shared selector widened (which widens every rule linking it)."""
+    text_rules = new / "text-rules.ttl"
+    edit(text_rules, '"\\\\b(?:FRT|OPS|SEC)-[0-9]{1,6}\\\\b" ;\n    aegis:enforcementTier "warn"',
+         '"\\\\b(?:FRT|OPS|SEC|INC)-[0-9]{1,6}\\\\b" ;\n    aegis:enforcementTier "block"')
+    edit(text_rules, 'aegis:exemptPathRegex "^infra/inventory/" ,', 'aegis:exemptPathRegex "^infra/inventory/" , "^infra/terraform/" ,')
+    text_rules.write_text(text_rules.read_text() + NEW_RULE)
+    wires = new / "tripwires.ttl"
+    edit(wires, '"crates/gateway/src/auth/**" , "services/identity/**" ;\n    aegis:effect "deny" ;\n'
+                '    aegis:constraintClass "hard"',
+         '"crates/gateway/src/auth/**" ;\n    aegis:effect "warn" ;\n    aegis:constraintClass "soft"')
+    text = wires.read_text()
+    start, end = text.index("aegis:wire_production_deploy a"), text.index("aegis:wire_schema_migrations a")
+    wires.write_text(text[:start] + text[end:])
+
+
+@pytest.fixture
+def catalogues(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    shutil.copytree(CATALOGUE, old)
+    shutil.copytree(CATALOGUE, new)
+    reviewed_change(new)
+    return old, new
+
+
+def diff(env: Env, *args: str, cwd: Path | None = None):
+    return run_yupana(["diff", *args], env, cwd=cwd or env.base, timeout=120)
+
+
+def as_json(env: Env, *args: str, cwd: Path | None = None) -> tuple[int, dict]:
+    done = diff(env, *args, "--json", cwd=cwd)
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def by_name(doc: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in doc["changes"]}
+
+
+def test_the_same_catalogue_twice_is_no_change_and_exits_0_even_with_fail_on_change(env, tmp_path):
+    shutil.copytree(CATALOGUE, tmp_path / "copy")
+    done = diff(env, str(CATALOGUE), str(tmp_path / "copy"), "--fail-on-change")
+    assert done.returncode == 0, done.stderr
+    assert b"no change: both sources hold the same rules" in done.stdout
+    code, doc = as_json(env, str(CATALOGUE), str(tmp_path / "copy"))
+    assert code == 0 and doc["identical"] is True and doc["changes"] == []
+    assert doc["old"]["digest"] == doc["new"]["digest"] and doc["old"]["kind"] == "files"
+
+
+def test_a_reviewed_change_is_reported_rule_by_rule_and_field_by_field(env, catalogues):
+    old, new = catalogues
+    code, doc = as_json(env, str(old), str(new))
+    assert code == 0 and doc["identical"] is False
+    assert doc["summary"] == {"added": 1, "removed": 1, "changed": 6, "tiers_raised": 1, "tiers_lowered": 1,
+                              "exemptions_widened": 3, "exemptions_narrowed": 0}
+    changes = by_name(doc)
+    added = changes["rule_no_staging_urls"]
+    assert added["change"] == "added" and added["kind"] == "text rule" and added["tier"]["new"] == "warn"
+    assert added["entry"]["pattern"] == "https://staging\\.larkspur\\.example"
+    removed = changes["production-deploy-manifests"]
+    assert removed["change"] == "removed" and removed["plane"] == "tripwires" and removed["tier"]["old"] == "block"
+    raised = changes["rule_no_tracker_ids"]
+    assert raised["tier"] == {"old": "warn", "new": "block", "move": "raised"}
+    assert {f["field"]: (f["old"], f["new"]) for f in raised["fields"]}["pattern"] == (
+        "\\b(?:FRT|OPS|SEC)-[0-9]{1,6}\\b", "\\b(?:FRT|OPS|SEC|INC)-[0-9]{1,6}\\b")
+    lowered = changes["auth-boundary"]
+    assert lowered["tier"] == {"old": "block", "new": "warn", "move": "lowered"}
+    fields = {f["field"]: f for f in lowered["fields"]}
+    assert (fields["effect"]["old"], fields["effect"]["new"]) == ("deny", "warn")
+    assert (fields["class"]["old"], fields["class"]["new"]) == ("hard", "soft")
+    assert fields["paths"]["removed"] == ["services/identity/**"] and fields["paths"]["added"] == []
+    # the selector widened, and with it every rule that links it, though their own triples are unchanged
+    selector = changes["infra-inventory"]
+    assert selector["fields"][0]["added"] == ["^infra/terraform/"]
+    for rule in ("rule_no_internal_hostnames", "rule_no_private_addresses", "rule_no_vault_paths"):
+        assert changes[rule]["exemptions"] == {"move": "widened", "added": ["^infra/terraform/"], "removed": []}
+        assert changes[rule]["fields"] == []
+    assert "rule_no_ops_channels" not in changes  # links another selector: untouched
+
+
+def test_the_table_names_what_moved_and_fail_on_change_exits_1(env, catalogues):
+    old, new = catalogues
+    done = diff(env, str(old), str(new), "--fail-on-change")
+    assert done.returncode == 1, done.stderr
+    out = done.stdout.decode()
+    assert "1 added, 1 removed, 6 changed; tiers: 1 raised, 1 lowered; exemptions: 3 widened, 0 narrowed" in out
+    for heading in ("ADDED (1)", "REMOVED (1)", "CHANGED (6)"):
+        assert heading in out
+    assert "tier (raised)" in out and "tier (lowered)" in out and "exemptions (widened)" in out
+    assert "+ ^infra/terraform/" in out and "− services/identity/**" in out
+    narrow = run_yupana(["diff", str(old), str(new)], {**env, "COLUMNS": "70"}, cwd=env.base, timeout=120)
+    assert all(len(line) <= 70 for line in narrow.stdout.decode().splitlines()), narrow.stdout.decode()
+
+
+def test_markdown_is_a_review_comment_with_escaped_tables(env, catalogues):
+    old, new = catalogues
+    done = diff(env, str(old), str(new), "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    md = done.stdout.decode()
+    assert md.startswith("## yupana diff\n")
+    assert "**1 added, 1 removed, 6 changed; tiers: 1 raised, 1 lowered; exemptions: 3 widened, 0 narrowed**" in md
+    assert "### Added (1)" in md and "### Removed (1)" in md and "### Changed (6)" in md
+    # a regex's | would end a table cell: escaped inside the code span
+    assert "`\\b(?:FRT\\|OPS\\|SEC\\|INC)-[0-9]{1,6}\\b`" in md
+    rows = [line for line in md.splitlines() if line.startswith("| text rule | `rule_no_tracker_ids`")]
+    assert len(rows) == 1 and rows[0].count(" | ") + rows[0].count("\\| ") >= 4
+    for line in md.splitlines():
+        if line.startswith("|"):  # every row has its five (or four) cells: no stray pipe
+            assert line.replace("\\|", "").count("|") in (5, 6), line
+
+
+def test_globs_comma_lists_and_file_locations_are_sources(env, catalogues):
+    old, new = catalogues
+    code, doc = as_json(env, f"{old}/*.ttl", f"file:{new}")
+    assert code == 0 and doc["summary"]["added"] == 1
+    assert len(doc["old"]["location"].split(",")) == len(list(old.glob("*.ttl")))
+    only_text = f"{old}/00-classes.ttl,{old}/text-rules.ttl"
+    code, doc = as_json(env, only_text, f"{new}/00-classes.ttl,{new}/text-rules.ttl")
+    assert code == 0 and {c["plane"] for c in doc["changes"]} == {"text_rules", "exemption_selectors"}
+
+
+@pytest.mark.parametrize("mangle, kind, words", [
+    (lambda p: edit(p / "text-rules.ttl", 'aegis:enforcementTier "block" ;\n    aegis:identifierClass "hostname"',
+                    'aegis:enforcementTier "maybe" ;\n    aegis:identifierClass "hostname"'),
+     None, ["rule_no_internal_hostnames", "enforcementTier"]),
+    (lambda p: edit(p / "text-rules.ttl", '"\\\\bACCT-[0-9]{8}\\\\b"', '"\\\\bACCT-([0-9]{8}\\\\b"'),
+     None, ["rule_no_customer_account_ids"]),
+    (lambda p: (p / "text-rules.ttl").write_text("this is not turtle ."), "input", ["text-rules.ttl"]),
+])
+def test_a_catalogue_a_refresh_would_refuse_is_unusable_input_naming_subject_and_property(env, catalogues, mangle, kind,
+                                                                                          words):
+    old, new = catalogues
+    mangle(new)
+    code, doc = as_json(env, str(old), str(new))
+    assert code == 2 and doc["error"]["side"] == "new" and doc["changes"] == []
+    if kind:
+        assert doc["error"]["kind"] == kind
+    for word in words:
+        assert word in doc["error"]["message"], doc["error"]
+    done = diff(env, str(old), str(new))
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.startswith(b"yupana diff: the new source: "), done.stderr
+
+
+def test_a_missing_source_and_a_directory_without_rdf_are_unusable(env, tmp_path):
+    done = diff(env, str(tmp_path / "nowhere"), str(CATALOGUE))
+    assert done.returncode == 2 and b"no such file or directory" in done.stderr
+    (tmp_path / "empty").mkdir()
+    done = diff(env, str(CATALOGUE), str(tmp_path / "empty"))
+    assert done.returncode == 2 and b"no RDF files there" in done.stderr
+    done = diff(env, f"{tmp_path}/*.nothing", str(CATALOGUE))
+    assert done.returncode == 2 and b"matches no file" in done.stderr
+
+
+def test_a_projection_cache_is_a_source_and_at_cache_is_this_hosts(env, catalogues):
+    old, new = catalogues
+    root = env.base / "proj"
+    (root / ".bobbin").mkdir(parents=True)
+    (root / ".bobbin" / "config.toml").write_text(f'[yupana.quipu]\nenabled = true\nendpoint = "file:{old}"\n')
+    done = run_yupana(["project"], env, cwd=root)
+    assert done.returncode == 0, done.stderr
+    code, doc = as_json(env, "@cache", str(new), cwd=root)
+    assert code == 0 and doc["old"]["kind"] == "cache" and doc["summary"]["added"] == 1
+    assert doc["old"]["written_at"] is not None
+    code, doc = as_json(env, str(env.cache_path), "@store", cwd=root)  # the cache file against the live store
+    assert code == 0 and doc["identical"] is True and doc["new"]["kind"] == "files"
+    broken = env.base / "projection.json"
+    cache = json.loads(env.cache_path.read_text())
+    cache["text_rules"][0]["tier"] = ["block"]
+    broken.write_text(json.dumps(cache))
+    code, doc = as_json(env, str(broken), str(new), cwd=root)
+    assert code == 2 and doc["error"]["side"] == "old" and "tier" in doc["error"]["message"]
+
+
+def test_at_cache_without_a_cache_says_to_project_first(env, tmp_path):
+    root = tmp_path / "proj"
+    (root / ".bobbin").mkdir(parents=True)
+    (root / ".bobbin" / "config.toml").write_text(f'[yupana.quipu]\nenabled = true\nendpoint = "file:{CATALOGUE}"\n')
+    done = diff(env, "@cache", str(CATALOGUE), cwd=root)
+    assert done.returncode == 2 and b"run `yupana project` first" in done.stderr
+
+
+def test_a_signed_bundle_is_verified_before_it_is_compared(env, catalogues, tmp_path):
+    old, new = catalogues
+    key = tmp_path / "key.pem"
+    made = run_yupana(["bundle", "keygen", "--out", str(key), "--json"], env)
+    public = json.loads(made.stdout)["public_key"]
+    root = tmp_path / "pub"
+    (root / ".bobbin").mkdir(parents=True)
+    (root / ".bobbin" / "config.toml").write_text(
+        f'[yupana.quipu]\nenabled = true\nendpoint = "file:{new}"\n[yupana.bundle]\nsigning_key_path = "{key}"\n')
+    built = run_yupana(["bundle", "build", "--out", str(tmp_path / "rules.bundle")], env, cwd=root)
+    assert built.returncode == 0, built.stderr
+    code, doc = as_json(env, str(old), str(tmp_path / "rules.bundle"), "--trust", public)
+    assert code == 0 and doc["new"]["kind"] == "bundle" and doc["summary"]["tiers_raised"] == 1
+    unkeyed = diff(env, str(old), str(tmp_path / "rules.bundle"))
+    assert unkeyed.returncode == 2 and b"--trust" in unkeyed.stderr
+    other = tmp_path / "other.pem"
+    stranger = json.loads(run_yupana(["bundle", "keygen", "--out", str(other), "--json"], env).stdout)["public_key"]
+    code, doc = as_json(env, str(old), str(tmp_path / "rules.bundle"), "--trust", stranger)
+    assert code == 2 and doc["error"]["kind"] == "unknown-key"
+    data = (tmp_path / "rules.bundle").read_bytes()
+    (tmp_path / "tampered.bundle").write_bytes(data.replace(b"INC", b"ICN"))
+    code, doc = as_json(env, str(old), str(tmp_path / "tampered.bundle"), "--trust", public)
+    assert code == 2 and doc["error"]["kind"] == "signature"
+
+
+def test_an_endpoint_on_a_real_oxigraph_is_a_source(env, catalogues, oxigraph_server):
+    old, new = catalogues
+    url = oxigraph_server(*sorted(old.glob("*.ttl")))
+    code, doc = as_json(env, url, str(new))
+    assert code == 0, doc
+    assert doc["old"]["kind"] == "endpoint" and doc["old"]["location"] == url
+    assert doc["summary"] == {"added": 1, "removed": 1, "changed": 6, "tiers_raised": 1, "tiers_lowered": 1,
+                              "exemptions_widened": 3, "exemptions_narrowed": 0}
+    code, doc = as_json(env, url, str(old))
+    assert code == 0 and doc["identical"] is True
+
+
+@pytest.mark.skipif(not (QUIPU_FIXTURES / "shapes").is_dir(), reason="quipu fixtures absent")
+def test_quipus_own_policy_catalogue_an_effect_raised_and_a_policy_retired(env, tmp_path):
+    files = [QUIPU_FIXTURES / "shapes" / "policies" / "treesitter.ttl", *sorted((QUIPU_FIXTURES / "ontologies").glob("*.ttl"))]
+    new = tmp_path / "new"
+    new.mkdir()
+    for f in files:
+        shutil.copy(f, new / f.name)
+    text = (new / "treesitter.ttl").read_text()
+    assert 'aegis:constraintClass "soft"' in text
+    (new / "treesitter.ttl").write_text(text.replace('aegis:constraintClass "soft"', 'aegis:constraintClass "hard"'))
+    code, doc = as_json(env, ",".join(str(f) for f in files), str(new))
+    assert code == 0, doc
+    changes = by_name(doc)
+    assert changes["todo-needs-ticket"]["tier"] == {"old": "warn", "new": "block", "move": "raised"}
+    assert {f["field"] for f in changes["todo-needs-ticket"]["fields"]} == {"rule.class"}
+
+
+def test_json_follows_its_schema_for_a_diff_and_an_error(env, catalogues):
+    jsonschema = pytest.importorskip("jsonschema")
+    from tests.commands.test_json_schemas import check
+
+    old, new = catalogues
+    doc = check("diff", diff(env, str(old), str(new), "--json"))
+    assert doc["changes"]
+    error = check("diff", diff(env, str(old), str(old / "missing.ttl"), "--json"))
+    assert error["error"]["kind"] == "input" and error["exit_code"] == 2
+    assert jsonschema  # imported for the skip
