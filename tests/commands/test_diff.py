@@ -277,3 +277,29 @@ def test_json_follows_its_schema_for_a_diff_and_an_error(env, catalogues):
     error = check("diff", diff(env, str(old), str(old / "missing.ttl"), "--json"))
     assert error["error"]["kind"] == "input" and error["exit_code"] == 2
     assert jsonschema  # imported for the skip
+
+
+def test_an_unquoted_glob_spread_over_the_arguments_is_named_with_the_fix(env, catalogues):
+    old, new = catalogues
+    done = diff(env, *(str(p) for p in sorted(old.glob("*.ttl"))), str(new))
+    assert done.returncode == 2 and done.stdout == b""
+    assert b"two sources are compared" in done.stderr and b"quote a glob" in done.stderr
+
+
+def test_the_configured_credentials_go_to_the_configured_endpoint_only(env, catalogues, guarded_server):
+    old, _ = catalogues
+    files = sorted(old.glob("*.ttl"))
+    configured = guarded_server(*files, bearer="tok-configured-only")
+    other = guarded_server(*files)
+    root = env.base / "proj"
+    (root / ".bobbin").mkdir(parents=True)
+    (root / ".bobbin" / "config.toml").write_text(
+        f'[yupana.quipu]\nenabled = true\nendpoint = "{configured.url}"\ndialect = "sparql11"\nauth = "bearer"\n')
+    run_env = {**env, "YUPANA_SPARQL_SECRET": "tok-configured-only"}
+    done = run_yupana(["diff", "@store", other.url, "--json"], run_env, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["identical"] is True
+    assert configured.requests and all(r["headers"].get("authorization") == "Bearer tok-configured-only"
+                                       for r in configured.requests)
+    assert other.requests and not any("authorization" in r["headers"] for r in other.requests)
+    assert b"tok-configured-only" not in done.stdout + done.stderr

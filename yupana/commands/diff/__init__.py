@@ -30,10 +30,11 @@ GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("old", metavar="OLD", help="the catalogue before: RDF files (a file, a directory, a comma "
-                                                   "list or a quoted glob), an endpoint URL, a signed bundle, a "
-                                                   "projection.json, @store or @cache")
+    parser.add_argument("old", metavar="OLD", help="the catalogue before, one argument: RDF files (a file, a "
+                                                   "directory, a comma list or a quoted glob), an endpoint URL, a "
+                                                   "signed bundle, a projection.json, @store or @cache")
     parser.add_argument("new", metavar="NEW", help="the catalogue after (the same kinds of source)")
+    parser.add_argument("spread", nargs="*", default=[], help=argparse.SUPPRESS)  # an unquoted glob's other files: named below
     parser.add_argument("--format", choices=FORMATS, default=None, dest="output_format",
                         help="text (default), json (= --json) or markdown (a summary for a review comment)")
     parser.add_argument("--fail-on-change", action="store_true", help="exit 1 when anything changed")
@@ -63,6 +64,10 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
     options = sources.Options(root=project_root.cold_root(args.root), config_override=getattr(args, "config", None),
                               shapes_dir=os.path.abspath(args.shapes) if args.shapes else None, trust=list(args.trust))
+    if args.spread:
+        return _fail(fmt, EXIT_INPUT, "usage", f"two sources are compared, OLD and NEW; {2 + len(args.spread)} were given "
+                     "— quote a glob ('data/*.ttl') so that the shell does not spread it, or give a directory or a "
+                     "comma-separated list", None, {})
     if args.shapes and not os.path.isdir(args.shapes):
         return _fail(fmt, EXIT_INPUT, "shapes", f"--shapes {args.shapes}: no such directory", None, {})
     read: dict[str, Any] = {}
