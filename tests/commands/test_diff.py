@@ -121,6 +121,10 @@ def test_the_table_names_what_moved_and_fail_on_change_exits_1(env, catalogues):
         assert heading in out
     assert "tier (raised)" in out and "tier (lowered)" in out and "exemptions (widened)" in out
     assert "+ ^infra/terraform/" in out and "− services/identity/**" in out
+    added = out[out.index("ADDED (1)"):out.index("REMOVED (1)")]
+    assert "https://staging\\.larkspur\\.example" in added  # what the new rule matches
+    removed = out[out.index("REMOVED (1)"):out.index("CHANGED (6)")]
+    assert "deploy/prod/**, deploy/shared/secrets.*.yaml" in removed  # what the retired tripwire guarded
     narrow = run_yupana(["diff", str(old), str(new)], {**env, "COLUMNS": "70"}, cwd=env.base, timeout=120)
     assert all(len(line) <= 70 for line in narrow.stdout.decode().splitlines()), narrow.stdout.decode()
 

@@ -39,6 +39,10 @@ PLANES: tuple[tuple[str, str, str], ...] = (
     ("landing_policies", "landing policy", "repo"),
     ("unprojected", "unprojected policy", "iri"),
 )
+#: The field that says what an added or removed entry does (its pattern, paths, …), per plane.
+GIST = {"policies": "rule.pattern", "text_rules": "pattern", "exemption_selectors": "exempt_path_regexes",
+        "grounded_rules": "match_type", "tripwires": "paths", "memory_policies": "command_regex",
+        "ci_map": "commands", "repo_exposure": "exposure", "landing_policies": "requires", "unprojected": "reason"}
 NOT_COMPARED = ("grounding", "work_item_scopes", "work_item_parents", "work_item_status", "disk_history")
 TIERS = ("record", "warn", "block")
 #: Fields derived from others, reported through what they derive from: a text rule's combined
@@ -119,6 +123,18 @@ class Diff:
                 "tiers_raised": moves.count("raised"), "tiers_lowered": moves.count("lowered"),
                 "exemptions_widened": sum("widened" in w for w in wider),
                 "exemptions_narrowed": sum("narrowed" in w for w in wider)}
+
+
+def gist(change: Change) -> Any:
+    """What an added or removed entry does, in one value (a structural policy without a
+    pattern: its query; a CI job: its commands)."""
+    entry = change.entry or {}
+    value = _flat(entry).get(GIST[change.plane])
+    if change.plane == "policies" and value is None:
+        value = _flat(entry).get("rule.query")
+    if change.plane == "ci_map" and isinstance(value, list):
+        value = [c.get("command") for c in value if isinstance(c, dict)]
+    return value
 
 
 def kind_of(plane: str) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 import json
 
-from yupana.commands.diff.compare import Change, Diff, FieldChange, kind_of
+from yupana.commands.diff.compare import Change, Diff, FieldChange, gist, kind_of
 
 MARKDOWN_CELL = 200  # characters of one value in a Markdown cell (a review comment, not a dump)
 
@@ -33,8 +33,10 @@ def text(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     for word, heading in (("added", "ADDED"), ("removed", "REMOVED")):
         found = [c for c in diff.changes if c.change == word]
         if found:
-            rows = [[c.name, kind_of(c.plane), (c.tier[1] if word == "added" else c.tier[0]) or "—", c.iri] for c in found]
-            lines += ["", f"{heading} ({len(found)})", *terminal.table(["name", "kind", "tier", "iri"], rows, limit)]
+            rows = [[c.name, kind_of(c.plane), (c.tier[1] if word == "added" else c.tier[0]) or "—",
+                     _listed(gist(c), _plain), c.iri] for c in found]
+            lines += ["", f"{heading} ({len(found)})",
+                      *terminal.table(["name", "kind", "tier", "what", "iri"], rows, limit)]
     changed = [c for c in diff.changes if c.change == "changed"]
     if changed:
         rows = []
@@ -54,9 +56,9 @@ def markdown(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> str:
     for word, heading in (("added", "Added"), ("removed", "Removed")):
         found = [c for c in diff.changes if c.change == word]
         if found:
-            out += [f"### {heading} ({len(found)})", "", "| kind | name | tier | IRI |", "|---|---|---|---|"]
+            out += [f"### {heading} ({len(found)})", "", "| kind | name | tier | what | IRI |", "|---|---|---|---|---|"]
             out += [f"| {kind_of(c.plane)} | {_code(c.name)} | {(c.tier[1] if word == 'added' else c.tier[0]) or '—'} "
-                    f"| {_code(c.iri)} |" for c in found]
+                    f"| {_listed(gist(c), _code)} | {_code(c.iri)} |" for c in found]
             out.append("")
     changed = [c for c in diff.changes if c.change == "changed"]
     if changed:
@@ -89,6 +91,13 @@ def _field_row(f: FieldChange, show: Any) -> list[str]:
             return [f.field, show(f.old), show(f.new)]
         return [f.field, removed, added]
     return [f.field, show(f.old), show(f.new)]
+
+
+def _listed(value: Any, show: Any) -> str:
+    """A list of strings as its items, one shown after another; anything else as one value."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ", ".join(show(v) for v in value) or "—"
+    return str(show(value))
 
 
 def _plain(value: Any) -> str:
