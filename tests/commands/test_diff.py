@@ -307,3 +307,14 @@ def test_the_configured_credentials_go_to_the_configured_endpoint_only(env, cata
                                        for r in configured.requests)
     assert other.requests and not any("authorization" in r["headers"] for r in other.requests)
     assert b"tok-configured-only" not in done.stdout + done.stderr
+
+
+def test_at_store_reads_a_relative_file_location_from_the_project_root(env, catalogues):
+    old, new = catalogues
+    root = env.base / "proj"
+    shutil.copytree(old, root / "catalogue")
+    (root / ".bobbin").mkdir(parents=True)
+    (root / ".bobbin" / "config.toml").write_text('[yupana.quipu]\nenabled = true\nendpoint = "file:catalogue"\n')
+    code, doc = as_json(env, "@store", str(new), "--root", str(root), cwd=env.base)
+    assert code == 0 and doc["old"]["kind"] == "files" and doc["summary"]["added"] == 1
+    assert doc["old"]["location"].startswith(f"file:{root / 'catalogue'}")

@@ -112,14 +112,17 @@ def read(spec: str, options: Options) -> Source:
     return _rdf(spec, rdf_files(spec), options)
 
 
-def rdf_files(location: str) -> list[str]:
-    """The RDF files of a location: files, directories, comma-separated, quoted globs."""
+def rdf_files(location: str, base: str | None = None) -> list[str]:
+    """The RDF files of a location: files, directories, comma-separated, quoted globs; a
+    relative part is taken relative to ``base`` (default: the working directory)."""
     from yupana.endpoint.embedded import RDF_EXTENSIONS, files_of
 
     found: list[str] = []
     for part in (p.strip() for p in location.split(",")):
         if not part:
             continue
+        if base is not None:
+            part = os.path.join(base, os.path.expanduser(part))
         if any(c in part for c in _GLOB_CHARS) and not os.path.exists(part):
             matched = sorted(glob.glob(part, recursive=True))
             if not matched:
@@ -185,13 +188,7 @@ def _store(spec: str, options: Options) -> Source:
         raise SourceError("config", "@store: no endpoint is configured ([yupana.quipu] endpoint)")
     if configured.startswith("file:"):
         location = configured[len("file://"):] if configured.startswith("file://") else configured[len("file:"):]
-        cwd = os.getcwd()
-        try:  # a configured file: location is relative to the project root
-            os.chdir(options.root)
-            files = [os.path.abspath(f) for f in rdf_files(location)]
-        finally:
-            os.chdir(cwd)
-        return _rdf(spec, files, options)
+        return _rdf(spec, rdf_files(location, options.root), options)  # relative to the project root, as configured
     return _endpoint(spec, configured, options)
 
 
