@@ -318,3 +318,43 @@ def test_at_store_reads_a_relative_file_location_from_the_project_root(env, cata
     code, doc = as_json(env, "@store", str(new), "--root", str(root), cwd=env.base)
     assert code == 0 and doc["old"]["kind"] == "files" and doc["summary"]["added"] == 1
     assert doc["old"]["location"].startswith(f"file:{root / 'catalogue'}")
+
+
+def projected_cache(env: Env, catalogue: Path) -> dict:
+    """The cache `yupana project` writes for ``catalogue``."""
+    root = env.base / "projected"
+    (root / ".bobbin").mkdir(parents=True, exist_ok=True)
+    (root / ".bobbin" / "config.toml").write_text(f'[yupana.quipu]\nenabled = true\nendpoint = "file:{catalogue}"\n')
+    done = run_yupana(["project"], env, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return json.loads(env.cache_path.read_text())
+
+
+def entry(cache: dict, plane: str, name: str) -> dict:
+    return next(e for e in cache[plane] if e.get("name") == name)
+
+
+def test_caches_compared_exemptions_narrowed_or_both_and_tiers_lowered_by_class_and_effect(env, tmp_path):
+    before = projected_cache(env, CATALOGUE)
+    after = json.loads(json.dumps(before))
+    selector = next(s for s in after["exemption_selectors"] if s["name"] == "guard-fixtures")
+    selector["exempt_path_regexes"] = ["^tools/secret-scanner/patterns/", "^tools/secret-scanner/testdata/"]
+    entry(after, "text_rules", "rule_no_tracker_ids")["exempt_path_regexes"] = ["^CHANGELOG\\.md$"]
+    memory = entry(after, "memory_policies", "cargo-memory-floor")
+    memory["class"], memory["effect"] = None, "warn"  # no class: the effect decides, and warn does not block
+    entry(after, "grounded_rules", "no-work-item-ids-in-code")["tier"] = "warn"
+    (tmp_path / "before.json").write_text(json.dumps(before))
+    (tmp_path / "after.json").write_text(json.dumps(after))
+    code, doc = as_json(env, str(tmp_path / "before.json"), str(tmp_path / "after.json"))
+    assert code == 0 and doc["old"]["kind"] == doc["new"]["kind"] == "cache"
+    changes = by_name(doc)
+    assert changes["rule_no_tracker_ids"]["exemptions"] == {"move": "narrowed", "added": [],
+                                                            "removed": ["^docs/releases/"]}
+    both = [c for c in doc["changes"] if c["exemptions"]["move"] == "widened and narrowed"]
+    assert len(both) == 7  # every rule linking guard-fixtures
+    assert all(c["exemptions"]["added"] == ["^tools/secret-scanner/testdata/"] and
+               c["exemptions"]["removed"] == ["^tools/secret-scanner/tests/fixtures/"] for c in both)
+    assert changes["cargo-memory-floor"]["tier"] == {"old": "block", "new": "warn", "move": "lowered"}
+    assert changes["no-work-item-ids-in-code"]["tier"] == {"old": "block", "new": "warn", "move": "lowered"}
+    assert doc["summary"]["tiers_lowered"] == 2 and doc["summary"]["exemptions_narrowed"] == 8
+    assert doc["summary"]["exemptions_widened"] == 7
