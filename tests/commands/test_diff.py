@@ -358,3 +358,25 @@ def test_caches_compared_exemptions_narrowed_or_both_and_tiers_lowered_by_class_
     assert changes["no-work-item-ids-in-code"]["tier"] == {"old": "block", "new": "warn", "move": "lowered"}
     assert doc["summary"]["tiers_lowered"] == 2 and doc["summary"]["exemptions_narrowed"] == 8
     assert doc["summary"]["exemptions_widened"] == 7
+
+
+SHORT_COMMENTS = '''@prefix sh:    <http://www.w3.org/ns/shacl#> .
+@prefix rdfs:  <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix aegis: <http://aegis.gastown.local/ontology/> .
+aegis:ShortCommentShape a sh:NodeShape ;
+    sh:targetClass aegis:InternalIdentifierPattern ;
+    sh:property [ sh:path rdfs:comment ; sh:maxLength 20 ; sh:message "rationale too long for this team" ] .
+'''
+
+
+def test_both_sides_go_through_the_shacl_gate_and_shapes_replaces_its_shapes(env, catalogues, tmp_path):
+    old, new = catalogues
+    shapes = tmp_path / "shapes"
+    shapes.mkdir()
+    (shapes / "team.ttl").write_text(SHORT_COMMENTS)
+    code, doc = as_json(env, str(old), str(new), "--shapes", str(shapes))
+    assert code == 2 and doc["error"] == {"kind": "shapes", "side": "old", "message": doc["error"]["message"]}
+    assert "does not conform to the SHACL shapes" in doc["error"]["message"]
+    assert "rationale too long for this team" in doc["error"]["message"]
+    done = diff(env, str(old), str(new), "--shapes", str(tmp_path / "nowhere"))
+    assert done.returncode == 2 and b"--shapes" in done.stderr
