@@ -380,3 +380,21 @@ def test_both_sides_go_through_the_shacl_gate_and_shapes_replaces_its_shapes(env
     assert "rationale too long for this team" in doc["error"]["message"]
     done = diff(env, str(old), str(new), "--shapes", str(tmp_path / "nowhere"))
     assert done.returncode == 2 and b"--shapes" in done.stderr
+
+
+def test_a_ci_map_change_names_the_command_and_its_scopes_and_the_coverage(env, tmp_path):
+    new = tmp_path / "new"
+    shutil.copytree(CATALOGUE, new)
+    ci = new / "ci-map.ttl"
+    edit(ci, 'aegis:coverage "complete"', 'aegis:coverage "partial"')
+    edit(ci, 'aegis:command "go test ./services/..." ;\n    aegis:appliesTo "services/**" , "go.mod" , "go.sum" .',
+         'aegis:command "go test -race ./services/..." ;\n    aegis:appliesTo "services/**" , "go.mod" , "go.sum" , '
+         '"tools/go/**" .')
+    code, doc = as_json(env, str(CATALOGUE), str(new))
+    assert code == 0 and doc["summary"]["changed"] == 2
+    changes = by_name(doc)
+    assert changes["coverage"]["kind"] == "CI map"
+    assert changes["coverage"]["fields"] == [{"field": "complete", "old": True, "new": False}]
+    fields = {f["field"]: f for f in changes["go-tests"]["fields"]}
+    assert fields["commands[cmd_go_test].command"]["new"] == "go test -race ./services/..."
+    assert fields["commands[cmd_go_test].scopes"]["added"] == ["tools/go/**"]

@@ -82,6 +82,10 @@ class Change:
     exemptions_added: list[str] = field(default_factory=list)
     exemptions_removed: list[str] = field(default_factory=list)
     entry: dict[str, Any] | None = None  # an added or removed entry as its side holds it
+    kind: str = ""  # what the entry is called (default: its plane's word, :data:`PLANES`)
+
+    def __post_init__(self) -> None:
+        self.kind = self.kind or kind_of(self.plane)
 
     @property
     def tier_move(self) -> str | None:
@@ -100,7 +104,7 @@ class Change:
         return " and ".join(words) or None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"plane": self.plane, "kind": kind_of(self.plane), "iri": self.iri, "name": self.name,
+        return {"plane": self.plane, "kind": self.kind, "iri": self.iri, "name": self.name,
                 "change": self.change, "fields": [f.as_dict() for f in self.fields],
                 "tier": {"old": self.tier[0], "new": self.tier[1], "move": self.tier_move},
                 "exemptions": {"move": self.exemptions, "added": self.exemptions_added,
@@ -165,8 +169,19 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> Diff:
                     change.exemptions_added, change.exemptions_removed = sorted(now - was), sorted(was - now)
                 if change.fields or change.exemptions_added or change.exemptions_removed:
                     found.append(change)
+        if plane == "ci_map":
+            found += _coverage(old, new)
         changes += sorted(found, key=lambda c: (c.name, c.iri))
     return Diff(changes)
+
+
+def _coverage(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """The CI map's ``complete`` (every hosted job mapped), when it changed: a map that stops
+    being complete turns an unmatched change from quiet into UNKNOWN (docs/ci-map.md)."""
+    was, now = (_complete(c.get("ci_map")) for c in (old, new))
+    if was == now:
+        return []
+    return [Change("ci_map", "", "coverage", "changed", fields=[FieldChange("complete", was, now)], kind="CI map")]
 
 
 def tier_of(plane: str, entry: dict[str, Any]) -> str | None:
@@ -203,7 +218,7 @@ def _name(entry: dict[str, Any], name_field: str, iri: str) -> str:
         value = value.get(part) if isinstance(value, dict) else None
     if isinstance(value, str) and value:
         return value
-    return iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1] or iri
+    return _local(iri)
 
 
 def _public(entry: dict[str, Any]) -> dict[str, Any]:
@@ -217,6 +232,9 @@ def _flat(entry: dict[str, Any], prefix: str = "") -> dict[str, Any]:
             continue
         if isinstance(value, dict) and value and key != "backoff":
             out.update(_flat(value, f"{prefix}{key}."))
+        elif _keyed(value):  # a CI job's commands: each by its IRI, field by field
+            for item in value:
+                out.update(_flat(item, f"{prefix}{key}[{_local(item['iri'])}]."))
         else:
             out[prefix + key] = value
     return out
@@ -235,6 +253,19 @@ def _fields(a: dict[str, Any], b: dict[str, Any]) -> list[FieldChange]:
         else:
             out.append(FieldChange(key, old, new))
     return out
+
+
+def _complete(ci_map: Any) -> bool | None:
+    return ci_map.get("complete") if isinstance(ci_map, dict) else None  # None: no CI map
+
+
+def _keyed(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) and isinstance(v.get("iri"), str)
+                                                           for v in value)
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1] or iri
 
 
 def _strings(value: Any) -> bool:

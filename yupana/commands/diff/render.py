@@ -6,7 +6,7 @@ from typing import Any
 
 import json
 
-from yupana.commands.diff.compare import Change, Diff, FieldChange, gist, kind_of
+from yupana.commands.diff.compare import Change, Diff, FieldChange, gist
 
 MARKDOWN_CELL = 200  # characters of one value in a Markdown cell (a review comment, not a dump)
 
@@ -33,7 +33,7 @@ def text(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     for word, heading in (("added", "ADDED"), ("removed", "REMOVED")):
         found = [c for c in diff.changes if c.change == word]
         if found:
-            rows = [[c.name, kind_of(c.plane), (c.tier[1] if word == "added" else c.tier[0]) or "—",
+            rows = [[c.name, c.kind, (c.tier[1] if word == "added" else c.tier[0]) or "—",
                      _listed(gist(c), _plain), c.iri] for c in found]
             lines += ["", f"{heading} ({len(found)})",
                       *terminal.table(["name", "kind", "tier", "what", "iri"], rows, limit)]
@@ -42,7 +42,7 @@ def text(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         rows = []
         for c in changed:
             for i, row in enumerate(_changed_rows(c, _plain)):
-                rows.append([c.name if i == 0 else "", kind_of(c.plane) if i == 0 else "", *row])
+                rows.append([c.name if i == 0 else "", c.kind if i == 0 else "", *row])
         lines += ["", f"CHANGED ({len(changed)})", *terminal.table(["name", "kind", "field", "old", "new"], rows, limit)]
     return lines
 
@@ -57,7 +57,7 @@ def markdown(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> str:
         found = [c for c in diff.changes if c.change == word]
         if found:
             out += [f"### {heading} ({len(found)})", "", "| kind | name | tier | what | IRI |", "|---|---|---|---|---|"]
-            out += [f"| {kind_of(c.plane)} | {_code(c.name)} | {(c.tier[1] if word == 'added' else c.tier[0]) or '—'} "
+            out += [f"| {c.kind} | {_code(c.name)} | {(c.tier[1] if word == 'added' else c.tier[0]) or '—'} "
                     f"| {_listed(gist(c), _code)} | {_code(c.iri)} |" for c in found]
             out.append("")
     changed = [c for c in diff.changes if c.change == "changed"]
@@ -65,7 +65,7 @@ def markdown(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> str:
         out += [f"### Changed ({len(changed)})", "", "| kind | name | field | old | new |", "|---|---|---|---|---|"]
         for c in changed:
             for i, row in enumerate(_changed_rows(c, _code)):
-                head = [kind_of(c.plane), _code(c.name)] if i == 0 else ["", ""]
+                head = [c.kind, _code(c.name)] if i == 0 else ["", ""]
                 out.append("| " + " | ".join([*head, *row]) + " |")
         out.append("")
     return "\n".join(out)
