@@ -250,8 +250,10 @@ def test_an_endpoint_on_a_real_oxigraph_is_a_source(env, catalogues, oxigraph_se
     assert doc["old"]["kind"] == "endpoint" and doc["old"]["location"] == url
     assert doc["summary"] == {"added": 1, "removed": 1, "changed": 6, "tiers_raised": 1, "tiers_lowered": 1,
                               "exemptions_widened": 3, "exemptions_narrowed": 0}
-    code, doc = as_json(env, url, str(old))
+    code, doc = as_json(env, url, str(old), "--dialect", "sparql11")
     assert code == 0 and doc["identical"] is True
+    refused = diff(env, url, str(old), "--dialect", "quipu")  # Oxigraph has no quipu /query: named, with the fix
+    assert refused.returncode == 2 and refused.stdout == b"" and b"[yupana.quipu]" not in refused.stderr
 
 
 @pytest.mark.skipif(not (QUIPU_FIXTURES / "shapes").is_dir(), reason="quipu fixtures absent")

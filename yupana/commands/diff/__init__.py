@@ -43,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust", metavar="KEY", action="append", default=[],
                         help="a public key a bundle source must verify with: ed25519:<base64> or a PEM file "
                              "(repeatable; default: [yupana.bundle] trusted_keys)")
+    parser.add_argument("--dialect", choices=("sparql11", "quipu"), default=None,
+                        help="how to speak to an endpoint URL source (default: detected; the configured endpoint "
+                             "keeps its configured dialect)")
     parser.add_argument("--root", default=None, help="project root whose configuration to use (default: cwd)")
 
 
@@ -63,7 +66,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     from yupana.commands.diff import compare, sources
 
     options = sources.Options(root=project_root.cold_root(args.root), config_override=getattr(args, "config", None),
-                              shapes_dir=os.path.abspath(args.shapes) if args.shapes else None, trust=list(args.trust))
+                              shapes_dir=os.path.abspath(args.shapes) if args.shapes else None, trust=list(args.trust),
+                              dialect=args.dialect)
     if args.spread:
         return _fail(fmt, EXIT_INPUT, "usage", f"two sources are compared, OLD and NEW; {2 + len(args.spread)} were given "
                      "— quote a glob ('data/*.ttl') so that the shell does not spread it, or give a directory or a "

@@ -50,6 +50,8 @@ class Options:
     config_override: str | None = None
     shapes_dir: str | None = None
     trust: list[str] = field(default_factory=list)
+    #: The dialect of an endpoint URL that is not the configured one (None: detected).
+    dialect: str | None = None
     _config: dict[str, Any] | None = None
 
     def config(self) -> dict[str, Any]:
@@ -170,16 +172,27 @@ def _endpoint(spec: str, url: str, options: Options) -> Source:
     quipu = dict(configured)
     same = cache_mod.normalize_endpoint(url) == cache_mod.normalize_endpoint((configured.get("endpoint") or "").strip())
     if not same:  # the configured credentials and dialect belong to the configured store only
-        quipu.update(auth="none", auth_user=None, dialect=None, default_graph=None)
+        quipu.update(auth="none", auth_user=None, dialect=options.dialect, default_graph=None)
     quipu["endpoint"] = url
     deadline = _deadline(quipu)
     try:
         endpoint = open_endpoint(quipu, deadline=deadline)
     except EndpointError as exc:
-        raise SourceError(exc.kind, exc.message) from None
-    source = _projected(spec, "endpoint", endpoint, quipu, options, deadline)
+        message = exc.message if same else _as_source(exc.message)
+        raise SourceError(exc.kind, message) from None
+    try:
+        source = _projected(spec, "endpoint", endpoint, quipu, options, deadline)
+    except SourceError as exc:
+        raise SourceError(exc.kind, exc.message if same else _as_source(exc.message)) from None
     source.location = url
     return source
+
+
+def _as_source(message: str) -> str:
+    """A transport's message about a URL given as a source, not configured: its fixes are
+    the URL and ``--dialect``, not the configuration keys it names."""
+    return (message.replace("set [yupana.quipu] dialect", "pass --dialect sparql11|quipu")
+            .replace("[yupana.quipu] endpoint = ", "").replace("[yupana.quipu] endpoint", "the URL"))
 
 
 def _store(spec: str, options: Options) -> Source:
@@ -217,8 +230,8 @@ def _projected(spec: str, kind: str, endpoint: Any, quipu: dict[str, Any], optio
         proj = project(endpoint, quipu, deadline, env={})
     except ProjectionError as exc:
         raise SourceError("decode", f"{spec}: {exc}") from None
-    except EndpointError as exc:
-        raise SourceError(exc.kind, f"{spec}: {exc.message}") from None
+    except EndpointError as exc:  # its message names the store
+        raise SourceError(exc.kind, exc.message) from None
     finally:
         endpoint.close()
     try:
@@ -226,7 +239,7 @@ def _projected(spec: str, kind: str, endpoint: Any, quipu: dict[str, Any], optio
     except gate.GateError as exc:
         raise SourceError("shapes", f"the SHACL gate could not run: {exc}") from None
     except EndpointError as exc:  # the deadline cut the gate
-        raise SourceError(exc.kind, f"{spec}: {exc.message}") from None
+        raise SourceError(exc.kind, f"{spec}: {exc.message}") from None  # (the message names no store)
     if not report.conforms:
         raise SourceError("shapes", f"{spec} does not conform to the SHACL shapes (a refresh would refuse it) — "
                                     f"{report.summary()}\n{report.text}")
