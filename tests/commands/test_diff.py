@@ -240,6 +240,9 @@ def test_a_signed_bundle_is_verified_before_it_is_compared(env, catalogues, tmp_
     (tmp_path / "tampered.bundle").write_bytes(data.replace(b"INC", b"ICN"))
     code, doc = as_json(env, str(old), str(tmp_path / "tampered.bundle"), "--trust", public)
     assert code == 2 and doc["error"]["kind"] == "signature"
+    (tmp_path / "future.bundle").write_bytes(b"yupana-bundle/2\n" + data.partition(b"\n")[2])
+    code, doc = as_json(env, str(old), str(tmp_path / "future.bundle"), "--trust", public)
+    assert code == 2 and doc["error"]["kind"] == "format" and "yupana-bundle/1" in doc["error"]["message"]
 
 
 def test_an_endpoint_on_a_real_oxigraph_is_a_source(env, catalogues, oxigraph_server):

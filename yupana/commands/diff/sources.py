@@ -107,7 +107,7 @@ def read(spec: str, options: Options) -> Source:
         head = _head(spec)
         from yupana.projection import bundle
 
-        if head.startswith(bundle.MAGIC[:-1]):
+        if head.startswith(bundle.MAGIC.partition(b"/")[0] + b"/"):  # any bundle version: the reader names one it cannot read
             return _bundle(spec, options)
         if head.lstrip()[:1] == b"{":
             return _cache_file(spec, spec)
