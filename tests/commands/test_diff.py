@@ -403,3 +403,20 @@ def test_a_ci_map_change_names_the_command_and_its_scopes_and_the_coverage(env, 
     fields = {f["field"]: f for f in changes["go-tests"]["fields"]}
     assert fields["commands[cmd_go_test].command"]["new"] == "go test -race ./services/..."
     assert fields["commands[cmd_go_test].scopes"]["added"] == ["tools/go/**"]
+
+
+def test_a_markdown_summary_too_long_for_a_review_comment_is_cut_between_rows_and_says_so(env, tmp_path):
+    from catalogue_kit import write_catalogue
+
+    old = write_catalogue(tmp_path / "old", 1500)
+    new = write_catalogue(tmp_path / "new", 1500, tier="warn")
+    done = diff(env, str(old), str(new), "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    md = done.stdout.decode()
+    assert len(md) <= 60_000 < 65_536  # GitHub refuses a longer comment
+    assert "**0 added, 0 removed, 1500 changed; tiers: 0 raised, 1500 lowered**" in md
+    rows = [line for line in md.splitlines() if line.startswith("| text rule |")]
+    assert 100 < len(rows) < 1500 and all(line.endswith(" |") for line in rows)
+    assert f"_… and {1500 - len(rows)} more rows, left out to keep this comment postable" in md
+    code, doc = as_json(env, str(old), str(new))  # JSON keeps every change
+    assert code == 0 and len(doc["changes"]) == 1500

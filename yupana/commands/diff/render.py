@@ -9,6 +9,8 @@ import json
 from yupana.commands.diff.compare import Change, Diff, FieldChange, gist
 
 MARKDOWN_CELL = 200  # characters of one value in a Markdown cell (a review comment, not a dump)
+MARKDOWN_BUDGET = 60_000  # characters of the whole summary: GitHub refuses a comment over 65,536
+CUT_NOTE = "_… and {n} more rows, left out to keep this comment postable: `yupana diff --json` lists every change._"
 
 
 def summary_line(diff: Diff) -> str:
@@ -47,27 +49,46 @@ def text(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return lines
 
 
-def markdown(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> str:
-    """A Markdown summary for a review comment (GitHub-flavoured tables)."""
+def markdown(diff: Diff, old: dict[str, Any], new: dict[str, Any], budget: int = MARKDOWN_BUDGET) -> str:
+    """A Markdown summary for a review comment (GitHub-flavoured tables), at most ``budget``
+    characters: the rows past it are counted, not shown (a review comment has a size limit)."""
     out = ["## yupana diff", "", f"- **old**: {_md(_side(old))}", f"- **new**: {_md(_side(new))}", ""]
     if not diff.changes:
         return "\n".join([*out, "**No change**: both sources hold the same rules.", ""])
     out += [f"**{summary_line(diff)}**", ""]
+    sections: list[tuple[str, list[str], list[str]]] = []
     for word, heading in (("added", "Added"), ("removed", "Removed")):
         found = [c for c in diff.changes if c.change == word]
         if found:
-            out += [f"### {heading} ({len(found)})", "", "| kind | name | tier | what | IRI |", "|---|---|---|---|---|"]
-            out += [f"| {c.kind} | {_code(c.name)} | {(c.tier[1] if word == 'added' else c.tier[0]) or '—'} "
-                    f"| {_listed(gist(c), _code)} | {_code(c.iri)} |" for c in found]
-            out.append("")
+            sections.append((f"### {heading} ({len(found)})", ["| kind | name | tier | what | IRI |", "|---|---|---|---|---|"],
+                             [f"| {c.kind} | {_code(c.name)} | {(c.tier[1] if word == 'added' else c.tier[0]) or '—'} "
+                              f"| {_listed(gist(c), _code)} | {_code(c.iri)} |" for c in found]))
     changed = [c for c in diff.changes if c.change == "changed"]
     if changed:
-        out += [f"### Changed ({len(changed)})", "", "| kind | name | field | old | new |", "|---|---|---|---|---|"]
+        cells: list[str] = []
         for c in changed:
             for i, row in enumerate(_changed_rows(c, _code)):
                 head = [c.kind, _code(c.name)] if i == 0 else ["", ""]
-                out.append("| " + " | ".join([*head, *row]) + " |")
+                cells.append("| " + " | ".join([*head, *row]) + " |")
+        sections.append((f"### Changed ({len(changed)})", ["| kind | name | field | old | new |", "|---|---|---|---|---|"],
+                         cells))
+    used = sum(len(line) + 1 for line in out) + len(CUT_NOTE) + 40
+    left_out = 0
+    for heading, header, rows in sections:
+        if left_out or used + len(heading) + sum(len(h) + 1 for h in header) + 4 > budget:
+            left_out += len(rows)
+            continue
+        out += [heading, "", *header]
+        used += len(heading) + sum(len(h) + 1 for h in header) + 4
+        for n, line in enumerate(rows):
+            if used + len(line) + 1 > budget:
+                left_out += len(rows) - n
+                break
+            out.append(line)
+            used += len(line) + 1
         out.append("")
+    if left_out:
+        out += [CUT_NOTE.format(n=left_out), ""]
     return "\n".join(out)
 
 
