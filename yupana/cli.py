@@ -37,6 +37,7 @@ COMMANDS = {
     "metrics": ("yupana.commands.metrics", "hook health and the rule set in OpenMetrics text (node_exporter textfile)"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "landing": ("yupana.commands.landing", "verify signed landing certifications; create their signing key"),
+    "diff": ("yupana.commands.diff", "what changed between two catalogues: rules added, removed, changed field by field"),
     "bundle": ("yupana.commands.bundle", "sign the validated projection into one bundle a fleet fetches (build, keygen)"),
     "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex), "
                                            "or git's pre-push hook"),

@@ -12,6 +12,7 @@ from typing import Any
 from yupana.endpoint.base import ConnectError, Deadline, Endpoint, ProtocolError, QueryError, SelectResult, Term
 
 _FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".n3": "N3", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML"}
+RDF_EXTENSIONS = tuple(_FORMATS)  # the file names the embedded store loads (a directory's other files are skipped)
 
 
 def files_of(location: str) -> list[str]:
