@@ -173,8 +173,9 @@ class GuardContext(HookRuntime):
             return False
         blocking = level == "enforce"
         text = self_protection.deny_text(kind) if blocking else self_protection.advise_text(kind)
-        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=blocking,
-                                     rel=edit.rel, extra={"protected": kind}))
+        would = self_protection.level("enforce", self.cfg["policy"].get("self_protection")) == "enforce"
+        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=would,
+                                     rel=edit.rel, extra={"protected": kind}))  # blocking: would deny under enforce
         if blocking:
             self.outcome.deny(text)
             self.refused.add(edit.path)
@@ -184,6 +185,14 @@ class GuardContext(HookRuntime):
             self.protected.append(kind)
         self.note("self-protection", RAN, f"{self_protection.WHAT[kind]}: {level}", edit, protected=kind)
         return blocking
+
+    def would_deny(self) -> bool | None:
+        """Under ``advise``, whether ``enforce`` would have refused this call: a finding that
+        would block under enforce (``Finding.blocking``) is unsatisfied. Advise evaluates what
+        enforce would (no check is shadowed by a notice), so the answer is the real hook's."""
+        if self.mode != "advise":
+            return None
+        return any(f.outcome == UNSATISFIED and f.blocking for f in self.findings)
 
     def decide(self, found: list[Finding], plane: str, suffix: str = "") -> bool:
         """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
