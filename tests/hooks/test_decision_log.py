@@ -55,6 +55,8 @@ def test_under_advise_a_block_tier_hit_would_deny_and_a_warn_tier_hit_would_not(
     assert second["would_deny"] is False and second["rule"] == "rule_todo"
     assert third["would_deny"] is False and third["result"] == "allow"
     assert first["digest"] == second["digest"] == third["digest"] == DIGEST
+    assert [(c["id"], c["would_deny"]) for c in first["constraints"] + second["constraints"]
+            if c["outcome"] == "unsatisfied"] == [("rule_no_internal_hostnames", True), ("rule_todo", False)]
 
 
 def test_under_enforce_the_record_carries_the_digest_and_no_would_deny(env, repo):
@@ -96,6 +98,8 @@ def test_a_soft_local_rule_under_advise_does_not_hide_a_governed_block(env, repo
     assert "Ticket ids" in result.message and "corp.example" in result.message
     [guard] = env.records("guard")
     assert guard["would_deny"] is True and guard["rule"] == "no-ticket+rule_no_internal_hostnames"
+    assert {c["id"]: c["would_deny"] for c in guard["constraints"] if c["outcome"] == "unsatisfied"} == {
+        "no-ticket": False, "rule_no_internal_hostnames": True}
 
 
 @pytest.mark.parametrize(("setting", "would"), [(None, True), ("advise", False)])

@@ -284,6 +284,8 @@ class GuardContext(HookRuntime):
         else:
             response = "logged" if f.outcome == UNKNOWN else "no-action"
         out = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
+        if f.outcome == UNSATISFIED and self.mode == "advise":
+            out["would_deny"] = f.blocking  # which constraint enforce would have refused for
         if f.class_:
             out["class"] = f.class_
         if f.verification_point:
