@@ -283,7 +283,7 @@ class GuardContext(HookRuntime):
             response = "blocked" if f.blocking and self.mode == "enforce" else "warned"
         else:
             response = "logged" if f.outcome == UNKNOWN else "no-action"
-        out = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
+        out: dict[str, Any] = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
         if f.outcome == UNSATISFIED and self.mode == "advise":
             out["would_deny"] = f.blocking  # which constraint enforce would have refused for
         if f.class_:
