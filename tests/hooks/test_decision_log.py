@@ -55,6 +55,9 @@ def test_under_advise_a_block_tier_hit_would_deny_and_a_warn_tier_hit_would_not(
     assert second["would_deny"] is False and second["rule"] == "rule_todo"
     assert third["would_deny"] is False and third["result"] == "allow"
     assert first["digest"] == second["digest"] == third["digest"] == DIGEST
+    gov_block, gov_warn = env.records("governed")
+    assert (gov_block["would_deny"], gov_warn["would_deny"]) == (True, False)
+    assert gov_block["digest"] == gov_warn["digest"] == DIGEST and gov_block["blocking"] is False
     assert [(c["id"], c["would_deny"]) for c in first["constraints"] + second["constraints"]
             if c["outcome"] == "unsatisfied"] == [("rule_no_internal_hostnames", True), ("rule_todo", False)]
 
@@ -64,6 +67,8 @@ def test_under_enforce_the_record_carries_the_digest_and_no_would_deny(env, repo
     assert hook(env, _edit(repo, 'let host = "db1.corp.example";')).denied
     [guard] = env.records("guard")
     assert guard["result"] == "deny" and guard["digest"] == DIGEST and "would_deny" not in guard
+    [gov] = env.records("governed")
+    assert gov["blocking"] is True and gov["digest"] == DIGEST and "would_deny" not in gov
 
 
 def test_without_a_catalogue_there_is_no_digest(env, tmp_path):
