@@ -72,7 +72,7 @@ def sources(given: list[str]) -> list[Source]:
                 raise ReportError(f"{raw}: no *.jsonl spool file in this directory (nor below it)")
             for path in files:  # the host: the directory it was collected into, below the one given
                 rel = os.path.relpath(os.path.dirname(path), raw)
-                add(path, rel if rel != "." else os.path.basename(os.path.normpath(os.path.abspath(raw))))
+                add(path, rel if rel != "." else os.path.normpath(raw))
         elif os.path.isfile(raw):
             base = raw[:-4] if raw.endswith(".old") else raw
             for path in (base + ".old", base):
