@@ -190,3 +190,28 @@ def test_the_json_follows_its_schema_for_reports_and_errors(env, fleet):
     assert doc["schema"] == error["schema"] == "yupana.report/1"
     assert not validator.is_valid({**doc, "by": "colour"})  # the schema is not vacuous
     assert not validator.is_valid({k: v for k, v in doc.items() if k != "totals"})
+
+
+def test_enforce_traffic_counts_denials_and_a_co_firing_warn_rule_as_warned(env, tmp_path):
+    fleet = Fleet(tmp_path, env)
+    enforced = Repo(tmp_path / "enforced", env).config(_config(mode="enforce"))
+    fleet.on("host-c")
+    assert fleet.edit('let h = "db1.corp.example"; // TODO', repo=enforced).denied
+    _, doc = report(env, "--spool", str(fleet.dir), "--json")
+    total = doc["totals"]
+    assert (total["denied"], total["would_deny"], total["warned"], total["advise"]) == (1, 0, 0, 0)
+    rows = {g["key"]: g for g in doc["groups"]}
+    assert rows["rule_no_internal_hostnames"]["denied"] == 1 and rows["rule_no_internal_hostnames"]["warned"] == 0
+    assert rows["rule_todo"]["denied"] == 0 and rows["rule_todo"]["warned"] == 1
+
+
+def test_advise_notices_from_an_older_yupana_are_not_guessed(env, tmp_path):
+    spool = tmp_path / "old" / "metrics.jsonl"
+    spool.parent.mkdir()
+    now = int(time.time())
+    older = {"kind": "guard", "ts": now, "result": "notify", "mode": "advise", "rule": "rule_x", "session": "s",
+             "constraints": [{"id": "rule_x", "plane": "text", "outcome": "unsatisfied", "response": "warned"}]}
+    spool.write_text(json.dumps(older) + "\n")
+    _, doc = report(env, "--spool", str(spool), "--json")
+    total = doc["totals"]
+    assert (total["would_deny"], total["warned"], total["would_deny_unrecorded"]) == (0, 0, 1)

@@ -109,7 +109,7 @@ class Invocation:
 def _guard_hits(rec: dict[str, Any], denied: bool) -> list[Hit]:
     """The rules a ``guard`` record found unsatisfied: its constraints (each with its own
     would_deny and response), else its ``rule`` join (older records: the record's would_deny
-    is a rule's only when it names one rule)."""
+    is a rule's only when it names one rule; a denial is each named rule's)."""
     constraints = rec.get("constraints")
     if isinstance(constraints, list) and constraints:
         hits = []
@@ -123,7 +123,7 @@ def _guard_hits(rec: dict[str, Any], denied: bool) -> list[Hit]:
     names = [r for r in rule.split("+") if r] if isinstance(rule, str) else []
     would = rec.get("would_deny")
     one = would if isinstance(would, bool) and len(names) == 1 else None
-    return [Hit(name, one, denied and len(names) == 1) for name in names]
+    return [Hit(name, one, denied) for name in names]
 
 
 def _text(value: object) -> str:
@@ -176,8 +176,10 @@ class Tally:
         self.unattributed[key] = self.unattributed.get(key, 0) + 1
 
 
-def stats(pairs: list[tuple[Invocation, list[Hit]]]) -> dict[str, Any]:
-    """One group's figures over ``(invocation, the hits that count for this group)``."""
+def stats(pairs: list[tuple[Invocation, list[Hit]]], per_rule: bool = False) -> dict[str, Any]:
+    """One group's figures over ``(invocation, the hits that count for this group)``. ``per_rule``:
+    the hits are one rule's, and would-deny, denied and warned are that rule's; otherwise they
+    are the call's (its record's ``would_deny`` and ``result`` count too)."""
     n = len(pairs)
     hooks: dict[str, int] = {}
     kinds: dict[str, int] = {}
@@ -186,12 +188,11 @@ def stats(pairs: list[tuple[Invocation, list[Hit]]]) -> dict[str, Any]:
     for inv, hits in pairs:
         hooks[inv.hook] = hooks.get(inv.hook, 0) + 1
         advise += inv.advise
-        would_deny = any(h.would_deny for h in hits)
+        would_deny = any(h.would_deny for h in hits) or (not per_rule and inv.would_deny is True)
+        denied_here = any(h.denied for h in hits) or (not per_rule and inv.result == "deny")
         would += would_deny
-        denied_here = any(h.denied for h in hits) if hits else inv.result == "deny"
         denied += denied_here
-        notified = inv.result == "notify" or (inv.hook == "post-edit" and inv.result == "notice")
-        if hits and not would_deny and not denied_here and notified:
+        if hits and not would_deny and not denied_here:  # a notice, and only a notice
             if inv.advise and any(h.would_deny is None for h in hits):
                 unknown += 1  # an advise-mode notice whose would_deny was not recorded (older traffic)
             else:
@@ -215,7 +216,7 @@ def groups(invocations: list[Invocation], by: str) -> list[dict[str, Any]]:
     for inv in invocations:
         for key in inv.keys(by):
             members.setdefault(key, []).append((inv, inv.hits_for(key, by)))
-    rows = [{"key": key, **stats(pairs)} for key, pairs in members.items()]
+    rows = [{"key": key, **stats(pairs, per_rule=by == "rule")} for key, pairs in members.items()]
     rows.sort(key=lambda r: (-r["would_deny"], -r["invocations"], r["key"]))
     return rows
 
