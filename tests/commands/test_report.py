@@ -215,3 +215,13 @@ def test_advise_notices_from_an_older_yupana_are_not_guessed(env, tmp_path):
     _, doc = report(env, "--spool", str(spool), "--json")
     total = doc["totals"]
     assert (total["would_deny"], total["warned"], total["would_deny_unrecorded"]) == (0, 0, 1)
+
+
+def test_this_hosts_spool_not_written_yet_is_an_empty_report(env, tmp_path):
+    done, doc = report(env, "--json")  # the command's own `command` record is all the spool holds
+    assert done.returncode == 0 and doc["totals"]["invocations"] == 0 and len(doc["sources"]) == 1
+    (tmp_path / "a-file").write_text("")
+    env["YUPANA_METRICS_PATH"] = str(tmp_path / "a-file" / "metrics.jsonl")  # below a file: never written
+    done, doc = report(env, "--json")
+    assert done.returncode == 0 and doc["sources"] == [] and doc["totals"]["invocations"] == 0
+    assert b"no records yet" in done.stderr

@@ -10,8 +10,8 @@ and fail-open rates — in total, per group, and per rule-set digest
 written or asked of a store.
 
 Exit codes: 0 the report (malformed lines are skipped, counted and named, stderr says so);
-2 unusable input — a ``--since`` it cannot read, a spool path that does not exist, or no spool
-at all.
+2 unusable input — a ``--since`` it cannot read, a ``--spool`` path that does not exist, or no
+spool location at all. This host's spool not written yet is an empty report (exit 0).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import argparse
+import os
 import sys
 import time
 
@@ -63,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         given = args.spool if args.spool else read.local_spool()
         if not given:
             raise read.ReportError("no spool: give --spool PATH, or set YUPANA_METRICS_PATH, XDG_STATE_HOME or HOME")
+        if not args.spool and not any(os.path.exists(p) or os.path.exists(p + ".old") for p in given):
+            print(f"yupana report: no records yet: {given[0]} does not exist (no hook has written to it)",
+                  file=sys.stderr)
+            given = []  # this host's spool, not yet written: an empty report, not an error
         sources = read.sources(given)
         since = now - window if window is not None else None
         counted = tally.Tally()
