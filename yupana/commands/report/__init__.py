@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             given = []  # this host's spool, not yet written: an empty report, not an error
         sources = read.sources(given)
         since = now - window if window is not None else None
-        counted = tally.Tally()
+        counted = tally.Tally(args.by)
         for source in sources:
             counted.read(source.host, read.records(source, since))
     except (ValueError, read.ReportError) as exc:
@@ -99,7 +99,7 @@ def document(counted: tally.Tally, sources: list[read.Source], by: str, since: i
     return {"by": by, "since": since, "window_secs": window, "generated_at": now,
             "sources": [s.as_json() for s in sources], "hosts": len({s.host for s in sources}),
             "malformed": sum(s.malformed for s in sources),
-            "totals": tally.totals(counted.invocations), "groups": tally.groups(counted.invocations, by),
+            "totals": counted.total.as_json(), "groups": counted.rows(),
             "unattributed": dict(sorted(counted.unattributed.items()))}
 
 

@@ -8,7 +8,8 @@ that record: its ``fail_open`` and ``served_from_cache`` records (both name ``ho
 ``self_protection``, ``disk_advisory``). pre-edit and post-edit write their invocation record
 last, so what precedes it in the same session belongs to it; pre-bash writes its record first,
 so what follows belongs to that session's latest pre-bash call — the attribution ``yupana
-status`` uses. A degradation nothing claims is counted as *unattributed*, never dropped.
+status`` uses. A degradation nothing claims is counted as *unattributed*, never dropped. Calls are counted as
+they complete (:class:`Tally`), so memory does not grow with the spools.
 
 Each invocation's rule hits say, per rule, whether it would have denied under enforce
 (``would_deny``: the guard record's per-constraint flag, pre-bash's decision records' flag),
@@ -130,15 +131,67 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) and value else NONE
 
 
-class Tally:
-    """Every invocation of the window, and the degradations nothing claimed."""
+class Figures:
+    """One group's running figures (docs/report.md, "What is counted"), added to one call at a time."""
+
+    __slots__ = ("invocations", "hooks", "advise", "would_deny", "denied", "warned", "unrecorded", "fail_open",
+                 "fail_kinds", "served_from_cache", "digests")
 
     def __init__(self) -> None:
-        self.invocations: list[Invocation] = []
+        self.invocations = self.advise = self.would_deny = self.denied = self.warned = self.unrecorded = 0
+        self.fail_open = self.served_from_cache = 0
+        self.hooks: dict[str, int] = {}
+        self.fail_kinds: dict[str, int] = {}
+        self.digests: dict[str, int] = {}
+
+    def add(self, inv: Invocation, hits: list[Hit], per_rule: bool) -> None:
+        """Count ``inv`` with ``hits`` (the ones that count for this group). ``per_rule``: the hits
+        are one rule's, and would-deny, denied and warned are that rule's; otherwise they are the
+        call's (its record's ``would_deny`` and ``result`` count too)."""
+        self.invocations += 1
+        self.hooks[inv.hook] = self.hooks.get(inv.hook, 0) + 1
+        self.advise += inv.advise
+        would_deny = any(h.would_deny for h in hits) or (not per_rule and inv.would_deny is True)
+        denied = any(h.denied for h in hits) or (not per_rule and inv.result == "deny")
+        self.would_deny += would_deny
+        self.denied += denied
+        if hits and not would_deny and not denied:  # a notice, and only a notice
+            if inv.advise and any(h.would_deny is None for h in hits):
+                self.unrecorded += 1  # an advise-mode notice whose would_deny was not recorded (older traffic)
+            else:
+                self.warned += 1
+        if inv.fail_kinds:
+            self.fail_open += 1
+            for kind in sorted(set(inv.fail_kinds)):
+                self.fail_kinds[kind] = self.fail_kinds.get(kind, 0) + 1
+        self.served_from_cache += inv.served_from_cache
+        if inv.digest:
+            self.digests[inv.digest] = self.digests.get(inv.digest, 0) + 1
+
+    def as_json(self) -> dict[str, Any]:
+        n = self.invocations
+        return {"invocations": n, "hooks": self.hooks, "advise": self.advise, "would_deny": self.would_deny,
+                "denied": self.denied, "warned": self.warned, "would_deny_unrecorded": self.unrecorded,
+                "fail_open": self.fail_open, "fail_open_rate": _rate(self.fail_open, n), "fail_kinds": self.fail_kinds,
+                "served_from_cache": self.served_from_cache,
+                "served_from_cache_rate": _rate(self.served_from_cache, n), "digests": self.digests}
+
+
+class Tally:
+    """The figures of every call read, in total and per group of ``by``, counted as each call is
+    complete (memory grows with the groups and the open sessions, not with the spools), and the
+    degradations nothing claimed."""
+
+    def __init__(self, by: str) -> None:
+        self.by = by
+        self.total = Figures()
+        self.groups: dict[str, Figures] = {}
         self.unattributed: dict[str, int] = {}  # "fail_open:<kind>" / "served_from_cache" -> count
 
     def read(self, host: str, records: Any) -> None:
-        """Fold one file's records (in file order) into invocations."""
+        """Fold one file's records (in file order) into calls, each counted once complete: a
+        pre-edit or post-edit call at its record (what belongs to it came before), a pre-bash call
+        when its session's next pre-bash call begins or the file ends."""
         pending: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (hook, session) -> records awaiting it
         opened: dict[str, Invocation] = {}  # session -> its latest pre-bash invocation
         for rec in records:
@@ -148,12 +201,15 @@ class Tally:
             hook = INVOCATION_HOOKS.get(kind)
             if hook is not None:
                 inv = Invocation(hook, host, rec)
-                self.invocations.append(inv)
                 if hook == "pre-bash":
+                    previous = opened.pop(session, None)
+                    if previous is not None:
+                        self.count(previous)
                     opened[session] = inv
                     continue
                 for held in pending.pop((hook, session), ()):
                     (inv.decided if held["kind"] == "scope_notice" else inv.degraded)(held)
+                self.count(inv)
             elif kind in ("fail_open", "served_from_cache"):
                 hook_of = rec.get("hook")
                 if hook_of == "pre-bash" and session in opened:
@@ -166,63 +222,27 @@ class Tally:
                 opened[session].decided(rec)
             elif kind == "scope_notice":
                 pending.setdefault(("post-edit", session), []).append(rec)
+        for inv in opened.values():
+            self.count(inv)
         for waiting in pending.values():
             for lost in waiting:
                 if lost["kind"] != "scope_notice":
                     self._lost(lost)
 
+    def count(self, inv: Invocation) -> None:
+        self.total.add(inv, inv.hits, per_rule=False)
+        for key in inv.keys(self.by):
+            self.groups.setdefault(key, Figures()).add(inv, inv.hits_for(key, self.by), per_rule=self.by == "rule")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``[{key, **figures}]``, the most would-denies first, then the most calls."""
+        rows = [{"key": key, **figures.as_json()} for key, figures in self.groups.items()]
+        rows.sort(key=lambda r: (-r["would_deny"], -r["invocations"], r["key"]))
+        return rows
+
     def _lost(self, rec: dict[str, Any]) -> None:
         key = "served_from_cache" if rec["kind"] == "served_from_cache" else f"fail_open:{_text(rec.get('fail_kind'))}"
         self.unattributed[key] = self.unattributed.get(key, 0) + 1
-
-
-def stats(pairs: list[tuple[Invocation, list[Hit]]], per_rule: bool = False) -> dict[str, Any]:
-    """One group's figures over ``(invocation, the hits that count for this group)``. ``per_rule``:
-    the hits are one rule's, and would-deny, denied and warned are that rule's; otherwise they
-    are the call's (its record's ``would_deny`` and ``result`` count too)."""
-    n = len(pairs)
-    hooks: dict[str, int] = {}
-    kinds: dict[str, int] = {}
-    digests: dict[str, int] = {}
-    would = denied = warned = unknown = failed = stale = advise = 0
-    for inv, hits in pairs:
-        hooks[inv.hook] = hooks.get(inv.hook, 0) + 1
-        advise += inv.advise
-        would_deny = any(h.would_deny for h in hits) or (not per_rule and inv.would_deny is True)
-        denied_here = any(h.denied for h in hits) or (not per_rule and inv.result == "deny")
-        would += would_deny
-        denied += denied_here
-        if hits and not would_deny and not denied_here:  # a notice, and only a notice
-            if inv.advise and any(h.would_deny is None for h in hits):
-                unknown += 1  # an advise-mode notice whose would_deny was not recorded (older traffic)
-            else:
-                warned += 1
-        if inv.fail_kinds:
-            failed += 1
-            for kind in sorted(set(inv.fail_kinds)):
-                kinds[kind] = kinds.get(kind, 0) + 1
-        stale += inv.served_from_cache
-        if inv.digest:
-            digests[inv.digest] = digests.get(inv.digest, 0) + 1
-    return {"invocations": n, "hooks": hooks, "advise": advise, "would_deny": would, "denied": denied,
-            "warned": warned, "would_deny_unrecorded": unknown, "fail_open": failed,
-            "fail_open_rate": _rate(failed, n), "fail_kinds": kinds, "served_from_cache": stale,
-            "served_from_cache_rate": _rate(stale, n), "digests": digests}
-
-
-def groups(invocations: list[Invocation], by: str) -> list[dict[str, Any]]:
-    """``[{key, **stats}]`` for ``by``, the most would-denies first, then the most invocations."""
-    members: dict[str, list[tuple[Invocation, list[Hit]]]] = {}
-    for inv in invocations:
-        for key in inv.keys(by):
-            members.setdefault(key, []).append((inv, inv.hits_for(key, by)))
-    rows = [{"key": key, **stats(pairs, per_rule=by == "rule")} for key, pairs in members.items()]
-    rows.sort(key=lambda r: (-r["would_deny"], -r["invocations"], r["key"]))
-    return rows
-
-
-def totals(invocations: list[Invocation]) -> dict[str, Any]:
-    return stats([(inv, inv.hits) for inv in invocations])
 
 
 def _rate(part: int, whole: int) -> float | None:
