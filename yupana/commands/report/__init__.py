@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         since = now - window if window is not None else None
         counted = tally.Tally(args.by)
         for source in sources:
-            counted.read(source.host, read.records(source, since))
+            counted.read(read.records(source, since))
     except (ValueError, read.ReportError) as exc:
         return _usage(str(exc), as_json)
     doc = document(counted, sources, args.by, since, window, now)

@@ -42,12 +42,11 @@ class Hit:
 class Invocation:
     """One hook call as its records tell it."""
 
-    __slots__ = ("hook", "host", "client", "tenant", "repo", "result", "would_deny", "hits", "fail_kinds",
+    __slots__ = ("hook", "client", "tenant", "repo", "result", "would_deny", "hits", "fail_kinds",
                  "served_from_cache", "digest", "advise")
 
-    def __init__(self, hook: str, host: str, rec: dict[str, Any]) -> None:
+    def __init__(self, hook: str, rec: dict[str, Any]) -> None:
         self.hook = hook
-        self.host = host
         self.client = _text(rec.get("client"))
         self.tenant = _text(rec.get("tenant"))
         repo = rec.get("repo")
@@ -188,7 +187,7 @@ class Tally:
         self.groups: dict[str, Figures] = {}
         self.unattributed: dict[str, int] = {}  # "fail_open:<kind>" / "served_from_cache" -> count
 
-    def read(self, host: str, records: Any) -> None:
+    def read(self, records: Any) -> None:
         """Fold one file's records (in file order) into calls, each counted once complete: a
         pre-edit or post-edit call at its record (what belongs to it came before), a pre-bash call
         when its session's next pre-bash call begins or the file ends."""
@@ -200,7 +199,7 @@ class Tally:
             session = session if isinstance(session, str) else repr(session)
             hook = INVOCATION_HOOKS.get(kind)
             if hook is not None:
-                inv = Invocation(hook, host, rec)
+                inv = Invocation(hook, rec)
                 if hook == "pre-bash":
                     previous = opened.pop(session, None)
                     if previous is not None:
