@@ -160,7 +160,7 @@ CLOSED_PIPE_COMMANDS = [
     ["ci-select", "--paths", "src/a.rs"], ["explain"], ["explain", "--json"], ["--help"],
     ["shapes", "validate", str(CATALOGUE)], ["shapes", "validate", str(CATALOGUE), "--json"],
     ["shapes", "validate", str(CATALOGUE), "--format", "sarif"], ["shapes", "validate", str(CATALOGUE), "--format", "junit"],
-    ["shapes", "validate", str(CATALOGUE), "--format", "github"],
+    ["shapes", "validate", str(CATALOGUE), "--format", "github"], ["report"], ["report", "--json"],
 ]
 
 

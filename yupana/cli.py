@@ -34,6 +34,8 @@ COMMANDS = {
     "test": ("yupana.commands.rule_tests", "catalogue unit tests: *.test.toml cases through the real hooks (store CI)"),
     "verify": ("yupana.commands.verify", "verify a proposed Rust buffer (tree-sitter tier)"),
     "ci-select": ("yupana.commands.ci_select", "the local commands the governed CI map selects for the outgoing change"),
+    "report": ("yupana.commands.report", "the advise readout: would-deny, warned, failed open, per rule, tenant, "
+                                         "repo or client, from one or many hosts' spools"),
     "metrics": ("yupana.commands.metrics", "hook health and the rule set in OpenMetrics text (node_exporter textfile)"),
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "landing": ("yupana.commands.landing", "verify signed landing certifications; create their signing key"),

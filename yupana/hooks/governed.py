@@ -147,7 +147,8 @@ def _served_stale(gov: Governed, record: dict[str, Any] | None, effects: Effects
                                        f"{gov.ttl_secs}s): {reason}\n").encode("utf-8", "replace"))
     except OSError:
         pass
-    fields = {"age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "reason": reason}
+    digest = gov.cache.get("digest") if gov.cache is not None else None  # the rule set served stale
+    fields = {"age_secs": gov.age_secs, "ttl_secs": gov.ttl_secs, "reason": reason, "digest": digest}
     if record:
         fields.update(record)
     (effects.record if effects is not None else spool.record)("served_from_cache", fields)

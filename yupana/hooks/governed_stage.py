@@ -97,6 +97,7 @@ class GovernedStage(GuardContext):
             "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
             "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
+            "digest": self.rule_set(), "would_deny": blocking if self.mode == "advise" else None,
             "session": self.sid}, item=self.plate_item())
         self.note("governed", RAN, "", edit, text=notes, exposure=asked)
 

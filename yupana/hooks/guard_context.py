@@ -174,8 +174,9 @@ class GuardContext(HookRuntime):
             return False
         blocking = level == "enforce"
         text = self_protection.deny_text(kind) if blocking else self_protection.advise_text(kind)
-        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=blocking,
-                                     rel=edit.rel, extra={"protected": kind}))
+        would = self_protection.level("enforce", self.cfg["policy"].get("self_protection")) == "enforce"
+        self.findings.append(Finding(f"self-protection:{kind}", "self_protection", text, blocking=would,
+                                     rel=edit.rel, extra={"protected": kind}))  # blocking: would deny under enforce
         if blocking:
             self.outcome.deny(text)
             self.refused.add(edit.path)
@@ -185,6 +186,14 @@ class GuardContext(HookRuntime):
             self.protected.append(kind)
         self.note("self-protection", RAN, f"{self_protection.WHAT[kind]}: {level}", edit, protected=kind)
         return blocking
+
+    def would_deny(self) -> bool | None:
+        """Under ``advise``, whether ``enforce`` would have refused this call: a finding that
+        would block under enforce (``Finding.blocking``) is unsatisfied. Advise evaluates what
+        enforce would (no check is shadowed by a notice), so the answer is the real hook's."""
+        if self.mode != "advise":
+            return None
+        return any(f.outcome == UNSATISFIED and f.blocking for f in self.findings)
 
     def decide(self, found: list[Finding], plane: str, suffix: str = "", operator_suffix: str | None = None) -> bool:
         """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
@@ -282,7 +291,9 @@ class GuardContext(HookRuntime):
             response = "blocked" if f.blocking and self.mode == "enforce" else "warned"
         else:
             response = "logged" if f.outcome == UNKNOWN else "no-action"
-        out = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
+        out: dict[str, Any] = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
+        if f.outcome == UNSATISFIED and self.mode == "advise":
+            out["would_deny"] = f.blocking  # which constraint enforce would have refused for
         if f.class_:
             out["class"] = f.class_
         if f.verification_point:

@@ -91,7 +91,7 @@ class PostEdit(HookRuntime):
         from yupana.evaluate import work_items
 
         policy = cfg["policy"]
-        self.mode = policy["mode"]  # arms the runtime's tamper evidence (watch_controls)
+        self.mode = policy["mode"]  # arms the runtime's tamper evidence (watch_controls) and the record's would_deny
         if work_items.effective_rung(policy.get("work_item_scope", "off"), policy["mode"]) == "off":
             return self.silent("rung-off", "work-item notice", SKIPPED, f"work_item_scope = "
                                f"{policy.get('work_item_scope', 'off')} (mode {policy['mode']} is its ceiling)")
@@ -108,6 +108,7 @@ class PostEdit(HookRuntime):
         gov = governed.load(cfg, now, root=root, override=self.args.config,
                             record={"hook": "post-edit", "session": inv.session_id}, effects=self.effects)
         self._gov = gov  # a twin that fails a checksum below is the named miss, not an internal error
+        self.served(gov)
         self.note("policy cache", RAN if gov.cache is not None else UNKNOWN, "", governed=gov)
         if gov.cache is None:
             return self.silent("no-cache", "work-item notice", SKIPPED, "no servable projection cache: silent")

@@ -115,6 +115,11 @@ class PreBash(HookRuntime):
             self.note("disk", SKIPPED, "disk_advisory = false" if not policy.get("disk_advisory", True) else
                       "the command is denied")
 
+    def advised(self, would: bool) -> bool | None:
+        """A decision record's ``would_deny`` under ``advise`` (whether ``enforce`` would have
+        refused the command for it); None — the field omitted — under any other mode."""
+        return would if self.mode == "advise" else None
+
     def record_actions(self) -> None:
         resolved = [a for a in self.actions if a.class_ != action.UNKNOWN]
         if not resolved:
@@ -133,9 +138,10 @@ class PreBash(HookRuntime):
         if level == "off" or self.reading is None:
             return self.note("self-protection", SKIPPED, "self_protection = off" if level == "off" else "no command")
         found = controls_written(self.reading, self.parsed.cwd, os.environ.get("HOME"), self.args.config)
+        would = self.advised(self_protection.level("enforce", policy.get("self_protection")) == "enforce")
         for kind, route in found:
             enforce = level == "enforce"
-            self.effects.record("self_protection", {"protected": kind, "route": route,
+            self.effects.record("self_protection", {"protected": kind, "route": route, "would_deny": would,
                                                     "result": "deny" if enforce else "advise", "session": self.sid})
             if enforce:
                 self.outcome.deny(self_protection.deny_text(kind, "this command"))
@@ -158,11 +164,15 @@ class PreBash(HookRuntime):
             self.degrade("globs", f"policy guard failed open (malformed target glob in [yupana.policy.scopes.{tenant}]: "
                          f"{exc}) — the action scope is NOT enforced", {"reason": str(exc), "tenant": tenant})
             return self.note("action scope", UNKNOWN, f"malformed target glob: {exc}", tenant=tenant)
+        from yupana.evaluate import rung
+
+        would = self.advised(rung(policy.get("action_scope", "off"), "enforce") == "enforce")
         for a, rule, why in verdicts:
             if rule is None:
                 continue
             self.effects.record("action_scope", {"class": a.class_, "target": a.target, "verb": a.verb, "rule": rule,
-                                                 "result": "deny" if armed.enforce else "advise", "session": self.sid})
+                                                 "result": "deny" if armed.enforce else "advise", "would_deny": would,
+                                                 "session": self.sid})
             if armed.enforce:
                 self.outcome.deny(action_scope.deny_reason(a, tenant, why))
             else:
@@ -199,6 +209,7 @@ class PreBash(HookRuntime):
             result = "deny" if blocking else ("advise" if f.blocking else "notify")
             self.effects.record("memory_policy", {"rule": f.id, "result": result, "class": f.class_, **measured,
                                            "policy_freshness": gov.freshness, "policy_age_secs": gov.age_secs,
+                                           "digest": self.rule_set(), "would_deny": self.advised(f.blocking),
                                            "session": self.sid})
             if blocking:
                 self.outcome.deny(f"yupana: {f.message}. {gov.model_note()}")
@@ -240,14 +251,16 @@ class PreBash(HookRuntime):
         findings, missing = disk.advise(self.plane("disk_history"), sig, fss)
         if missing:
             self.effects.record("disk_guard_unknown", {"signature": sig, "reason": "; ".join(missing),
-                                                "filesystems": len(fss), "session": self.sid})
+                                                "filesystems": len(fss), "digest": self.rule_set(),
+                                                "session": self.sid})
         for f in findings:
             if f.outcome != UNSATISFIED:
                 continue
             self.effects.record("disk_advisory", {"signature": sig, "fs": f.extra["key"].rsplit("|", 1)[1],
                                            "p90_bytes": f.extra["p90_bytes"], "free_bytes": f.extra["free_bytes"],
                                            "samples": f.extra["samples"], "policy_freshness": gov.freshness,
-                                           "policy_age_secs": gov.age_secs, "session": self.sid})
+                                           "policy_age_secs": gov.age_secs, "digest": self.rule_set(),
+                                           "would_deny": self.advised(False), "session": self.sid})
             self.outcome.advise(f"yupana (disk advisory, governed, not blocking): {f.message}. {gov.note()}",
                                 model=f"yupana (disk advisory, governed, not blocking): {f.message}. "
                                       f"{gov.model_note()}")

@@ -235,9 +235,10 @@ class Guard(GovernedStage):
         fired.update(f.id for f in found if f.outcome == UNSATISFIED)
         evaluated.update(f.id for f in found if f.outcome in (SATISFIED, UNSATISFIED))
         spoke = self.decide(found, "local rules")
-        # A decision short-circuits the governed plane, verify and scope — except a soft
-        # (non-blocking) one under enforce: it must not shadow a hard check that would deny.
-        decided = spoke and (self.outcome.decision == protocol.DENY or self.mode != "enforce")
+        # A deny short-circuits the governed plane, verify and scope; a notice does not (under
+        # enforce it must not shadow a hard check that would deny, and advise evaluates what
+        # enforce would, so that the guard record's would_deny is enforce's answer).
+        decided = spoke and self.outcome.decision == protocol.DENY
         self.note("local rules", RAN, "", edit, rules=rules)
         return decided
 
@@ -365,6 +366,9 @@ class Guard(GovernedStage):
                                     "this edit was not checked against it; keep to the item's ground")
         else:  # a known scope: read from the served cache
             assert gov is not None
+            if found.outcome == UNSATISFIED and prov == "observed" and self.mode == "advise":
+                # advise caps the rung; under enforce the rung is the setting's (the would_deny)
+                found.blocking = work_items.effective_rung(policy.get("work_item_scope", "off"), "enforce") == "enforce"
             label = "work-item scope" if prov == "observed" else "derived work-item scope"
             spoke = self.decide([found], label, suffix=" " + gov.model_note(), operator_suffix=" " + gov.note())
             result = "allow" if not spoke else ("deny" if found.blocking and self.mode == "enforce" else "advise")

@@ -69,6 +69,7 @@ class HookRuntime:
         self.gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
         self._gov: governed_mod.Governed | None = None  # what gov() served
         self._gov_asked = False  # gov() has run (for this configuration)
+        self.digests: list[str] = []  # the rule-set digest of every catalogue served to this invocation
 
     @classmethod
     def main(cls, args: HookArgs) -> None:
@@ -96,14 +97,37 @@ class HookRuntime:
         ``post_edit_invoked``: the registry row's ``record``), ``fields`` plus what every such
         record carries when the payload parsed — its ``session``, ``tool``, ``tool_use_id`` and
         ``client``, and the ``project`` key of the root the files were judged under — so that
-        ``yupana status`` and ``yupana metrics`` read every hook's invocations alike."""
+        ``yupana status`` and ``yupana metrics`` read every hook's invocations alike — and the
+        ``digest`` of the rule set it decided with (:meth:`rule_set`), when a catalogue was served."""
         inv = self.inv
         if inv is not None:
             fields = {**fields, "session": inv.session_id, "tool": inv.tool_name, "tool_use_id": inv.tool_use_id,
                       "client": inv.client, "project": project_root.project_key(self.root or inv.project.root)}
+        if self.digests:
+            fields["digest"] = self.rule_set()
+        would = self.would_deny()
+        if would is not None:
+            fields["would_deny"] = would
         kind = registry.get(self.hook).record
         assert kind is not None, f"{self.hook} has no per-invocation record in the registry"
         self.effects.record(kind, fields, item=item)
+
+    def served(self, gov: governed_mod.Governed) -> None:
+        """Remember the rule-set digest of the catalogue ``gov`` serves (:meth:`rule_set`)."""
+        digest = gov.cache.get("digest") if gov.cache is not None else None
+        if isinstance(digest, str) and digest and digest not in self.digests:
+            self.digests.append(digest)
+
+    def rule_set(self) -> str | None:
+        """The digest of the rule set this invocation decided with (the served cache's
+        ``digest``, docs/records.md): None when no catalogue was served; the ``+``-join, sorted,
+        when a Codex patch spanning projects was judged under several."""
+        return "+".join(sorted(self.digests)) if self.digests else None
+
+    def would_deny(self) -> bool | None:
+        """Under ``advise``: whether ``enforce`` would have refused this call (None under any other
+        mode: the field is omitted). Each hook says how it knows (default: it never refuses)."""
+        return False if self.mode == "advise" else None
 
     def note(self, stage: str, state: str, why: str = "", edit: FileEdit | None = None, **detail: Any) -> None:
         """Tell a dry run's trace that ``stage`` ran, was skipped or could not run (UNKNOWN),
@@ -175,7 +199,8 @@ class HookRuntime:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
         session per ``marker``, default ``kind``; every time when not ``once``). ``model``: what
         the model reads of it on a client that shows it notices (default ``protocol.MODEL_NOTICE``)."""
-        record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, **(fields or {})}
+        record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, "digest": self.rule_set(),
+                  **(fields or {})}
         pane = protocol.notify_on_fail_open(self.cfg)
         protocol.degrade(self.outcome, self.effects, session_id=self.sid, kind=marker or kind,
                          record_kind="fail_open", message=message, fields=record, notify=once and pane,
@@ -235,6 +260,7 @@ class HookRuntime:
             return None
         self.stale = self.stale or loaded.freshness != "fresh"
         self._gov = loaded
+        self.served(loaded)
         self.note("policy cache", RAN, "", governed=loaded)
         return loaded
 
