@@ -16,7 +16,7 @@ are shown, whether it fails closed on a hook error, and the modules that impleme
   ``shape(deny, model, user, event) -> dict`` the client's stdout object for a decision
   (``deny``: the reason, or None), model-facing notices, user-facing notices and the
   canonical ``event`` (``PreToolUse`` / ``PostToolUse``); ``{}`` is a silent allow.
-* ``installer`` (cold, may import anything): ``run(args, install) -> int`` for
+* ``installer`` (cold, ``yupana/clients/install/<name>.py``, may import commands): ``run(args, install) -> int`` for
   ``yupana install|uninstall <install>``, ``found(root) -> list[tuple[str, str]]`` (why the
   client is considered present on this machine: (what, where)), and
   ``registrations(root) -> list[dict]`` (each registration file read for ``yupana status``:
@@ -88,14 +88,14 @@ _CLAUDE_TOOLS = {"Edit": EDIT, "MultiEdit": MULTI_EDIT, "Write": WRITE, "Noteboo
 
 ROWS: tuple[Client, ...] = (
     Client("codex", "Codex", install="codex", adapter="yupana.clients.codex",
-           installer="yupana.commands.install.client_codex", binary="codex",
+           installer="yupana.clients.install.codex", binary="codex",
            plan=(("PreToolUse", "apply_patch", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "apply_patch", "post-edit")),
            # Codex accepts Edit/Write as matcher aliases of apply_patch: under those names a patch still arrives
            tools={"apply_patch": PATCH, "applypatch": PATCH, "Bash": SHELL, "Edit": PATCH, "Write": PATCH},
            markers=("turn_id",), transcript="/.codex/", shows_user=False),
     Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
-           installer="yupana.commands.install.client_claude_code", binary="claude",
+           installer="yupana.clients.install.claude_code", binary="claude",
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-edit")),
            tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True),
