@@ -119,3 +119,13 @@ def test_explain_names_the_client_and_whether_the_call_is_a_patch(env, repo, yup
                   stdin=json.dumps(dict(repo.patch(patch), turn_id="t1")), cwd=repo.root)
     out = json.loads(done.stdout)
     assert out["invocation"]["client"] == "codex" and out["invocation"]["patch"] is True, out["invocation"]
+
+
+@pytest.mark.parametrize("row", clients.ROWS, ids=lambda r: r.name)
+def test_every_rows_hook_settings_are_the_guards_own_controls(env, repo, row):
+    """A row's ``controls`` are refused to the agent, in the project and in the user's home."""
+    assert row.controls, f"{row.name} names no settings file: an agent could unregister the guard"
+    for dirname, below in row.controls:
+        rel = "/".join([dirname, *(part.replace("*", "x") for part in below.split("/"))])
+        result = hook(env, dict(repo.payload("Write", rel, content="{}"), prompt_id="p"), "--tenant", "t")
+        assert result.denied and "coding client's hook settings" in result.reason, (rel, result)
