@@ -111,6 +111,7 @@ ROWS: tuple[Client, ...] = (
 )
 
 _BY_NAME = {row.name: row for row in ROWS}
+CANONICAL_ROW = "claude-code"  # the row :func:`canonical` returns
 
 
 def get(name: str | None) -> Client | None:
@@ -121,6 +122,12 @@ def get(name: str | None) -> Client | None:
     if row is None:
         row = next((r for r in ROWS if r.install == name), None)
     return row
+
+
+def canonical() -> Client:
+    """The row whose payload and answer are the canonical shape (Claude Code's): how an answer
+    is written when nothing tells who sent the payload."""
+    return _BY_NAME[CANONICAL_ROW]
 
 
 def names() -> tuple[str, ...]:

@@ -1,6 +1,7 @@
 """A hook's stdin turned into edits. Hot path: standard library (``os``) and our own modules.
 
-:func:`parse` reads the Claude Code / Codex hook payload (``session_id``, ``cwd``,
+:func:`parse` reads a hook payload in the canonical shape — the sending client's adapter
+(:mod:`yupana.clients`) translates its own into it first — (``session_id``, ``cwd``,
 ``hook_event_name``, ``tool_name``, ``tool_input``, ``tool_use_id``) and yields one
 :class:`FileEdit` per file the tool call would touch:
 
@@ -70,7 +71,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["ADD", "CLAUDE_TOOLS", "DELETE", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
+__all__ = ["ADD", "DELETE", "EDIT_TOOLS", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
            "WRITE", "FileEdit", "Invocation", "client_of", "git_top", "new_edit", "normpath", "parse",
            "proposed_buffer", "repo_name"]
 
@@ -106,7 +107,7 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
     return inv
 
 
-CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # the canonical edit tools (yupana.clients.CANONICAL)
+EDIT_TOOLS = tuple(clients.CANONICAL[kind] for kind in (clients.EDIT, clients.WRITE, clients.MULTI_EDIT, clients.NOTEBOOK))
 
 
 def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> dict[str, Any]:
