@@ -110,18 +110,27 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
 EDIT_TOOLS = tuple(clients.CANONICAL[kind] for kind in (clients.EDIT, clients.WRITE, clients.MULTI_EDIT, clients.NOTEBOOK))
 
 
+_CANONICAL_TOOLS = frozenset(clients.CANONICAL.values()) | frozenset(PATCH_TOOLS)
+
+
 def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> dict[str, Any]:
     """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client).
-    A tool its row does not list is not translated, and not read: ``inv.unknown_tool``."""
+
+    A tool that is not read — one the client's row does not list, or a tool name that is still
+    not canonical after translation (a client nothing identified, a payload shape the adapter
+    passes through) — is ``inv.unknown_tool``: nothing is read from it, and the hook says so."""
     row = clients.identify(data, hint)
-    if row is None:
-        return data
-    inv.client = row.name
     tool = data.get("tool_name")
-    if isinstance(tool, str) and tool not in row.tools:
-        inv.unknown_tool = tool
-        return data
-    return clients.adapter(row).translate(data)  # type: ignore[no-any-return]
+    if row is not None:
+        inv.client = row.name
+        if isinstance(tool, str) and tool not in row.tools:
+            inv.unknown_tool = tool
+            return data
+        data = clients.adapter(row).translate(data)
+    canonical = data.get("tool_name")
+    if isinstance(canonical, str) and canonical not in _CANONICAL_TOOLS:
+        inv.unknown_tool = tool if isinstance(tool, str) else canonical
+    return data
 
 
 def _argv(tool_input: object) -> list[str] | None:
