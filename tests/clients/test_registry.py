@@ -140,3 +140,14 @@ def test_a_tool_name_no_client_explains_is_a_loud_unknown_too(env, repo):
     assert "tool 'write_file' is not one yupana reads" in result.message and "yupana install" in result.message
     fail = [r for r in env.records("fail_open") if r.get("fail_kind") == "unknown_tool"]
     assert [(r.get("client"), r["tool"]) for r in fail] == [(None, "write_file")]
+
+
+def test_explain_takes_the_registrations_client_and_infers_the_hook_from_its_row(env, repo, yupana):
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}}
+    done = yupana("--tenant", "t", "explain", "--json", "--client", "codex", stdin=json.dumps(payload), cwd=repo.root)
+    out = json.loads(done.stdout)
+    assert out["hook"] == "pre-bash" and out["hook_from"] == "tool_name Bash", out["hook_from"]
+    assert out["invocation"]["client"] == "codex"
+    text = yupana("--tenant", "t", "explain", stdin=json.dumps(payload), cwd=repo.root).stdout.decode()
+    assert "client unknown (nothing in the payload tells)" in text
