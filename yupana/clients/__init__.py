@@ -12,7 +12,9 @@ are shown, whether it fails closed on a hook error, and the modules that impleme
 * ``adapter`` (hot): the functions a hook calls —
   ``translate(data) -> dict`` the payload in yupana's canonical shape (Claude Code's:
   ``tool_name`` one of :data:`CANONICAL`, its ``tool_input`` fields; a tool the row does not
-  list is passed through unchanged, and the runtime makes it a loud UNKNOWN) and
+  list is passed through unchanged, and the runtime makes it a loud UNKNOWN), optionally
+  ``tool_name(data) -> str | None`` (the client's own tool name where its payload has no
+  ``tool_name``), and
   ``shape(deny, model, user, event) -> dict`` the client's stdout object for a decision
   (``deny``: the reason, or None), model-facing notices, user-facing notices and the
   canonical ``event`` (``PreToolUse`` / ``PostToolUse``); ``{}`` is a silent allow.

@@ -96,9 +96,9 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
     if not isinstance(data, dict):
         return None
     inv = Invocation()
-    tool = data.get("tool_name")
     try:
-        _read(_canonical(data, client, inv), inv)
+        canonical, tool = _canonical(data, client, inv)
+        _read(canonical, inv)
         if isinstance(tool, str) and inv.tool_name != tool:
             inv.tool_name = tool  # records name the client's own tool; the reading used its canonical kind
     except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
@@ -113,24 +113,30 @@ EDIT_TOOLS = tuple(clients.CANONICAL[kind] for kind in (clients.EDIT, clients.WR
 _CANONICAL_TOOLS = frozenset(clients.CANONICAL.values()) | frozenset(PATCH_TOOLS)
 
 
-def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> dict[str, Any]:
-    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client).
+def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple[dict[str, Any], object]:
+    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client), and
+    the client's own name for the tool (the adapter's optional ``tool_name(data)`` where its payload
+    does not say ``tool_name``).
 
     A tool that is not read — one the client's row does not list, or a tool name that is still
-    not canonical after translation (a client nothing identified, a payload shape the adapter
-    passes through) — is ``inv.unknown_tool``: nothing is read from it, and the hook says so."""
+    not canonical after translation (a client nothing identified) — is ``inv.unknown_tool``:
+    nothing is read from it (the session and cwd still are), and the hook says so."""
     row = clients.identify(data, hint)
-    tool = data.get("tool_name")
+    tool: object = data.get("tool_name")
     if row is not None:
         inv.client = row.name
+        adapter = clients.adapter(row)
+        own = getattr(adapter, "tool_name", None)
+        if own is not None:
+            tool = own(data)
+        data = adapter.translate(data)
         if isinstance(tool, str) and tool not in row.tools:
             inv.unknown_tool = tool
-            return data
-        data = clients.adapter(row).translate(data)
+            return data, tool
     canonical = data.get("tool_name")
     if isinstance(canonical, str) and canonical not in _CANONICAL_TOOLS:
         inv.unknown_tool = tool if isinstance(tool, str) else canonical
-    return data
+    return data, tool
 
 
 def _argv(tool_input: object) -> list[str] | None:

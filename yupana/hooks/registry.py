@@ -93,6 +93,7 @@ def infer(data: dict[str, Any], client: str | None = None) -> tuple[str, str]:
         if event is not None and event == row.events.get(clients.POST):
             return "post-edit", f"hook_event_name {event}" + ("" if event == clients.POST else
                                                                f" ({row.label}'s after-tool event)")
+        data = clients.adapter(row).translate(data)  # a payload in its own shape: read as the hook reads it
     for hook in HOOKS.values():
         if hook.protocol == "client" and hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:
             return hook.name, f"{hook.infer[0]} {hook.infer[1]}"
