@@ -125,11 +125,12 @@ def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple
     tool: object = data.get("tool_name")
     if row is not None:
         inv.client = row.name
-        adapter = clients.adapter(row)
-        own = getattr(adapter, "tool_name", None)
-        if own is not None:
-            tool = own(data)
-        data = adapter.translate(data)
+        if not row.native:  # a payload in the client's own shape (a native one is read as it is)
+            adapter = clients.adapter(row)
+            own = getattr(adapter, "tool_name", None)
+            if own is not None:
+                tool = own(data)
+            data = adapter.translate(data)
         if isinstance(tool, str) and tool not in row.tools:
             inv.unknown_tool = tool
             return data, tool
