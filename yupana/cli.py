@@ -77,7 +77,7 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
         name, eq, inline = arg.partition("=")
         if event is not None and len(positional) < _positional(event) and not arg.startswith("-"):
             positional.append(arg)  # git's arguments, verbatim (git refuses a remote name or URL that starts with "-")
-        elif name in GLOBAL_VALUE_FLAGS:
+        elif name in GLOBAL_VALUE_FLAGS or name == "--client":  # --client: a hook's own (yupana.clients)
             if eq:
                 values[name] = inline
             elif i + 1 < len(argv):
@@ -87,14 +87,6 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
                 raise ValueError(f"{name} needs a value")
         elif arg in GLOBAL_BOOL_FLAGS:
             flags.add(arg)
-        elif name == "--client":
-            if eq:
-                values[name] = inline
-            elif i + 1 < len(argv):
-                i += 1
-                values[name] = argv[i]
-            else:
-                raise ValueError("--client needs a value")
         elif arg == "hook" and not seen_hook:
             seen_hook = True
         elif seen_hook and event is None and not arg.startswith("-"):

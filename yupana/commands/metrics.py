@@ -97,7 +97,6 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
     from yupana.commands.status.health import KIND_HOOK, invocation_result
 
     invocations: dict[tuple[str, str], int] = {}
-    by_client: dict[tuple[str, str], int] = {}
     fail_open: dict[tuple[str, str], int] = {}
     served: dict[str, int] = {}
     latency: dict[str, list[float]] = {}
@@ -107,8 +106,6 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
         if hook:
             key = (hook, invocation_result(rec))
             invocations[key] = invocations.get(key, 0) + 1
-            who = (known_client(rec.get("client")), hook)
-            by_client[who] = by_client.get(who, 0) + 1
             ms = rec.get("duration_ms")
             if isinstance(ms, (int, float)) and not isinstance(ms, bool):
                 latency.setdefault(hook, []).append(ms / 1000.0)
@@ -125,7 +122,7 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
             [({"hook": h, "result": r}, n) for (h, r), n in sorted(invocations.items())], suffix="_total")
     _family(lines, "yupana_client_invocations", "counter", "hook invocations in the spool, by the client that sent "
             "them (its client registry name; unknown: nothing in the payload told) and hook",
-            [({"client": c, "hook": h}, n) for (c, h), n in sorted(by_client.items())], suffix="_total")
+            [({"client": c, "hook": h}, n) for (c, h), n in sorted(by_client(records).items())], suffix="_total")
     _family(lines, "yupana_fail_open", "counter", "fail-open records (the guard not enforcing something), by hook and kind",
             [({"hook": h, "kind": k}, n) for (h, k), n in sorted(fail_open.items())], suffix="_total")
     _family(lines, "yupana_served_from_cache", "counter", "hooks that enforced last-known policy from a stale cache",
@@ -151,6 +148,20 @@ def known_hook(value: object) -> str:
     if value is None or value == "":
         return "unknown"
     return value if isinstance(value, str) and value in HOOKS else OTHER
+
+
+def by_client(records: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
+    """(client, hook) -> invocations: each hook's per-invocation record by the client it names."""
+    from yupana.commands.status.health import KIND_HOOK
+
+    counts: dict[tuple[str, str], int] = {}
+    for rec in records:
+        kind = rec.get("kind")
+        hook = KIND_HOOK.get(kind) if isinstance(kind, str) else None
+        if hook:
+            key = (known_client(rec.get("client")), hook)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def known_client(value: object) -> str:
