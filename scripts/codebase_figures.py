@@ -14,7 +14,10 @@ REV is a git revision; without one, the working tree. The figures read ``yupana/
   the tree at that revision, when it is on PATH;
 * plane enumerations: the modules that spell at least half of the plane keys of the cache
   (the plane registry's keys, ``yupana/planes.py`` of the working tree) as string literals:
-  the modules that list the planes by hand, which a new plane has to be added to.
+  the modules that list the planes by hand, which a new plane has to be added to;
+* client names (issue 26): the modules outside ``yupana/clients/`` whose code — identifiers
+  and string literals, docstrings and comments left out — names a client of the registry
+  (each row's ``install`` word and ``binary``, ``yupana/clients`` of the working tree; goal: 0).
 
 A revision is read from ``git archive`` into a temporary directory; nothing in the repository
 is written.
@@ -116,6 +119,44 @@ def plane_keys() -> set[str]:
     return set(planes.BY_KEY)
 
 
+def client_words() -> set[str]:
+    """What names a client in code: each registry row's install word and command (lower case)."""
+    from yupana import clients
+
+    return {word.lower() for row in clients.ROWS for word in (row.install, row.binary)}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def client_names(tree: ast.AST, words: set[str]) -> set[str]:
+    """The client words ``tree``'s code spells: identifiers, attributes, imports, string literals."""
+    docs = _docstrings(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            text = node.value
+        elif isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            text = node.name
+        elif isinstance(node, ast.alias):
+            text = f"{node.name} {node.asname or ''}"
+        else:
+            continue
+        found |= {w for w in words if w in text.lower()}
+    return found
+
+
 def duplicates(root: Path) -> dict[str, int] | None:
     """Pairs of duplicate blocks the ``duplicates`` command reports for ``root`` (None: not installed)."""
     if shutil.which("duplicates") is None:
@@ -148,9 +189,10 @@ class Figures:
         self.lazy_cycles: list[list[str]] = []
         self.duplicates: dict[str, int] | None = None
         self.enumerations: list[tuple[int, str]] = []  # (plane keys spelled, path)
+        self.client_modules: list[tuple[str, list[str]]] = []  # (path outside yupana/clients/, client words)
 
 
-def figures(root: Path, keys: set[str]) -> Figures:
+def figures(root: Path, keys: set[str], words: set[str] = frozenset()) -> Figures:
     files = sources(root)
     out = Figures()
     per_package: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -174,6 +216,9 @@ def figures(root: Path, keys: set[str]) -> Figures:
                 spelled.add(node.value)
         if 2 * len(spelled) >= len(keys):
             out.enumerations.append((len(spelled), path))
+        named = client_names(tree, set(words)) if not path.startswith("yupana/clients/") else set()
+        if named:
+            out.client_modules.append((path, sorted(named)))
         graph[module(path)] = {n for n in imports(tree) if n in names and n != module(path)}
         lazy_graph[module(path)] = {n for n in imports(tree, lazy=True) if n in names and n != module(path)}
 
@@ -210,6 +255,8 @@ def report(rev: str | None, f: Figures) -> None:
     print(f"duplicate blocks: {_dup(f.duplicates)}")
     print(f"modules spelling half the plane keys or more: {len(f.enumerations)}"
           + "".join(f"\n  {n:>2} keys  {p}" for n, p in f.enumerations))
+    print(f"modules naming a client outside yupana/clients/: {len(f.client_modules)}"
+          + "".join(f"\n  {p} ({', '.join(w)})" for p, w in f.client_modules))
 
 
 def table(before: str, after: str, a: Figures, b: Figures) -> None:
@@ -235,18 +282,19 @@ def table(before: str, after: str, a: Figures, b: Figures) -> None:
     row("import cycles counting lazy imports", len(a.lazy_cycles), len(b.lazy_cycles))
     row("duplicate-block pairs (6+ lines)", _dup(a.duplicates), _dup(b.duplicates))
     row("modules listing the planes by hand (half the keys or more)", enumerations(a), enumerations(b))
+    row("modules naming a client outside `yupana/clients/`", len(a.client_modules), len(b.client_modules))
 
 
 def main(argv: list[str]) -> int:
     if any(arg.startswith("-") for arg in argv) or len(argv) > 2:
         print(__doc__.split("\n\n")[1] if __doc__ else "usage: codebase_figures.py [BEFORE] [AFTER]")
         return 0 if argv in (["-h"], ["--help"]) else 2
-    keys = plane_keys()
+    keys, words = plane_keys(), client_words()
     with tempfile.TemporaryDirectory(prefix="yupana-figures-") as tmp:
         found: list[tuple[str | None, Figures]] = []
         for i, rev in enumerate(argv or [None]):
             root = checkout(rev, os.path.join(tmp, str(i))) if rev else REPO / "yupana"
-            found.append((rev, figures(root, keys)))
+            found.append((rev, figures(root, keys, words)))
     if len(found) == 2:
         (ra, a), (rb, b) = found
         table(ra or "working tree", rb or "working tree", a, b)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from yupana.hooks.registry import HOOKS
+from yupana.hooks.registry import HOOKS, HookArgs as HookArgs  # HookArgs: this module's API too
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -41,9 +41,9 @@ COMMANDS = {
     "landing": ("yupana.commands.landing", "verify signed landing certifications; create their signing key"),
     "diff": ("yupana.commands.diff", "what changed between two catalogues: rules added, removed, changed field by field"),
     "bundle": ("yupana.commands.bundle", "sign the validated projection into one bundle a fleet fetches (build, keygen)"),
-    "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex), "
-                                           "or git's pre-push hook"),
-    "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code, Codex or git"),
+    "install": ("yupana.commands.install", "register yupana's hooks with a coding client (`yupana install --help` "
+                                           "lists them; trusted where the client asks for it), or git's pre-push hook"),
+    "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from a coding client or git"),
     "refresh-worker": ("yupana.workers.refresh_worker", "internal: the detached single-flight refresher"),
     "exposure-worker": ("yupana.workers.exposure_worker", "internal: the detached repository-exposure lookup"),
     "disk-flush": ("yupana.workers.disk_flush", "internal: write queued disk-impact samples to the store"),
@@ -68,22 +68,6 @@ HOOK_FLAGS = ("--tenant", "--config")
 CLOSED_PIPE = 141  # 128 + SIGPIPE: the status a shell reports for a filter whose reader went away
 
 
-class HookArgs:
-    """Options a hook receives: tenant (``--tenant`` else $BOBBIN_ROLE), config override, and a
-    git hook's positional arguments (pre-push: the remote's name and URL)."""
-
-    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose", "positional")
-
-    def __init__(self, event: str) -> None:
-        self.event = event
-        self.positional: list[str] = []
-        self.tenant: str | None = None
-        self.config: str | None = None
-        self.json = False
-        self.quiet = False
-        self.verbose = False
-
-
 def parse_hook_argv(argv: list[str]) -> HookArgs:
     """Parse ``[globals] hook EVENT [flags]``; ValueError says what was not understood."""
     event = None
@@ -97,7 +81,7 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
         name, eq, inline = arg.partition("=")
         if event is not None and len(positional) < _positional(event) and not arg.startswith("-"):
             positional.append(arg)  # git's arguments, verbatim (git refuses a remote name or URL that starts with "-")
-        elif name in GLOBAL_VALUE_FLAGS:
+        elif name in GLOBAL_VALUE_FLAGS or name == "--client":  # --client: a hook's own (yupana.clients)
             if eq:
                 values[name] = inline
             elif i + 1 < len(argv):
@@ -125,6 +109,7 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
     args.quiet = "--quiet" in flags
     args.verbose = "--verbose" in flags
     args.positional = positional
+    args.client = values.get("--client")
     return args
 
 

@@ -120,6 +120,9 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
     lines: list[str] = []
     _family(lines, "yupana_hook_invocations", "counter", "hook invocations in the spool, by hook and result",
             [({"hook": h, "result": r}, n) for (h, r), n in sorted(invocations.items())], suffix="_total")
+    _family(lines, "yupana_client_invocations", "counter", "hook invocations in the spool, by the client that sent "
+            "them (its client registry name; unknown: nothing in the payload told) and hook",
+            [({"client": c, "hook": h}, n) for (c, h), n in sorted(by_client(records).items())], suffix="_total")
     _family(lines, "yupana_fail_open", "counter", "fail-open records (the guard not enforcing something), by hook and kind",
             [({"hook": h, "kind": k}, n) for (h, k), n in sorted(fail_open.items())], suffix="_total")
     _family(lines, "yupana_served_from_cache", "counter", "hooks that enforced last-known policy from a stale cache",
@@ -145,6 +148,29 @@ def known_hook(value: object) -> str:
     if value is None or value == "":
         return "unknown"
     return value if isinstance(value, str) and value in HOOKS else OTHER
+
+
+def by_client(records: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
+    """(client, hook) -> invocations: each hook's per-invocation record by the client it names."""
+    from yupana.commands.status.health import KIND_HOOK
+
+    counts: dict[tuple[str, str], int] = {}
+    for rec in records:
+        kind = rec.get("kind")
+        hook = KIND_HOOK.get(kind) if isinstance(kind, str) else None
+        if hook:
+            key = (known_client(rec.get("client")), hook)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def known_client(value: object) -> str:
+    """``value`` when it names a row of the client registry, ``unknown`` when absent, else :data:`OTHER`."""
+    from yupana import clients
+
+    if value is None or value == "":
+        return "unknown"
+    return value if isinstance(value, str) and value in clients.names() else OTHER
 
 
 def bounded(counts: dict[tuple[str, str], int], at: int) -> dict[tuple[str, str], int]:

@@ -1,6 +1,7 @@
 """A hook's stdin turned into edits. Hot path: standard library (``os``) and our own modules.
 
-:func:`parse` reads the Claude Code / Codex hook payload (``session_id``, ``cwd``,
+:func:`parse` reads a hook payload in the canonical shape — the sending client's adapter
+(:mod:`yupana.clients`) translates its own into it first — (``session_id``, ``cwd``,
 ``hook_event_name``, ``tool_name``, ``tool_input``, ``tool_use_id``) and yields one
 :class:`FileEdit` per file the tool call would touch:
 
@@ -61,7 +62,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, project_root
+from yupana import clients, fastjson, project_root
 # The model is part of this module's API: callers import FileEdit, Invocation and the ops from here.
 from yupana.edit.model import (ADD, DELETE, EDIT, MOVE, MULTI_EDIT, NOTEBOOK, PATCH_TOOLS,
                                UNSET, UPDATE, WRITE, FileEdit, Invocation, git_top, new_edit, normpath)
@@ -70,15 +71,19 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["ADD", "CLAUDE_TOOLS", "DELETE", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
+__all__ = ["ADD", "DELETE", "EDIT_TOOLS", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
            "WRITE", "FileEdit", "Invocation", "client_of", "git_top", "new_edit", "normpath", "parse",
            "proposed_buffer", "repo_name"]
 
 _MAX_KEYS = 64
 
 
-def parse(raw: bytes) -> Invocation | None:
-    """Read a hook payload. None when it is not a JSON object; otherwise never raises."""
+def parse(raw: bytes, client: str | None = None) -> Invocation | None:
+    """Read a hook payload. None when it is not a JSON object; otherwise never raises.
+
+    ``client`` is the registration's ``--client`` (a :mod:`yupana.clients` registry name); without
+    it, the payload itself tells (:func:`yupana.clients.identify`). The client's adapter
+    translates its payload into the canonical shape read here; ``inv.client`` is its name."""
     try:
         text = bytes(raw).decode("utf-8") if isinstance(raw, (bytes, bytearray, memoryview)) else raw
         if not isinstance(text, str):
@@ -92,14 +97,47 @@ def parse(raw: bytes) -> Invocation | None:
         return None
     inv = Invocation()
     try:
-        _read(data, inv)
+        canonical, tool = _canonical(data, client, inv)
+        _read(canonical, inv)
+        if isinstance(tool, str) and inv.tool_name != tool:
+            inv.tool_name = tool  # records name the client's own tool; the reading used its canonical kind
     except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
         inv.problems.append(f"payload: reading failed ({type(exc).__name__}: {exc})")
     inv.project = inv.edits[0].project if inv.edits else project_root.for_dir(inv.cwd, inv._roots)
     return inv
 
 
-CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+EDIT_TOOLS = tuple(clients.CANONICAL[kind] for kind in (clients.EDIT, clients.WRITE, clients.MULTI_EDIT, clients.NOTEBOOK))
+
+
+_CANONICAL_TOOLS = frozenset(clients.CANONICAL.values()) | frozenset(PATCH_TOOLS)
+
+
+def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple[dict[str, Any], object]:
+    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client), and
+    the client's own name for the tool (the adapter's optional ``tool_name(data)`` where its payload
+    does not say ``tool_name``).
+
+    A tool that is not read — one the client's row does not list, or a tool name that is still
+    not canonical after translation (a client nothing identified) — is ``inv.unknown_tool``:
+    nothing is read from it (the session and cwd still are), and the hook says so."""
+    row = clients.identify(data, hint)
+    tool: object = data.get("tool_name")
+    if row is not None:
+        inv.client = row.name
+        if not row.native:  # a payload in the client's own shape (a native one is read as it is)
+            adapter = clients.adapter(row)
+            own = getattr(adapter, "tool_name", None)
+            if own is not None:
+                tool = own(data)
+            data = adapter.translate(data)
+        if isinstance(tool, str) and tool not in row.tools:
+            inv.unknown_tool = tool
+            return data, tool
+    canonical = data.get("tool_name")
+    if isinstance(canonical, str) and canonical not in _CANONICAL_TOOLS:
+        inv.unknown_tool = tool if isinstance(tool, str) else canonical
+    return data, tool
 
 
 def _argv(tool_input: object) -> list[str] | None:
@@ -110,21 +148,10 @@ def _argv(tool_input: object) -> list[str] | None:
     return None
 
 
-def client_of(data: dict[str, Any], tool: str | None) -> str | None:
-    """The client that sent this payload, from what each one carries (docs/hook-input.md):
-    Codex sends ``turn_id`` (and ``apply_patch``); Claude Code sends ``prompt_id``, keeps its
-    transcript under ``.claude/``, and names its own edit tools. None when nothing tells."""
-    if "turn_id" in data or tool in PATCH_TOOLS:
-        return "codex"
-    transcript = data.get("transcript_path")
-    if "prompt_id" in data or (isinstance(transcript, str) and "/.claude/" in transcript):
-        return "claude-code"
-    if isinstance(transcript, str) and "/.codex/" in transcript:
-        return "codex"
-    tool_input = data.get("tool_input")
-    if tool in CLAUDE_TOOLS and not (isinstance(tool_input, dict) and "*** Begin Patch" in str(tool_input.get("command"))):
-        return "claude-code"
-    return None
+def client_of(data: dict[str, Any], tool: str | None = None) -> str | None:
+    """The registry name of the client that sent this payload (:func:`yupana.clients.identify`)."""
+    row = clients.identify(data)
+    return row.name if row is not None else None
 
 
 def _read(data: dict[str, Any], inv: Invocation) -> None:
@@ -134,12 +161,13 @@ def _read(data: dict[str, Any], inv: Invocation) -> None:
     inv.event = _opt_str(data, "hook_event_name", inv.problems, "payload")
     inv.tool_name = _opt_str(data, "tool_name", inv.problems, "payload")
     inv.cwd = _session_cwd(data.get("cwd"), inv.problems)
-    inv.client = client_of(data, inv.tool_name)
+    if inv.unknown_tool is not None:
+        return  # a known client's tool yupana does not read: the hook says so (HookRuntime.unknown_tool)
     tool = inv.tool_name
     tool_input = data.get("tool_input")
     inv.argv = _argv(tool_input)
     if tool in PATCH_TOOLS:
-        inv.codex = True
+        inv.patch_call = True
         _read_patch(tool_input, inv)
         return
     if tool_input is None:
@@ -150,10 +178,10 @@ def _read(data: dict[str, Any], inv: Invocation) -> None:
     if tool in ("Edit", "Write", "MultiEdit") and "file_path" not in tool_input:
         command = tool_input.get("command")
         if isinstance(command, str) and "*** Begin Patch" in command:
-            # Codex accepts Edit/Write as matcher aliases of apply_patch; a patch arriving
-            # under such a name is still a patch.
+            # a client may accept Edit/Write as matcher aliases of apply_patch (its row maps them to
+            # the patch kind); a patch arriving under such a name is still a patch.
             inv.problems.append(f"payload: {tool} carries an apply_patch patch in tool_input.command")
-            inv.codex = True
+            inv.patch_call = True
             _read_patch(tool_input, inv)
             return
     if tool == "Bash":

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 
-from yupana import project_root
+from yupana import clients, project_root
 from yupana.evaluate import UNKNOWN
 from yupana.edit import payload
 from yupana.hooks import protocol, registry
@@ -38,7 +38,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:  # annotations only: the governed module loads when a hook asks for the cache
     from yupana.hooks import governed as governed_mod
     from typing import Any
-    from yupana.cli import HookArgs
+    from yupana.hooks.registry import HookArgs
     from yupana.edit.model import FileEdit
 
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)
@@ -64,7 +64,6 @@ class HookRuntime:
         self.mode = "off"
         self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
         self.item: str | None = None  # the tracked work item, once read
-        self.codex = False
         self.stale = False
         self.gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
         self._gov: governed_mod.Governed | None = None  # what gov() served
@@ -138,10 +137,12 @@ class HookRuntime:
     def answer(self, raw: bytes) -> str:
         """The whole invocation on ``raw``; returns the exact stdout ("" for a silent allow)."""
         try:
-            self.inv = payload.parse(raw)  # the one parse of the payload
+            self.inv = payload.parse(raw, getattr(self.args, "client", None))  # the one parse of the payload
             if self.inv is None:
                 protocol.unreadable_payload(self.hook, raw)
             self.run(raw)
+            if self.inv is not None and self.inv.unknown_tool is not None:
+                self.unknown_tool(self.inv.unknown_tool)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
         self.watch_controls()
@@ -173,6 +174,19 @@ class HookRuntime:
         """The hook's checks, in its contract's order (``self.inv`` is the parsed payload)."""
         raise NotImplementedError
 
+    def unknown_tool(self, tool: str) -> None:
+        """A known client's tool its registry row does not list: nothing was read, so nothing was
+        checked — a loud UNKNOWN (``fail_open`` record, notice), never a silent allow."""
+        row = clients.get(self.parsed.client)
+        label = row.label if row is not None else "the (unrecognised) client's"
+        docs = (f"; {row.docs} lists the tools yupana reads" if row is not None else
+                "; register with `yupana install <client>` so the client is known (docs/clients/registry.md)")
+        message = (f"{self.hook}: {label} tool {tool!r} is not one yupana reads — this tool call was NOT checked "
+                   f"(failing open){docs}")
+        self.note("parse", UNKNOWN, message)
+        self.degrade("unknown_tool", message, {"client": self.parsed.client, "tool": tool[:80]},
+                     marker=f"unknown_tool-{tool[:40]}")
+
     def crashed(self, exc: BaseException) -> None:
         """An internal error: discard whatever was decided and fail open loudly."""
         self.outcome = protocol.Outcome()
@@ -202,14 +216,20 @@ class HookRuntime:
         record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, "digest": self.rule_set(),
                   **(fields or {})}
         pane = protocol.notify_on_fail_open(self.cfg)
+        record.setdefault("client", self.inv.client if self.inv is not None else None)  # who sent the call
         protocol.degrade(self.outcome, self.effects, session_id=self.sid, kind=marker or kind,
                          record_kind="fail_open", message=message, fields=record, notify=once and pane,
                          item=self.item, model=model)
         if not once:
             if pane:
                 self.outcome.notify(f"yupana: {message}", model)
-            elif self.codex:
+            elif self.silent_client():
                 self.outcome.add_context(model or protocol.MODEL_NOTICE)  # the details: stderr, spool
+
+    def silent_client(self) -> bool:
+        """The client shows the user no notice (its row's ``shows_user``: Codex): the model is told."""
+        row = clients.get(self.inv.client if self.inv is not None else None)
+        return row is not None and not row.shows_user
 
     # ── the configuration's own record ─────────────────────────────────────────────
     def config_records(self, snap: dict[str, Any], root: str) -> None:

@@ -23,7 +23,7 @@ import base64
 import hashlib
 import json
 
-from yupana.projection.bundle_error import BundleError as BundleError  # re-exported: callers name it here
+from yupana.projection.bundle_error import BundleError as BundleError  # raised here and by the content check
 
 MAGIC = b"yupana-bundle/1\n"
 KEY_PREFIX = "ed25519:"

@@ -1,5 +1,6 @@
-"""The one error a bundle is refused with (:mod:`yupana.projection.bundle`, its content checks in
-:mod:`yupana.projection.bundle_content`): a module of its own so the checks need not import the reader."""
+"""The one error a bundle is refused with (:mod:`yupana.projection.bundle`), apart so that the
+content check (:mod:`yupana.projection.bundle_content`) raises it without importing the
+bundle reader that loads it: no import circle."""
 
 from __future__ import annotations
 
