@@ -48,15 +48,21 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # ── which files ────────────────────────────────────────────────────────────────────
 def control_files(root: str) -> list[tuple[str, str]]:
-    """``(absolute path, kind)`` of every non-config control of the project at ``root``."""
+    """``(absolute path, kind)`` of every non-config control of the project at ``root``: each
+    client's hook settings as its registry row names them (``Client.controls``, in the project
+    and in the client's user directory, moved by its variable), the git hook and config, and
+    yupana's installation."""
+    from yupana import clients
+
     out: list[tuple[str, str]] = []
-    for base in (os.path.join(root, ".claude"), _home(".claude")):
-        if base:
-            out += [(os.path.join(base, "settings.json"), "settings"),
-                    (os.path.join(base, "settings.local.json"), "settings")]
-    codex = os.environ.get("CODEX_HOME") or _home(".codex")
-    if codex:
-        out += [(os.path.join(codex, "hooks.json"), "settings"), (os.path.join(codex, "config.toml"), "codex-config")]
+    for row in clients.ROWS:
+        user = os.environ.get(row.home_env) if row.home_env else None
+        for dirname, below in row.controls:
+            bases = [os.path.join(root, dirname), user or _home(dirname)]
+            for base in bases:
+                if base:
+                    out += [(path, "toml-config" if path.endswith(".toml") else "settings")
+                            for path in _expand(base, below)]
     gitdir = _git_dir(root)
     if gitdir:
         out += [(os.path.join(gitdir, "hooks", "pre-push"), "git-hook"), (os.path.join(gitdir, "config"), "git-config")]
@@ -65,9 +71,25 @@ def control_files(root: str) -> list[tuple[str, str]]:
     if command:
         out.append((os.path.abspath(command), "installation"))
     unique: dict[str, str] = {}
-    for path, kind in out:  # a project at $HOME names the user's .claude twice
+    for path, kind in out:  # a project at $HOME names the user's files twice
         unique.setdefault(path, kind)
     return list(unique.items())
+
+
+def _expand(base: str, below: str) -> list[str]:
+    """The files ``below`` names under ``base``; a last segment with ``*`` is matched against the
+    directory's entries (no fnmatch: it would import ``re`` on every hook)."""
+    head, _, name = below.rpartition("/")
+    folder = os.path.join(base, head) if head else base
+    if "*" not in name:
+        return [os.path.join(folder, name)]
+    prefix, _, suffix = name.partition("*")
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [os.path.join(folder, e) for e in entries
+            if e.startswith(prefix) and e.endswith(suffix) and len(e) >= len(prefix) + len(suffix)]
 
 
 def _home(name: str) -> str | None:
@@ -177,7 +199,7 @@ def settings_loosened(old: Summary, new: Summary | None) -> list[str]:
     return out
 
 
-def codex_config_summary(text: str) -> Summary:
+def toml_config_summary(text: str) -> Summary:
     """Codex config.toml, line by line: the hooks' trust (``[hooks.state."<key>"]``
     ``trusted_hash``) and whether a hooks feature flag is false."""
     trust: dict[str, str] = {}
@@ -193,13 +215,14 @@ def codex_config_summary(text: str) -> Summary:
             continue
         if table.startswith("hooks.state.") and key == "trusted_hash":
             trust[table[len("hooks.state."):].strip('"')] = value.strip("\"'")
-        if value == "false" and (key in ("codex_hooks", "hooks") or key.endswith(".codex_hooks")) \
+        name = key.rpartition(".")[2]  # a features switch of the client's hooks (`<client>_hooks`, `hooks`)
+        if value == "false" and (name == "hooks" or name.endswith("_hooks")) \
                 and (table == "features" or key.startswith("features.")):
             off = True
     return {"trust": trust, "hooks_off": off}
 
 
-def codex_config_loosened(old: Summary, new: Summary | None) -> list[str]:
+def toml_config_loosened(old: Summary, new: Summary | None) -> list[str]:
     new = new or {"trust": {}, "hooks_off": False}
     new_trust = new.get("trust") or {}
     out = [f"hook trust removed or changed: {k}" for k, v in sorted((old.get("trust") or {}).items())
@@ -250,7 +273,7 @@ def installation_loosened(old: Summary, new: Summary | None) -> list[str]:
 #: kind → (summary of the text, what got looser from the old summary to the new (None: gone)).
 JUDGES: dict[str, tuple[Callable[[str], Summary], Callable[[Summary, Summary | None], list[str]]]] = {
     "settings": (settings_summary, settings_loosened),
-    "codex-config": (codex_config_summary, codex_config_loosened),
+    "toml-config": (toml_config_summary, toml_config_loosened),
     "git-hook": (git_hook_summary, git_hook_loosened),
     "git-config": (git_config_summary, git_config_loosened),
     "installation": (lambda text: {}, installation_loosened),
