@@ -1,0 +1,196 @@
+"""Gemini CLI through the real yupana CLI, without the client: the payloads the real Gemini CLI
+0.61.0 sent (tests/clients/payloads/gemini-*.json, from shared/fixtures/clients-more) in, the
+answer Gemini honours out — and ``yupana install|uninstall gemini`` on its settings files.
+
+The end-to-end proof under the real binary is tests/clients/test_gemini.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
+from guard_kit import Repo
+from conftest import run_yupana
+
+PAYLOADS = Path(__file__).resolve().parent / "payloads"
+ENFORCE = """[yupana.policy]
+mode = "enforce"
+action_scope = "enforce"
+
+[yupana.policy.scopes.t]
+deny_paths = ["secrets/**"]
+deny_targets = ["host:*.prod.example"]
+
+[[yupana.policy.tripwires]]
+name = "auth-boundary"
+paths = ["src/auth/**"]
+effect = "deny"
+message = "auth code is owned by the security team"
+"""
+
+
+@pytest.fixture
+def repo(tmp_path, env):
+    env["BOBBIN_ROLE"] = "t"  # pre-bash reads its tenant from the environment only
+    return Repo(tmp_path / "repo", env).config(ENFORCE)
+
+
+def recorded(name: str, repo: Repo, **tool_input: object) -> dict:
+    """A payload the real Gemini CLI sent, with its project and home placeholders filled in."""
+    text = (PAYLOADS / f"gemini-adapter-{name}.json").read_text()
+    data = json.loads(text.replace("<proj>", str(repo.root)).replace("<home>", str(repo.env.home)))
+    data["tool_input"].update(tool_input)
+    return data
+
+
+def answer(env, payload: dict, *flags: str, event: str = "pre-edit") -> dict:
+    """The hook's stdout as Gemini reads it (exit 0 always; empty stdout is ``{}``)."""
+    done = run_yupana(["--tenant", "t", *flags, "hook", event], env, stdin=json.dumps(payload))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout) if done.stdout else {}
+    assert isinstance(out, dict)
+    assert "continue" not in out and "permissionDecision" not in json.dumps(out)  # never stop the agent
+    return out
+
+
+# ── the hooks answer in Gemini's shape ───────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("flags", [(), ("--client", "gemini")])
+def test_a_recorded_write_file_into_a_tripwire_is_denied_in_the_shape_gemini_reads(env, repo, flags):
+    out = answer(env, recorded("write_file", repo), *flags)
+    assert out["decision"] == "deny"
+    assert out["reason"].startswith("yupana:") and "auth-boundary" in out["reason"]
+    [guard] = env.records("guard")
+    assert (guard["result"], guard["client"]) == ("deny", "gemini")
+
+
+def test_a_recorded_replace_is_read_as_an_edit_of_its_file(env, repo):
+    repo.file("README.md", "hello\n")
+    assert answer(env, recorded("replace", repo)) == {}
+    assert [(g["result"], g["client"]) for g in env.records("guard")] == [("allow", "gemini")]
+    out = answer(env, recorded("replace", repo, file_path=str(repo.root / "secrets" / "a.env")))
+    assert out["decision"] == "deny" and "deny_paths `secrets/**`" in out["reason"]
+
+
+def test_a_replace_with_an_empty_old_string_creates_the_file_and_is_checked_as_a_write(env, repo):
+    payload = recorded("replace", repo, file_path=str(repo.root / "src" / "auth" / "new.rs"), old_string="",
+                       new_string="pub fn f() {}\n")
+    out = answer(env, payload)
+    assert out["decision"] == "deny" and "auth-boundary" in out["reason"]
+
+
+def test_a_recorded_run_shell_command_to_a_prod_host_is_denied_and_an_echo_of_it_is_not(env, repo):
+    out = answer(env, recorded("run_shell_command", repo), event="pre-bash")
+    assert out["decision"] == "deny" and "host `db1.prod.example`" in out["reason"]
+    assert [r["client"] for r in env.records("pre_bash_invoked")] == ["gemini"]
+    echo = recorded("run_shell_command", repo, command='echo "ssh deploy@db1.prod.example uptime"')
+    assert answer(env, echo, event="pre-bash") == {}
+
+
+def test_run_shell_command_is_judged_in_its_dir_path(env, repo):
+    """``dir_path`` is where Gemini runs the command: a write there lands under that directory
+    (here onto the guard's own configuration, which pre-bash refuses)."""
+    payload = recorded("run_shell_command", repo, command="echo x > config.toml", dir_path=".bobbin")
+    out = answer(env, payload, event="pre-bash")
+    assert out.get("decision") == "deny" and "the guard's configuration" in out["reason"]
+    elsewhere = recorded("run_shell_command", repo, command="echo x > config.toml", dir_path="src")
+    (repo.root / "src").mkdir()
+    assert answer(env, elsewhere, event="pre-bash") == {}
+
+
+def test_an_after_tool_call_never_denies(env, repo):
+    payload = dict(recorded("write_file", repo), hook_event_name="AfterTool",
+                   tool_response={"llmContent": "ok", "returnDisplay": "ok"})
+    out = answer(env, payload, event="post-edit")
+    assert "decision" not in out
+    assert [r["client"] for r in env.records("post_edit_invoked")] == ["gemini"]
+
+
+def test_a_notice_is_a_system_message_for_the_user(env, repo):
+    repo.config('[yupana.policy]\nmode = "advise"\nadvise_audience = "model"\n'
+                '[yupana.policy.scopes.t]\ndeny_paths = ["secrets/**"]\n')
+    out = answer(env, recorded("write_file", repo, file_path=str(repo.root / "secrets" / "a.env")))
+    assert "decision" not in out and "enforce would deny" in out["systemMessage"]  # BeforeTool: no model channel
+
+
+# ── yupana install / uninstall gemini ────────────────────────────────────────────────────────
+
+
+def settings(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def ours(data: dict) -> list[tuple[str, str, int, str]]:
+    return sorted((event, g["matcher"], h["timeout"], h["command"].split(" hook ", 1)[1].split(" 2>", 1)[0])
+                  for event, groups in data["hooks"].items() for g in groups for h in g["hooks"]
+                  if "yupana" in h["command"])
+
+
+def test_install_writes_before_and_after_tool_hooks_in_milliseconds_through_the_wrapper(env, repo, yupana):
+    done = yupana("install", "gemini", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    data = settings(repo.root / ".gemini" / "settings.json")
+    assert ours(data) == [("AfterTool", "write_file|replace", 5000, "post-edit --client gemini"),
+                          ("BeforeTool", "run_shell_command", 5000, "pre-bash --client gemini"),
+                          ("BeforeTool", "write_file|replace", 5000, "pre-edit --client gemini")]
+    for groups in data["hooks"].values():
+        for g in groups:
+            command = g["hooks"][0]["command"]
+            assert command.startswith("out=$(") and command.endswith("2>/dev/null) || exit 0; printf '%s' \"$out\"")
+    again = yupana("install", "gemini", cwd=repo.root)
+    assert again.returncode == 0 and b"no change" in again.stdout
+
+
+def test_install_merges_into_existing_settings_and_uninstall_removes_only_ours(env, repo, yupana):
+    path = repo.root / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    theirs = {"matcher": "write_file", "hooks": [{"type": "command", "command": "/opt/lint.sh", "timeout": 900}]}
+    before = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "ui": {"theme": "x"},
+              "hooks": {"BeforeTool": [theirs]}}
+    path.write_text(json.dumps(before, indent=2))
+    assert yupana("install", "gemini", cwd=repo.root).returncode == 0
+    data = settings(path)
+    assert data["security"] == before["security"] and data["ui"] == before["ui"]
+    assert data["hooks"]["BeforeTool"][0] == theirs and len(ours(data)) == 3
+    done = yupana("uninstall", "gemini", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert settings(path) == before
+
+
+def test_install_dry_run_writes_nothing_and_bad_settings_lose_nothing(env, repo, yupana):
+    done = yupana("install", "gemini", "--dry-run", cwd=repo.root)
+    assert done.returncode == 0 and b"+++" in done.stdout and b"\"timeout\": 5000" in done.stdout
+    assert not (repo.root / ".gemini").exists()
+    path = repo.root / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"hooks": {"BeforeTool": {}}}')
+    done = yupana("install", "gemini", cwd=repo.root)
+    assert done.returncode == 1 and b"nothing was written" in done.stderr
+    assert path.read_text() == '{"hooks": {"BeforeTool": {}}}'
+
+
+def test_install_user_writes_the_users_settings_under_gemini_cli_home(env, repo, yupana, tmp_path):
+    assert yupana("install", "gemini", "--user", cwd=repo.root).returncode == 0
+    assert len(ours(settings(env.home / ".gemini" / "settings.json"))) == 3
+    env["GEMINI_CLI_HOME"] = str(tmp_path / "ghome")
+    assert yupana("install", "gemini", "--user", cwd=repo.root).returncode == 0
+    assert len(ours(settings(tmp_path / "ghome" / ".gemini" / "settings.json"))) == 3
+    assert not (repo.root / ".gemini").exists()
+
+
+def test_install_into_a_folder_gemini_does_not_trust_says_what_skips_the_hooks(env, repo, yupana):
+    done = yupana("install", "gemini", cwd=repo.root)
+    assert done.returncode == 0
+    assert b"does not trust" in done.stderr and b"--skip-trust" in done.stderr and b"TRUST_FOLDER" in done.stderr
+    (repo.root / ".gemini" / "settings.json").unlink()
+    trusted = env.home / ".gemini" / "trustedFolders.json"
+    trusted.parent.mkdir()
+    trusted.write_text(json.dumps({str(repo.root.parent): "TRUST_FOLDER"}))
+    done = yupana("install", "gemini", cwd=repo.root)
+    assert done.returncode == 0 and b"does not trust" not in done.stderr
