@@ -16,7 +16,7 @@ are shown, whether it fails closed on a hook error, and the modules that impleme
   ``shape(deny, model, user, event) -> dict`` the client's stdout object for a decision
   (``deny``: the reason, or None), model-facing notices, user-facing notices and the
   canonical ``event`` (``PreToolUse`` / ``PostToolUse``); ``{}`` is a silent allow.
-* ``installer`` (cold, may import anything): ``run(args, install) -> int`` for
+* ``installer`` (cold, ``yupana/clients/install/<name>.py``, may import commands): ``run(args, install) -> int`` for
   ``yupana install|uninstall <install>``, ``found(root) -> list[tuple[str, str]]`` (why the
   client is considered present on this machine: (what, where)), and
   ``registrations(root) -> list[dict]`` (each registration file read for ``yupana status``:
@@ -49,13 +49,14 @@ class Client:
 
     __slots__ = ("name", "label", "install", "adapter", "installer", "docs", "binary", "plan", "tools",
                  "markers", "events", "transcript", "shows_user", "model_events", "fails_closed", "hint",
-                 "scoped", "timeout", "timeout_ms")
+                 "scoped", "timeout", "timeout_ms", "controls", "home_env", "home")
 
     def __init__(self, name: str, label: str, *, install: str, adapter: str, installer: str, binary: str,
                  plan: tuple[tuple[str, str, str], ...], tools: dict[str, str], markers: tuple[str, ...] = (),
                  events: dict[str, str] | None = None, transcript: str = "", shows_user: bool = True,
                  model_events: tuple[str, ...] = (PRE, POST), fails_closed: bool = False,
-                 hint: bool = False, scoped: bool = False, timeout: int = 5, timeout_ms: int = 1000) -> None:
+                 hint: bool = False, scoped: bool = False, timeout: int = 5, timeout_ms: int = 1000,
+                 controls: tuple[tuple[str, str], ...] = (), home_env: str | None = None, home: str = "") -> None:
         self.name = name  # the registry name: records' "client", status, metrics, explain
         self.label = label  # for people: "Claude Code"
         self.install = install  # `yupana install <install>`
@@ -75,6 +76,11 @@ class Client:
         self.scoped = scoped  # `yupana install` takes --project / --user for it
         self.timeout = timeout  # the "timeout" its registration is written with, in its own unit
         self.timeout_ms = timeout_ms  # milliseconds per unit of its "timeout" (1000: seconds; 1: ms)
+        # the files it reads hooks from, protected from the agents (yupana.self_protection): (a directory
+        # name, matched anywhere, e.g. ".claude"; a path below it, one "*" per segment at most)
+        self.controls = controls
+        self.home_env = home_env  # the variable that moves its user directory (CODEX_HOME), if any
+        self.home = home  # its user directory under $HOME (".codex"); the controls apply there too
 
     def kind(self, tool: str | None) -> str | None:
         """The kind of ``tool`` (one of this client's tool names), or None when the row does not list it."""
@@ -88,27 +94,32 @@ _CLAUDE_TOOLS = {"Edit": EDIT, "MultiEdit": MULTI_EDIT, "Write": WRITE, "Noteboo
 
 ROWS: tuple[Client, ...] = (
     Client("codex", "Codex", install="codex", adapter="yupana.clients.codex",
-           installer="yupana.commands.install.client_codex", binary="codex",
+           installer="yupana.clients.install.codex", binary="codex",
            plan=(("PreToolUse", "apply_patch", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "apply_patch", "post-edit")),
            # Codex accepts Edit/Write as matcher aliases of apply_patch: under those names a patch still arrives
            tools={"apply_patch": PATCH, "applypatch": PATCH, "Bash": SHELL, "Edit": PATCH, "Write": PATCH},
-           markers=("turn_id",), transcript="/.codex/", shows_user=False),
+           markers=("turn_id",), transcript="/.codex/", shows_user=False,
+           controls=((".codex", "hooks.json"), (".codex", "config.toml")), home_env="CODEX_HOME", home=".codex"),
     Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
-           installer="yupana.commands.install.client_claude_code", binary="claude",
+           installer="yupana.clients.install.claude_code", binary="claude",
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-edit")),
-           tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True),
+           tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True,
+           controls=((".claude", "settings*.json"), (".claude", "settings.json"), (".claude", "settings.local.json")),
+           home=".claude"),
     # Gemini CLI: its own events and tool names; it never reads permissionDecision (yupana.clients.gemini
     # answers {"decision": "deny"}), fails closed on a hook's exit other than 0/1 with text, reads
     # "timeout" in milliseconds, and has model context only on AfterTool (docs/clients/gemini.md)
     Client("gemini", "Gemini CLI", install="gemini", adapter="yupana.clients.gemini",
-           installer="yupana.commands.install.client_gemini", binary="gemini",
+           installer="yupana.clients.install.gemini", binary="gemini",
            plan=(("BeforeTool", "write_file|replace", "pre-edit"), ("BeforeTool", "run_shell_command", "pre-bash"),
                  ("AfterTool", "write_file|replace", "post-edit")),
            tools={"write_file": WRITE, "replace": EDIT, "run_shell_command": SHELL},
            events={PRE: "BeforeTool", POST: "AfterTool"}, transcript="/.gemini/", model_events=(POST,),
-           fails_closed=True, hint=True, scoped=True, timeout=5000, timeout_ms=1),
+           fails_closed=True, hint=True, scoped=True, timeout=5000, timeout_ms=1,
+           # its settings, and the folder trust that switches every hook off (DO_NOT_TRUST)
+           controls=((".gemini", "settings.json"), (".gemini", "trustedFolders.json")), home=".gemini"),
 )
 
 _BY_NAME = {row.name: row for row in ROWS}

@@ -34,7 +34,7 @@ import re
 import shutil
 import sys
 
-from yupana.commands.install import registration
+from yupana.clients.install import registration
 
 TRUST_LEVELS = ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST")
 
