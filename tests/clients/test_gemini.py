@@ -6,6 +6,8 @@ Each case asserts on the file system, on yupana's own records and on what the mo
 
 from __future__ import annotations
 
+import json
+
 import gemini_kit as gk
 import pytest
 
@@ -216,9 +218,15 @@ def test_skip_trust_alone_skips_a_project_registration_silently_but_not_a_user_o
     target = case.repo / "secrets" / "prod.env"
     case.run(gk.write_file(str(target), "API_KEY=1\n"))
     assert target.read_text() == "API_KEY=1\n" and case.records("guard") == []
+    done = case.yupana("status", "--json", "--offline")
+    gemini = json.loads(done.stdout)["clients"]["gemini"]
+    assert done.returncode == 3 and gemini["state"] == "degraded"
+    assert any("--skip-trust" in p["problem"] and "--user" in p["fix"] for p in gemini["problems"])
 
     target.unlink()
     assert case.yupana("uninstall", "gemini").returncode == 0
     assert case.yupana("install", "gemini", "--user").returncode == 0
     run = case.run(gk.write_file(str(target), "API_KEY=1\n"))
     assert not target.exists() and "deny_paths `secrets/**`" in run.tool_results()[0]
+    done = case.yupana("status", "--json", "--offline")
+    assert done.returncode == 0 and json.loads(done.stdout)["clients"]["gemini"]["state"] == "ok"

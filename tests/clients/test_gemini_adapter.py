@@ -194,3 +194,92 @@ def test_install_into_a_folder_gemini_does_not_trust_says_what_skips_the_hooks(e
     trusted.write_text(json.dumps({str(repo.root.parent): "TRUST_FOLDER"}))
     done = yupana("install", "gemini", cwd=repo.root)
     assert done.returncode == 0 and b"does not trust" not in done.stderr
+
+
+# ── yupana status: the states in which Gemini skips our hooks silently ──────────────────────
+
+
+def gemini_status(yupana, repo: Repo) -> tuple[int, dict]:
+    done = yupana("status", "--json", "--offline", cwd=repo.root)
+    return done.returncode, json.loads(done.stdout)["clients"]["gemini"]
+
+
+def trust_file(env, rules: dict) -> None:
+    path = env.home / ".gemini" / "trustedFolders.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(rules))
+
+
+def test_status_says_a_project_registration_in_a_folder_not_yet_trusted_is_skipped_by_skip_trust(env, repo, yupana):
+    assert yupana("install", "gemini", cwd=repo.root).returncode == 0
+    answer(env, recorded("replace", repo), "--client", "gemini")  # it ran once: only the trust is wrong
+    rc, gemini = gemini_status(yupana, repo)
+    assert rc == 3 and gemini["state"] == "degraded"
+    [problem] = [p for p in gemini["problems"] if p["degraded"]]
+    assert "does not trust" in problem["problem"] and "--skip-trust" in problem["problem"]
+    assert "TRUST_FOLDER" in problem["fix"] and "GEMINI_CLI_TRUST_WORKSPACE=true" in problem["fix"]
+    assert "yupana install gemini --user" in problem["fix"]
+
+    trust_file(env, {str(repo.root / "src"): "TRUST_PARENT"})  # TRUST_PARENT of a child trusts the repo
+    rc, gemini = gemini_status(yupana, repo)
+    assert rc == 0 and gemini["state"] == "ok", gemini["problems"]
+    assert gemini["folder_trust"]["trusted"] is True
+
+
+def test_status_says_a_folder_marked_do_not_trust_skips_every_hook_the_users_too(env, repo, yupana):
+    assert yupana("install", "gemini", "--user", cwd=repo.root).returncode == 0
+    answer(env, recorded("replace", repo), "--client", "gemini")
+    rc, gemini = gemini_status(yupana, repo)
+    assert rc == 0 and gemini["state"] == "ok", gemini["problems"]  # a user registration: --skip-trust runs it
+
+    trust_file(env, {str(repo.root.parent): "TRUST_FOLDER", str(repo.root): "DO_NOT_TRUST"})  # the longest wins
+    rc, gemini = gemini_status(yupana, repo)
+    assert rc == 3 and gemini["state"] == "degraded"
+    assert any("skips every hook, the user's too" in p["problem"] for p in gemini["problems"])
+    env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"  # what a headless run in this environment is told
+    assert gemini_status(yupana, repo)[0] == 0
+
+
+def test_status_says_hooks_switched_off_in_gemini_settings_are_a_silent_skip(env, repo, yupana):
+    trust_file(env, {str(repo.root): "TRUST_FOLDER"})
+    assert yupana("install", "gemini", "--user", cwd=repo.root).returncode == 0
+    answer(env, recorded("replace", repo), "--client", "gemini")
+    path = env.home / ".gemini" / "settings.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(data, hooksConfig={"enabled": False})))
+    rc, gemini = gemini_status(yupana, repo)
+    assert rc == 3 and any("hooksConfig.enabled is false" in p["problem"] for p in gemini["problems"])
+
+
+def test_status_says_a_registration_without_the_wrapper_blocks_the_agent_when_yupana_fails(env, repo, yupana):
+    trust_file(env, {str(repo.root): "TRUST_FOLDER"})
+    path = repo.root / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": {"BeforeTool": [{"matcher": "write_file|replace", "hooks": [
+        {"type": "command", "command": "yupana hook pre-edit", "timeout": 5000}]}]}}))
+    answer(env, recorded("replace", repo))
+    rc, gemini = gemini_status(yupana, repo)
+    assert rc == 3
+    assert any("without the skew-proof wrapper" in p["problem"] and "blocks the tool" in p["problem"]
+               for p in gemini["problems"] if p["degraded"])
+
+
+# ── the agent cannot switch Gemini's hooks off ───────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("rel", [".gemini/settings.json", "home/.gemini/trustedFolders.json"])
+def test_an_agents_write_to_geminis_hook_settings_or_folder_trust_is_refused(env, repo, rel):
+    target = env.home / ".gemini" / "trustedFolders.json" if rel.startswith("home/") else repo.root / rel
+    out = answer(env, recorded("write_file", repo, file_path=str(target), content='{"hooksConfig": {}}'))
+    assert out["decision"] == "deny" and "refused" in out["reason"]
+    shell = recorded("run_shell_command", repo, command=f"echo '{{}}' > {target}")
+    out = answer(env, shell, event="pre-bash")
+    assert out["decision"] == "deny" and "refused" in out["reason"]
+
+
+def test_a_gemini_tool_yupana_does_not_read_is_a_loud_unknown_never_a_silent_allow(env, repo):
+    """The matcher is a regex: an MCP tool whose name contains write_file reaches pre-edit."""
+    payload = dict(recorded("write_file", repo), tool_name="mcp_fs_write_file")
+    out = answer(env, payload)
+    assert "decision" not in out and "mcp_fs_write_file" in out.get("systemMessage", "")
+    assert env.records("fail_open")[-1]["fail_kind"] == "unknown_tool"
