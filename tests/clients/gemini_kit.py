@@ -114,6 +114,7 @@ class GeminiCase(kit.Case):
         self.tenant = tenant
         self.trust = trust
         self.runs = 0
+        self.extra_env: dict[str, str] = {}  # what a case adds to the client's (and its hooks') environment
         self.user_settings = self.home / ".gemini" / "settings.json"
         self.project_settings = self.repo / ".gemini" / "settings.json"
         self.user_settings.parent.mkdir(parents=True)
@@ -133,7 +134,7 @@ class GeminiCase(kit.Case):
             env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
         if self.tenant:
             env["BOBBIN_ROLE"] = self.tenant
-        return env
+        return env | self.extra_env
 
     def register(self, commands: dict[str, str] | None = None, timeout: int = TIMEOUT_MS,
                  where: str = "user") -> None:

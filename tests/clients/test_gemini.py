@@ -7,9 +7,16 @@ Each case asserts on the file system, on yupana's own records and on what the mo
 from __future__ import annotations
 
 import json
+import sys
+import time
+from pathlib import Path
 
 import gemini_kit as gk
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
+from conftest import Env
+from guard_kit import write_cache
 
 pytestmark = pytest.mark.clients
 
@@ -119,6 +126,26 @@ def test_control_the_same_ssh_runs_when_the_scope_does_not_deny_it(case):
     run = case.run(gk.shell("ssh prod-db.example.com uptime"))
     assert case.ssh_calls() == ["prod-db.example.com uptime"]
     assert "fake-ssh-ran" in run.tool_results()[0]
+
+
+def test_post_edit_tells_the_model_in_the_after_tool_result_when_an_edit_left_its_ground(case):
+    """AfterTool's additionalContext is Gemini's one channel to the model besides a deny."""
+    endpoint = "http://127.0.0.1:9"
+    write_cache(Env(case.base), endpoint, work_item_scopes={"yup-1": ["src/a.rs"], "yup-3": ["src/z.rs"]},
+                work_item_status={"yup-3": "closed"})
+    case.config(f'[yupana.policy]\nmode = "advise"\nwork_item_scope = "advise"\n'
+                f'[yupana.quipu]\nenabled = true\nendpoint = "{endpoint}"\ndialect = "quipu"\n').register()
+    crew = case.base / "shanty" / "crew" / "agent-7"
+    crew.mkdir(parents=True)
+    (crew / "plate.json").write_text(json.dumps({"item": "yup-1", "at": int(time.time()), "session": None}))
+    case.extra_env = {"SHANTY_ROOT": str(case.base / "shanty"), "SHANTY_AGENT": "agent-7"}
+    target = case.file("src/z.rs", "fn z() {}\n")
+    run = case.run(gk.replace(str(target), "fn z() {}", "fn z() { 1 }"))
+    assert target.read_text() == "fn z() { 1 }\n"
+    [result] = run.tool_results()
+    assert "<hook_context>yupana:" in result and "outside the observed ground of work item `yup-1`" in result
+    assert "`yup-3` (closed)" in result
+    assert [p["client"] for p in case.records("post_edit_invoked")] == ["gemini"]
 
 
 # ── notices ──────────────────────────────────────────────────────────────────────────────────

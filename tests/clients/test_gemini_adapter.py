@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
-from guard_kit import Repo
+from guard_kit import Repo, text_rule, write_cache
 from conftest import run_yupana
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads"
@@ -76,6 +76,28 @@ def test_a_recorded_replace_is_read_as_an_edit_of_its_file(env, repo):
     assert [(g["result"], g["client"]) for g in env.records("guard")] == [("allow", "gemini")]
     out = answer(env, recorded("replace", repo, file_path=str(repo.root / "secrets" / "a.env")))
     assert out["decision"] == "deny" and "deny_paths `secrets/**`" in out["reason"]
+
+
+GOVERNED = """[yupana.policy]
+mode = "enforce"
+exposure = "public"
+
+[yupana.quipu]
+enabled = true
+endpoint = "http://127.0.0.1:9"
+"""
+
+
+@pytest.mark.parametrize("tool,fields", [("write_file", {"content": "let key = \"AKIA0123456789ABCDEF\";\n"}),
+                                         ("replace", {"old_string": "hello", "new_string": "AKIA0123456789ABCDEF"})])
+def test_a_content_rule_reads_the_text_a_gemini_edit_introduces(env, repo, tool, fields):
+    """What Copilot missed with a Claude-shaped reading: the rule must see content / new_string."""
+    write_cache(env, "http://127.0.0.1:9", text_rules=[text_rule("no-aws-key", r"AKIA[0-9A-Z]{16}")])
+    repo.config(GOVERNED).file("README.md", "hello\n")
+    out = answer(env, recorded(tool, repo, file_path=str(repo.root / "README.md"), **fields))
+    assert out.get("decision") == "deny" and "no-aws-key" in out["reason"], out
+    clean = {k: v.replace("AKIA0123456789ABCDEF", "nothing secret") for k, v in fields.items()}
+    assert "decision" not in answer(env, recorded(tool, repo, file_path=str(repo.root / "README.md"), **clean))
 
 
 def test_a_replace_with_an_empty_old_string_creates_the_file_and_is_checked_as_a_write(env, repo):
