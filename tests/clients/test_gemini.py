@@ -215,6 +215,7 @@ def test_a_yupana_slower_than_the_registered_timeout_is_an_allow(case):
     assert target.read_text() == "API_KEY=1\n"
     assert "blocked" not in run.tool_results()[0]
     assert case.records("guard") == []  # cut before it answered
+    assert "Hook timed out after 1000ms" in run.stderr  # what the user is shown
 
 
 # ── after `yupana install gemini`, and nothing else ─────────────────────────────────────────

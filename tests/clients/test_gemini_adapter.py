@@ -195,6 +195,10 @@ def test_install_dry_run_writes_nothing_and_bad_settings_lose_nothing(env, repo,
     done = yupana("install", "gemini", cwd=repo.root)
     assert done.returncode == 1 and b"nothing was written" in done.stderr
     assert path.read_text() == '{"hooks": {"BeforeTool": {}}}'
+    commented = '{\n  // Gemini reads comments; this writer does not\n  "ui": {}\n}\n'
+    path.write_text(commented)
+    done = yupana("install", "gemini", "--project", cwd=repo.root)
+    assert done.returncode == 1 and str(path).encode() in done.stderr and path.read_text() == commented
 
 
 def test_install_user_writes_the_users_settings_under_gemini_cli_home(env, repo, yupana, tmp_path):
