@@ -126,6 +126,15 @@ def test_run_shell_command_is_judged_in_its_dir_path(env, repo):
     assert answer(env, elsewhere, event="pre-bash") == {}
 
 
+def test_explain_rehearses_a_recorded_gemini_payload_with_the_hook_it_would_run(env, repo, yupana):
+    done = yupana("explain", "--json", stdin=json.dumps(recorded("run_shell_command", repo)), cwd=repo.root)
+    report = json.loads(done.stdout)
+    assert report["hook"] == "pre-bash" and "run_shell_command" in report["hook_from"], report
+    assert json.loads(report["stdout"])["decision"] == "deny"
+    done = yupana("explain", "--json", stdin=json.dumps(recorded("write_file", repo)), cwd=repo.root)
+    assert json.loads(done.stdout)["hook"] == "pre-edit"
+
+
 def test_an_after_tool_call_never_denies(env, repo):
     payload = dict(recorded("write_file", repo), hook_event_name="AfterTool",
                    tool_response={"llmContent": "ok", "returnDisplay": "ok"})

@@ -105,8 +105,16 @@ def decode(raw: bytes) -> dict[str, Any]:
 
 
 def infer_hook(data: dict[str, Any]) -> tuple[str, str]:
-    """(hook, how it was chosen) from the payload (:func:`yupana.hooks.registry.infer`)."""
-    return registry.infer(data)
+    """(hook, how it was chosen) from the payload (:func:`yupana.hooks.registry.infer`), read in
+    the canonical shape its client's adapter gives it (Gemini's ``run_shell_command`` is a shell call)."""
+    from yupana import clients
+
+    row = clients.identify(data)
+    canonical = clients.adapter(row).translate(data) if row is not None else data
+    hook, how = registry.infer(canonical)
+    if row is not None and canonical.get("tool_name") != data.get("tool_name"):
+        how += f" ({row.label}'s {data.get('tool_name')!r})"
+    return hook, how
 
 
 def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict[str, Any]:
