@@ -129,3 +129,34 @@ def test_every_rows_hook_settings_are_the_guards_own_controls(env, repo, row):
         rel = "/".join([dirname, *(part.replace("*", "x") for part in below.split("/"))])
         result = hook(env, dict(repo.payload("Write", rel, content="{}"), prompt_id="p"), "--tenant", "t")
         assert result.denied and "coding client's hook settings" in result.reason, (rel, result)
+
+
+def test_a_tool_name_no_client_explains_is_a_loud_unknown_too(env, repo):
+    """An unregistered client's payload (Qwen Code's ``write_file`` under the Claude snippet) was
+    a silent allow: the deny landed on disk. Now it says the call was not checked."""
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "write_file",
+               "tool_input": {"file_path": str(repo.root / "secrets" / "a.env"), "content": "k\n"}}
+    result = hook(env, payload, "--tenant", "t")
+    assert "tool 'write_file' is not one yupana reads" in result.message and "yupana install" in result.message
+    fail = [r for r in env.records("fail_open") if r.get("fail_kind") == "unknown_tool"]
+    assert [(r.get("client"), r["tool"]) for r in fail] == [(None, "write_file")]
+
+
+def test_explain_takes_the_registrations_client_and_infers_the_hook_from_its_row(env, repo, yupana):
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}}
+    done = yupana("--tenant", "t", "explain", "--json", "--client", "codex", stdin=json.dumps(payload), cwd=repo.root)
+    out = json.loads(done.stdout)
+    assert out["hook"] == "pre-bash" and out["hook_from"] == "tool_name Bash", out["hook_from"]
+    assert out["invocation"]["client"] == "codex"
+    text = yupana("--tenant", "t", "explain", stdin=json.dumps(payload), cwd=repo.root).stdout.decode()
+    assert "client unknown (nothing in the payload tells)" in text
+
+
+def test_a_native_rows_translate_is_the_identity():
+    """``native`` skips the adapter on the hot path: only true when translating changes nothing."""
+    payload = {"session_id": "s", "tool_name": "Edit", "tool_input": {"file_path": "/x", "old_string": "a",
+                                                                      "new_string": "b"}, "prompt_id": "p"}
+    for row in clients.ROWS:
+        if row.native:
+            assert clients.adapter(row).translate(dict(payload)) == payload, row
