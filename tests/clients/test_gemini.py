@@ -148,6 +148,19 @@ def test_post_edit_tells_the_model_in_the_after_tool_result_when_an_edit_left_it
     assert [p["client"] for p in case.records("post_edit_invoked")] == ["gemini"]
 
 
+def test_claude_codes_timeout_of_5_is_5_ms_in_gemini_every_deny_is_cut_and_status_says_so(case):
+    """What `gemini hooks migrate --from-claude` produces: the hook is cut before it answers."""
+    case.config(scope()).register(timeout=5)
+    target = case.repo / "secrets" / "prod.env"
+    run = case.run(gk.write_file(str(target), "API_KEY=1\n"))
+    assert target.read_text() == "API_KEY=1\n"
+    assert "Hook timed out after 5ms" in run.stderr
+    done = case.yupana("status", "--json", "--offline")
+    gemini = json.loads(done.stdout)["clients"]["gemini"]
+    assert done.returncode == 3
+    assert any("milliseconds" in p["problem"] and p["degraded"] for p in gemini["problems"])
+
+
 # ── notices ──────────────────────────────────────────────────────────────────────────────────
 
 

@@ -37,6 +37,7 @@ import sys
 from yupana.clients.install import registration
 
 TRUST_LEVELS = ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST")
+MIN_TIMEOUT_MS = 1000  # below this Gemini cuts a cold yupana before it answers (status: degraded)
 
 
 def gemini_dir() -> str:
@@ -104,7 +105,7 @@ def registrations(root: str) -> list[dict[str, Any]]:
 
 def trust_problems(entry: dict[str, Any], hooks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A degraded problem per state in which Gemini skips our registered hooks silently: an
-    untrusted folder, and hooks switched off in its settings."""
+    untrusted folder, a timeout too short to answer in (milliseconds), hooks switched off."""
     regs = [r for r in entry.get("registrations") or [] if r.get("hooks")]
     if not regs:
         return []
@@ -112,6 +113,15 @@ def trust_problems(entry: dict[str, Any], hooks: list[dict[str, Any]]) -> list[d
     problems = _folder_problems(regs[0]["folder_trust"], regs[0]["root"],
                                 project=any(r["scope"] == "project" for r in regs),
                                 user=any(r["scope"] != "project" for r in regs))
+    short = [h["event"] for h in hooks if isinstance(h.get("timeout"), (int, float))
+             and not isinstance(h.get("timeout"), bool) and h["timeout"] < MIN_TIMEOUT_MS]
+    if short:
+        problems.append({"degraded": True, "hooks": short,
+                         "problem": f"{', '.join(short)}: Gemini CLI reads `timeout` in milliseconds, and under "
+                                    f"{MIN_TIMEOUT_MS} ms it cuts yupana before it answers (Claude Code's 5 copied "
+                                    "by hand or by `gemini hooks migrate --from-claude` is 5 ms) — a cut hook is an "
+                                    "allow, so every deny is discarded",
+                         "fix": "`yupana install gemini` (timeout 5000)"})
     for reg in regs:
         for why in reg.get("hooks_disabled") or ():
             problems.append({"degraded": True, "problem": f"{reg['path']}: {why}: Gemini CLI runs none of "
