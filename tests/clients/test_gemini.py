@@ -161,6 +161,18 @@ def test_claude_codes_timeout_of_5_is_5_ms_in_gemini_every_deny_is_cut_and_statu
     assert any("milliseconds" in p["problem"] and p["degraded"] for p in gemini["problems"])
 
 
+def test_the_agent_cannot_switch_geminis_hooks_off(case):
+    """Gemini's settings and folder trust are controls: neither its edit tool nor its shell may change them."""
+    case.config(scope()).register(where="project")
+    settings = case.project_settings
+    before = settings.read_text()
+    run = case.run(gk.write_file(str(settings), '{"hooksConfig": {"enabled": false}}'))
+    assert settings.read_text() == before and run.tool_results()[0].startswith("Tool execution blocked: yupana: refused")
+    trusted = case.home / ".gemini" / "trustedFolders.json"
+    run = case.run(gk.shell(f"echo '{{\"{case.repo}\": \"DO_NOT_TRUST\"}}' > {trusted}"))
+    assert not trusted.exists() and run.tool_results()[0].startswith("Tool execution blocked: yupana: refused")
+
+
 # ── notices ──────────────────────────────────────────────────────────────────────────────────
 
 
