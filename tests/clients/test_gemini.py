@@ -264,6 +264,26 @@ def test_after_yupana_install_gemini_the_deny_cases_hold_and_after_uninstall_the
     assert target.read_text() == "API_KEY=1\n" and len(case.records("guard")) == 1
 
 
+def test_an_agent_started_in_a_subdirectory_reads_no_project_registration_and_status_says_so(case):
+    """Gemini reads <cwd>/.gemini/settings.json only (and its workspace is the cwd): a project
+    registration never runs in repo/src; registered for the user, the project's configuration governs."""
+    case.config('[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.polecat-3]\ndeny_paths = ["src/vault/**"]\n')
+    assert case.yupana("install", "gemini").returncode == 0
+    target = case.repo / "src" / "vault" / "key.pem"
+    target.parent.mkdir(parents=True)
+    case.run(gk.write_file(str(target), "KEY\n"), cwd=case.repo / "src")
+    assert target.exists() and case.records("guard") == []
+    done = case.yupana("status", "--json", "--offline", cwd=case.repo / "src")
+    gemini = json.loads(done.stdout)["clients"]["gemini"]
+    assert done.returncode == 3
+    assert any("never invoked" in p["problem"] and "--user" in p["fix"] for p in gemini["problems"])
+
+    target.unlink()
+    assert case.yupana("install", "gemini", "--user").returncode == 0
+    run = case.run(gk.write_file(str(target), "KEY\n"), cwd=case.repo / "src")
+    assert not target.exists() and "deny_paths `src/vault/**`" in run.tool_results()[0]
+
+
 def test_skip_trust_alone_skips_a_project_registration_silently_but_not_a_user_one(tmp_path):
     """Gemini drops an untrusted folder's .gemini/settings.json before --skip-trust trusts it."""
     case = gk.GeminiCase(tmp_path, trust="flag").config(scope())
