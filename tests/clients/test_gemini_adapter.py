@@ -67,7 +67,7 @@ def test_a_recorded_write_file_into_a_tripwire_is_denied_in_the_shape_gemini_rea
     assert out["decision"] == "deny"
     assert out["reason"].startswith("yupana:") and "auth-boundary" in out["reason"]
     [guard] = env.records("guard")
-    assert (guard["result"], guard["client"]) == ("deny", "gemini")
+    assert (guard["result"], guard["client"], guard["tool"]) == ("deny", "gemini", "write_file")
 
 
 def test_a_recorded_replace_is_read_as_an_edit_of_its_file(env, repo):
