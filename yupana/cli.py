@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from yupana.hooks.registry import HOOKS
+from yupana.hooks.registry import HOOKS, HookArgs as HookArgs  # HookArgs: this module's API too
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
@@ -62,23 +62,6 @@ GLOBAL_HELP = {
 }
 HOOK_FLAGS = ("--tenant", "--config")
 CLOSED_PIPE = 141  # 128 + SIGPIPE: the status a shell reports for a filter whose reader went away
-
-
-class HookArgs:
-    """Options a hook receives: tenant (``--tenant`` else $BOBBIN_ROLE), config override, and a
-    git hook's positional arguments (pre-push: the remote's name and URL)."""
-
-    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose", "positional", "client")
-
-    def __init__(self, event: str) -> None:
-        self.event = event
-        self.positional: list[str] = []
-        self.tenant: str | None = None
-        self.config: str | None = None
-        self.json = False
-        self.quiet = False
-        self.verbose = False
-        self.client: str | None = None  # --client: the registry name its registration says (yupana.clients)
 
 
 def parse_hook_argv(argv: list[str]) -> HookArgs:

@@ -35,14 +35,13 @@ if TYPE_CHECKING:
 
     from yupana.codegraph.index import CrateIndex
     from yupana.edit.model import FileEdit
-    from yupana.hooks.runtime import HookRuntime
     from yupana.state.disk_samples import Fs
     from yupana.state.hot_view import HotCache
 
     class Tracer(Protocol):
         """Who hears a rehearsal's stage notes (``yupana explain``'s trace)."""
 
-        def stage(self, owner: HookRuntime, stage: str, state: str, why: str, edit: FileEdit | None,
+        def stage(self, owner: Any, stage: str, state: str, why: str, edit: FileEdit | None,
                   detail: dict[str, Any]) -> None: ...
 
 
@@ -131,7 +130,7 @@ class Effects:
         self.workers: Workers = Workers()
 
     # ── the dry run's trace: nothing, live ─────────────────────────────────────────
-    def stage(self, owner: HookRuntime, stage: str, state: str, why: str, edit: FileEdit | None,
+    def stage(self, owner: Any, stage: str, state: str, why: str, edit: FileEdit | None,
               detail: dict[str, Any]) -> None:
         """A stage ran, was skipped or could not run (UNKNOWN), and why."""
 
@@ -189,7 +188,7 @@ class RehearsalEffects(Effects):
         self.records: list[dict[str, Any]] = []
         self.notices: list[dict[str, Any]] = []
 
-    def stage(self, owner: HookRuntime, stage: str, state: str, why: str, edit: FileEdit | None,
+    def stage(self, owner: Any, stage: str, state: str, why: str, edit: FileEdit | None,
               detail: dict[str, Any]) -> None:
         if self.tracer is not None:
             self.tracer.stage(owner, stage, state, why, edit, detail)

@@ -34,7 +34,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-    from yupana.hooks.effects import Effects
+    from yupana.hooks.seams import Effects
     from yupana.state.hot_view import HotCache
 
 FRESH, STALE = "fresh", "stale"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from yupana.edit.model import FileEdit
     from yupana.evaluate.tripwires import Wire
     from typing import Any
-    from yupana.cli import HookArgs
+    from yupana.hooks.registry import HookArgs
 
 MAX_RECORDED_CONSTRAINTS = 200
 

@@ -52,7 +52,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-    from yupana.cli import HookArgs
+    from yupana.hooks.registry import HookArgs
 
 
 class PreBash(HookRuntime):

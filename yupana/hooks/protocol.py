@@ -37,7 +37,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-    from yupana.hooks.effects import Effects
+    from yupana.hooks.seams import Effects
 
 ALLOW, NOTIFY, DENY = "allow", "notify", "deny"
 _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}

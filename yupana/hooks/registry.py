@@ -24,8 +24,39 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
-    from yupana.hooks.runtime import HookRuntime
-    from typing import Any
+    from typing import Any, Protocol
+
+    from yupana.edit.model import Invocation
+
+    class Runtime(Protocol):
+        """A hook's runtime class as :meth:`Hook.runtime` hands it out (a
+        :class:`yupana.hooks.runtime.HookRuntime`, named structurally: the runtime imports this module)."""
+
+        inv: Invocation | None
+
+        def __init__(self, args: HookArgs, t0: float, effects: Any = None) -> None: ...
+
+        @classmethod
+        def main(cls, args: HookArgs) -> None: ...
+
+        def answer(self, raw: bytes) -> str: ...
+
+
+class HookArgs:
+    """Options a hook receives: tenant (``--tenant`` else $BOBBIN_ROLE), config override, and a
+    git hook's positional arguments (pre-push: the remote's name and URL)."""
+
+    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose", "positional", "client")
+
+    def __init__(self, event: str) -> None:
+        self.event = event
+        self.positional: list[str] = []
+        self.tenant: str | None = None
+        self.config: str | None = None
+        self.json = False
+        self.quiet = False
+        self.verbose = False
+        self.client: str | None = None  # --client: the registry name its registration says (yupana.clients)
 
 
 class Hook:
@@ -48,9 +79,9 @@ class Hook:
         self.positional = positional
         self.record = record
 
-    def runtime(self) -> type[HookRuntime]:
-        """The hook's runtime class (imports its module)."""
-        runtime: type[HookRuntime] = getattr(__import__(self.module, fromlist=[self.entry]), self.entry)
+    def runtime(self) -> type[Runtime]:
+        """The hook's runtime class (imports its module): a :class:`yupana.hooks.runtime.HookRuntime`."""
+        runtime: type[Runtime] = getattr(__import__(self.module, fromlist=[self.entry]), self.entry)
         return runtime
 
 

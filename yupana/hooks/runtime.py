@@ -36,7 +36,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:  # annotations only: the governed module loads when a hook asks for the cache
     from yupana.hooks import governed as governed_mod
     from typing import Any
-    from yupana.cli import HookArgs
+    from yupana.hooks.registry import HookArgs
     from yupana.edit.model import FileEdit
 
 RAN, SKIPPED = "ran", "skipped"  # stage states for a dry run's trace (with UNKNOWN: could not run)

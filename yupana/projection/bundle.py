@@ -23,19 +23,10 @@ import base64
 import hashlib
 import json
 
+from yupana.projection.bundle_error import BundleError as BundleError  # raised here and by the content check
+
 MAGIC = b"yupana-bundle/1\n"
 KEY_PREFIX = "ed25519:"
-
-
-class BundleError(Exception):
-    """A bundle refused, with a stable ``kind``: format, unknown-key, signature, tampered, content,
-    compile, endpoint, expired, future-dated, rollback, unsolicited-304, key (a key that cannot be
-    read); the fetch adds connect, timeout, http."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 def key_id(raw_public: bytes) -> str:

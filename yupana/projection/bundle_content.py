@@ -24,7 +24,7 @@ from typing import Any
 
 from collections.abc import Callable, Iterator
 
-from yupana.projection.bundle import BundleError
+from yupana.projection.bundle_error import BundleError
 
 
 def check(cache: dict[str, Any]) -> None:

@@ -116,7 +116,7 @@ def infer_hook(data: dict[str, Any], client: str | None = None) -> tuple[str, st
 def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None,
             client: str | None = None) -> dict[str, Any]:
     """Dry-run ``hook`` on ``raw`` and build the report (see docs/explain.md)."""
-    from yupana.cli import HookArgs
+    from yupana.hooks.registry import HookArgs
     from yupana.commands.explain import report as explain_report
     from yupana.commands.explain.trace import Trace, rehearsal
 
