@@ -8,6 +8,11 @@
   ``response.output_item.added`` / ``.done`` per item (a ``custom_tool_call`` for
   ``apply_patch``, whose input is the patch text; a ``function_call`` for the shell tool
   ``exec_command``; a ``message`` for text), and ``response.completed``.
+* Gemini API (``POST /v1beta/models/<model>:streamGenerateContent?alt=sse``, what Gemini CLI
+  calls through ``GOOGLE_GEMINI_BASE_URL``): SSE ``data:`` chunks, each a
+  ``GenerateContentResponse`` (a ``functionCall`` part per tool block, a ``text`` part per
+  text block), the last with ``finishReason: STOP``; ``:generateContent`` (its side calls)
+  gets the same answer in one JSON body, ``:countTokens`` a count.
 
 A script is a list of turns; each conversation request (one that offers the model tools)
 gets the next turn, and once the script is spent every further request is answered with a
@@ -25,7 +30,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-# A turn: [{"text": str} | {"tool": name, "input": dict}] for Anthropic;
+# A turn: [{"text": str} | {"tool": name, "input": dict}] for Anthropic and Gemini;
 #         [{"text": str} | {"custom": name, "input": str} | {"function": name, "arguments": dict}] for OpenAI.
 Turn = list
 
@@ -117,6 +122,21 @@ def responses_events(turn: Turn, model: str, n: int) -> list[bytes]:
     return out
 
 
+def gemini_response(turn: Turn, model: str) -> dict:
+    """One whole ``GenerateContentResponse`` for a turn (its function calls, then its text)."""
+    parts = [{"functionCall": {"name": b["tool"], "args": b["input"]}} if "tool" in b else {"text": b["text"]}
+             for b in turn]
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": model}
+
+
+def gemini_events(turn: Turn, model: str) -> list[bytes]:
+    """The SSE chunks of one streamed Gemini answer (``alt=sse``: ``data:`` lines only)."""
+    whole = gemini_response(turn, model)
+    return [f"data: {json.dumps(whole)}\r\n\r\n".encode()]
+
+
 class _Handler(BaseHTTPRequestHandler):
     script: Script  # set on the per-server subclass
     protocol_version = "HTTP/1.1"
@@ -159,6 +179,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
                                  "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
                                  "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}})
+        elif path.endswith((":streamGenerateContent", ":generateContent")):
+            model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+            turn = self.script.next_turn(conversational)
+            if path.endswith(":streamGenerateContent"):
+                self._stream(gemini_events(turn, model))
+            else:
+                self._json(200, gemini_response(turn, model))
+        elif path.endswith(":countTokens"):
+            self._json(200, {"totalTokens": 10})
         elif path.endswith("/responses"):
             self._stream(responses_events(self.script.next_turn(conversational), model, self.script.served))
         else:

@@ -114,6 +114,18 @@ ROWS: tuple[Client, ...] = (
            tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True, native=True,
            controls=((".claude", "settings*.json"), (".claude", "settings.json"), (".claude", "settings.local.json")),
            home=".claude"),
+    # Gemini CLI: its own events and tool names; it never reads permissionDecision (yupana.clients.gemini
+    # answers {"decision": "deny"}), fails closed on a hook's exit other than 0/1 with text, reads
+    # "timeout" in milliseconds, and has model context only on AfterTool (docs/clients/gemini.md)
+    Client("gemini", "Gemini CLI", install="gemini", adapter="yupana.clients.gemini",
+           installer="yupana.clients.install.gemini", binary="gemini",
+           plan=(("BeforeTool", "write_file|replace", "pre-edit"), ("BeforeTool", "run_shell_command", "pre-bash"),
+                 ("AfterTool", "write_file|replace", "post-edit")),
+           tools={"write_file": WRITE, "replace": EDIT, "run_shell_command": SHELL},
+           events={PRE: "BeforeTool", POST: "AfterTool"}, transcript="/.gemini/", model_events=(POST,),
+           fails_closed=True, hint=True, scoped=True, timeout=5000, timeout_ms=1,
+           # its settings, and the folder trust that switches every hook off (DO_NOT_TRUST)
+           controls=((".gemini", "settings.json"), (".gemini", "trustedFolders.json")), home=".gemini"),
 )
 
 _BY_NAME = {row.name: row for row in ROWS}
