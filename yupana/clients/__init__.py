@@ -84,6 +84,7 @@ class Client:
         return f"Client({self.name!r})"
 
 
+_COPILOT_EDITS = "edit|create|str_replace_editor|apply_patch"  # full-match regex
 _CLAUDE_TOOLS = {"Edit": EDIT, "MultiEdit": MULTI_EDIT, "Write": WRITE, "NotebookEdit": NOTEBOOK, "Bash": SHELL}
 
 ROWS: tuple[Client, ...] = (
@@ -99,6 +100,16 @@ ROWS: tuple[Client, ...] = (
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-edit")),
            tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True),
+    # GitHub Copilot CLI: camelCase payload (toolName/toolArgs), its own tool and field names, a flat deny,
+    # no user channel, fails CLOSED on a hook error; `timeout` in seconds (docs/clients/copilot.md)
+    Client("copilot", "Copilot CLI", install="copilot", adapter="yupana.clients.copilot",
+           installer="yupana.clients.install.copilot", binary="copilot",
+           plan=(("preToolUse", _COPILOT_EDITS, "pre-edit"), ("preToolUse", "bash", "pre-bash"),
+                 ("postToolUse", _COPILOT_EDITS, "post-edit")),
+           # apply_patch (GPT-5 models) is matched and read as a patch, but not listed: a bare apply_patch payload is Codex's
+           tools={"edit": EDIT, "create": WRITE, "str_replace_editor": EDIT, "bash": SHELL},
+           markers=("toolArgs",), events={PRE: "preToolUse", POST: "postToolUse"}, shows_user=False,
+           fails_closed=True, hint=True, scoped=True),
 )
 
 _BY_NAME = {row.name: row for row in ROWS}
