@@ -57,7 +57,7 @@ def test_a_deny_paths_edit_is_denied_the_file_unchanged_and_the_reason_sent_to_t
     assert result.startswith("Denied by preToolUse hook: yupana: edit to secrets/prod.env is outside the capability")
     assert "deny_paths `secrets/**`" in result
     [guard] = case.records("guard")
-    assert (guard["result"], guard["tool"], guard["client"]) == ("deny", "Edit", "copilot")
+    assert (guard["result"], guard["tool"], guard["client"]) == ("deny", "edit", "copilot")
 
 
 def test_a_tripwire_create_is_denied_and_nothing_is_written(case):

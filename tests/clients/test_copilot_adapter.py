@@ -52,8 +52,8 @@ def records(env, kind: str) -> list[dict]:
     return [r for r in map(json.loads, lines) if r.get("kind") == kind]
 
 
-@pytest.mark.parametrize("name,tool", [("adapter-edit", "Edit"), ("adapter-create", "Write"),
-                                       ("claude-Edit", "Edit"), ("claude-Write", "Write")])
+@pytest.mark.parametrize("name,tool", [("adapter-edit", "edit"), ("adapter-create", "create"),
+                                       ("claude-Edit", "edit"), ("claude-Write", "create")])
 def test_a_denied_edit_is_answered_flat_and_nested_with_the_same_reason(repo, env, name, tool):
     """Flat is what a preToolUse registration reads (nested alone there is an allow);
     nested is what a PreToolUse one reads."""
@@ -63,7 +63,7 @@ def test_a_denied_edit_is_answered_flat_and_nested_with_the_same_reason(repo, en
     reason = done.out["permissionDecisionReason"]
     assert reason.startswith("yupana: edit to ") and "outside the capability scope" in reason
     assert done.reason == reason
-    [guard] = records(env, "guard")
+    [guard] = records(env, "guard")  # the record names Copilot's own tool, whichever way it was registered
     assert (guard["result"], guard["tool"], guard["client"]) == ("deny", tool, "copilot")
 
 
@@ -138,3 +138,12 @@ def test_post_edit_answers_with_context_never_a_deny(repo, env):
     done = hook(env, data, "--client", "copilot", event="post-edit")
     assert "permissionDecision" not in (done.out or {})
     assert [r["client"] for r in records(env, "post_edit_invoked")] == ["copilot"]
+
+
+def test_a_copilot_tool_yupana_does_not_read_is_a_loud_unknown(repo, env):
+    """``view`` (recorded) reaching pre-edit is not an edit yupana can read: never a silent allow."""
+    repo.config(ENFORCE)
+    done = hook(env, recorded("adapter-view", repo), "--client", "copilot")
+    assert "view" in done.out["additionalContext"] and "permissionDecision" not in done.out
+    [fail] = records(env, "fail_open")
+    assert (fail["fail_kind"], fail["client"], fail["tool"]) == ("unknown_tool", "copilot", "view")

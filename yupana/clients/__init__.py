@@ -106,8 +106,7 @@ ROWS: tuple[Client, ...] = (
            installer="yupana.clients.install.copilot", binary="copilot",
            plan=(("preToolUse", _COPILOT_EDITS, "pre-edit"), ("preToolUse", "bash", "pre-bash"),
                  ("postToolUse", _COPILOT_EDITS, "post-edit")),
-           # apply_patch (GPT-5 models) is matched and read as a patch, but not listed: a bare apply_patch payload is Codex's
-           tools={"edit": EDIT, "create": WRITE, "str_replace_editor": EDIT, "bash": SHELL},
+           tools={"edit": EDIT, "create": WRITE, "str_replace_editor": EDIT, "apply_patch": PATCH, "bash": SHELL},
            markers=("toolArgs",), events={PRE: "preToolUse", POST: "postToolUse"}, shows_user=False,
            fails_closed=True, hint=True, scoped=True),
 )

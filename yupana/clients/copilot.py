@@ -41,6 +41,19 @@ _EDITOR = {"str_replace": ("Edit", _EDIT_FIELDS), "create": ("Write", _WRITE_FIE
            "insert": ("Edit", {"path": "file_path", "new_str": "new_string"})}
 
 
+# Claude's tool names, as a PreToolUse registration sends them -> Copilot's own
+_OWN = {"Edit": "edit", "Write": "create", "Bash": "bash"}
+
+
+def tool_name(data: dict[str, Any]) -> object:
+    """Copilot's own name for the tool (``toolName``; under a ``PreToolUse`` registration it sends
+    Claude's names, mapped back): what its row lists, and what records carry."""
+    if "toolName" in data:
+        return data["toolName"]
+    tool = data.get("tool_name")
+    return _OWN.get(tool, tool) if isinstance(tool, str) else tool
+
+
 def translate(data: dict[str, Any]) -> dict[str, Any]:
     """The payload in the canonical shape (Claude Code's keys, tool names and fields).
 

@@ -95,9 +95,9 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
     if not isinstance(data, dict):
         return None
     inv = Invocation()
-    tool = data.get("tool_name")
     try:
-        _read(_canonical(data, client, inv), inv)
+        canonical, tool = _canonical(data, client, inv)
+        _read(canonical, inv)
         if isinstance(tool, str) and inv.tool_name != tool:
             inv.tool_name = tool  # records name the client's own tool; the reading used its canonical kind
     except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
@@ -109,18 +109,22 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
 CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # the canonical edit tools (yupana.clients.CANONICAL)
 
 
-def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> dict[str, Any]:
-    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client).
-    A tool its row does not list is not translated, and not read: ``inv.unknown_tool``."""
+def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple[dict[str, Any], object]:
+    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client), and
+    the client's own name for the tool (the adapter's ``tool_name(data)`` where its payload does
+    not say ``tool_name``). A tool its row does not list is not read: ``inv.unknown_tool`` (the
+    adapter passes it through, so the session and cwd are still read)."""
     row = clients.identify(data, hint)
     if row is None:
-        return data
+        return data, data.get("tool_name")
     inv.client = row.name
-    tool = data.get("tool_name")
+    adapter = clients.adapter(row)
+    own = getattr(adapter, "tool_name", None)
+    tool = own(data) if own is not None else data.get("tool_name")
+    canonical = adapter.translate(data)
     if isinstance(tool, str) and tool not in row.tools:
         inv.unknown_tool = tool
-        return data
-    return clients.adapter(row).translate(data)  # type: ignore[no-any-return]
+    return canonical, tool
 
 
 def _argv(tool_input: object) -> list[str] | None:
