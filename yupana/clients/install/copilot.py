@@ -86,7 +86,11 @@ def registrations(root: str) -> list[dict[str, Any]]:
     repo = [("project", p) for p in sorted(glob.glob(os.path.join(top, ".github", "hooks", "*.json")))]
     repo += [("project", os.path.join(top, ".github", "copilot", name))
              for name in ("settings.json", "settings.local.json")]
-    out = registration.read_places(places + repo)
+    out, done = [], set()
+    for scope, path in places + repo:
+        if os.path.realpath(path) not in done:
+            done.add(os.path.realpath(path))
+            out.append(read_registration(scope, path))
     trusted, why = folder_trusted(top)
     disabled = all_hooks_disabled([user_path(), *(p for _, p in repo if p.endswith(".json") and "/copilot/" in p)])
     for reg in out:
@@ -120,6 +124,52 @@ def trust_problems(entry: dict[str, Any], hooks: list[dict[str, Any]]) -> list[d
 
 
 # ── Copilot's own files ──────────────────────────────────────────────────────────────
+
+
+def read_registration(scope: str, path: str) -> dict[str, Any]:
+    """Our hooks in one Copilot hooks or settings file (``{scope, path, error, hooks}``, as
+    :func:`registration.read_registration`), its own flat form read too: an entry that is itself a
+    handler (``{"type": "command", "bash": …, "timeoutSec": …}``), ``bash`` for ``command``,
+    ``timeoutSec`` for ``timeout``."""
+    from yupana.commands.install import hooks as install_hooks
+
+    reg: dict[str, Any] = {"scope": scope, "path": path, "error": None, "hooks": []}
+    try:
+        text, data = install_hooks.read(path)
+    except install_hooks.HooksFileError as exc:
+        reg["error"] = str(exc)
+        return reg
+    if text is not None:
+        reg["hooks"] = install_hooks.inspect(nested(data))
+    return reg
+
+
+def nested(data: dict[str, Any]) -> dict[str, Any]:
+    """``data``'s hooks in Claude's nested shape, each flat entry a group of its own (same index)."""
+    out: dict[str, Any] = {}
+    for event, groups in (data.get("hooks") or {}).items():
+        if not isinstance(groups, list):
+            continue
+        out[event] = []
+        for group in groups:
+            if isinstance(group, dict) and "hooks" not in group:
+                group = {"matcher": group.get("matcher"), "hooks": [group]}
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                group = dict(group, hooks=[_handler(h) for h in group["hooks"]])
+            out[event].append(group)
+    return {"hooks": out}
+
+
+def _handler(handler: Any) -> Any:
+    if not isinstance(handler, dict):
+        return handler
+    out = dict(handler)
+    if not isinstance(out.get("command"), str) and isinstance(out.get("bash"), str):
+        out["command"] = out["bash"]
+    if "timeout" not in out and "timeoutSec" in out:
+        out["timeout"] = out["timeoutSec"]
+    return out
+
 
 
 def read_jsonc(path: str) -> Any:
