@@ -150,7 +150,9 @@ def test_control_without_the_wrapper_a_missing_yupana_denies_every_edit(case):
 
 # ── folder trust: repository hooks in -p ─────────────────────────────────────────────
 def test_repository_hooks_are_skipped_silently_in_an_untrusted_folder_and_status_says_so(case):
-    case.config(SCOPE).register(where="project")
+    case.config(SCOPE)
+    done = case.yupana("install", "copilot", "--project")
+    assert done.returncode == 3 and "skips them silently" in done.stderr
     secret = case.file("secrets/prod.env", "KEY=old\n")
     case.run(ck.edit(str(secret), "KEY=old", "KEY=new"))
     assert secret.read_text() == "KEY=new\n" and case.records("guard") == []

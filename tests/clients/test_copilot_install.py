@@ -82,10 +82,14 @@ def test_a_project_registration_in_an_untrusted_folder_exits_3_and_status_is_deg
 
     code, copilot = status(yupana, repo)
     assert code == 3 and copilot["state"] == "degraded"
+    assert not (env.home / ".copilot" / "settings.json").exists()  # --project wrote only the repository's file
     [trust] = [p for p in copilot["problems"] if "not trusted" in p["problem"]]
     assert trust["degraded"] and "yupana install copilot --user" in trust["fix"]
     [reg] = copilot["registrations"]
     assert (reg["scope"], reg["path"], reg["trusted"]) == ("project", str(hooks_file), False)
+
+    done = run(yupana, "uninstall", "copilot", "--project", cwd=repo)
+    assert done.returncode == 0 and not hooks_file.exists()  # our own file, emptied, is removed
 
 
 def test_a_folder_copilot_trusts_runs_repository_hooks(yupana, env, repo):

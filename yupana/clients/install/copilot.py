@@ -45,6 +45,8 @@ def run(args: argparse.Namespace, install: bool) -> int:
     project = bool(getattr(args, "project", False))
     path = project_path(install_cmd.project_root(os.getcwd())) if project else user_path()
     code = install_cmd.settings_file(args, install, path, "copilot")
+    if not install and project and not code and not args.dry_run:
+        _drop_if_empty(path)
     if code or not install or not project or args.dry_run:
         return code
     top = install_cmd.project_root(os.getcwd())
@@ -56,6 +58,18 @@ def run(args: argparse.Namespace, install: bool) -> int:
           "`copilot -p` skips them silently. Trust the folder (start `copilot` in it and accept), or register for "
           "the user instead: `yupana uninstall copilot --project && yupana install copilot --user`", file=sys.stderr)
     return UNTRUSTED_EXIT
+
+
+def _drop_if_empty(path: str) -> None:
+    """Our own repository hook file, left holding nothing by uninstall, is removed."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            empty = json.load(fh) in ({}, {"hooks": {}})
+        if empty:
+            os.remove(path)
+            print(f"removed {path}: it held only yupana's hooks")
+    except (OSError, ValueError):
+        pass
 
 
 def user_path() -> str:
