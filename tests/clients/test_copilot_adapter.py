@@ -147,3 +147,17 @@ def test_a_copilot_tool_yupana_does_not_read_is_a_loud_unknown(repo, env):
     assert "view" in done.out["additionalContext"] and "permissionDecision" not in done.out
     [fail] = records(env, "fail_open")
     assert (fail["fail_kind"], fail["client"], fail["tool"]) == ("unknown_tool", "copilot", "view")
+
+
+@pytest.mark.parametrize("name,event,hook_name", [("adapter-bash", None, "pre-bash"), ("adapter-edit", None, "pre-edit"),
+                                                  ("adapter-edit", "post", "post-edit")])
+def test_explain_rehearses_the_hook_a_copilot_payload_is_for(repo, env, yupana, name, event, hook_name):
+    repo.config(ENFORCE)
+    data = json.loads(recorded(name, repo))
+    if event == "post":
+        data["toolResult"] = {"resultType": "success", "textResultForLlm": "ok"}
+    done = yupana("explain", "--json", stdin=json.dumps(data), cwd=repo.root)
+    report = json.loads(done.stdout)
+    assert report["hook"] == hook_name
+    if hook_name != "post-edit":
+        assert report["decision"] == "deny"

@@ -105,7 +105,13 @@ def decode(raw: bytes) -> dict[str, Any]:
 
 
 def infer_hook(data: dict[str, Any]) -> tuple[str, str]:
-    """(hook, how it was chosen) from the payload (:func:`yupana.hooks.registry.infer`)."""
+    """(hook, how it was chosen) from the payload (:func:`yupana.hooks.registry.infer`), read in the
+    canonical shape its client's adapter gives it (a client that names its tools and events its own way)."""
+    from yupana import clients
+
+    row = clients.identify(data)
+    if row is not None:
+        data = clients.adapter(row).translate(data)
     return registry.infer(data)
 
 
