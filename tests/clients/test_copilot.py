@@ -120,6 +120,16 @@ def test_a_notice_reaches_the_model_since_copilot_shows_the_user_none(case):
     assert [r["fail_kind"] for r in case.records("fail_open")] == ["globs"]
 
 
+def test_under_advise_the_edit_lands_and_the_model_is_told_what_enforce_would_deny(case):
+    """Copilot shows the user nothing: an advise run's advisory reaches the model (additionalContext)."""
+    case.config(SCOPE.replace('mode = "enforce"', 'mode = "advise"')).register()
+    secret = case.file("secrets/prod.env", "KEY=old\n")
+    run = case.run(ck.edit(str(secret), "KEY=old", "KEY=new"))
+    assert secret.read_text() == "KEY=new\n"
+    assert "Additional context from preToolUse hook" in run.model_text() and "enforce would deny" in run.model_text()
+    assert [g["result"] for g in case.records("guard")] == ["notify"]
+
+
 # ── a slow, crashing or missing yupana never blocks the agent ────────────────────────
 @pytest.mark.parametrize("command", [
     pytest.param("sleep 4; " + ck.wrapped("pre-edit"), id="slower-than-its-timeout"),

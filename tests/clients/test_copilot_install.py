@@ -125,3 +125,17 @@ def test_a_bare_hand_registration_is_degraded_because_copilot_fails_closed(yupan
     code, copilot = status(yupana, repo)
     assert code == 3, copilot
     assert any("without the skew-proof wrapper" in p["problem"] and p["degraded"] for p in copilot["problems"])
+
+
+def test_a_registration_copied_from_claude_codes_docs_is_degraded(yupana, env, repo):
+    """Under PreToolUse Copilot sends Claude's tool names with its own fields: without --client copilot
+    it reads as Claude Code's, and what an edit introduces is missed."""
+    hooks = env.home / ".copilot" / "hooks"
+    hooks.mkdir(parents=True)
+    wrapped = "out=$(yupana hook pre-edit 2>/dev/null) || exit 0; printf '%s' \"$out\""
+    (hooks / "yupana.json").write_text(json.dumps({"version": 1, "hooks": {"PreToolUse": [
+        {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": wrapped, "timeout": 5}]}]}}))
+    code, copilot = status(yupana, repo)
+    assert code == 3
+    [problem] = [p for p in copilot["problems"] if "--client copilot" in p["problem"]]
+    assert problem["degraded"] and "yupana install copilot" in problem["fix"]

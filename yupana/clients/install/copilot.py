@@ -129,6 +129,15 @@ def trust_problems(entry: dict[str, Any], hooks: list[dict[str, Any]]) -> list[d
                                     "a trusted folder, and `copilot -p` skips them silently — the guard does not run",
                          "fix": "`yupana install copilot --user` (user hooks need no folder trust), or trust the "
                                 "folder: start `copilot` in it and accept, or pass `--trust-folder` to each `-p` run"})
+    claude_shaped = sorted({h["event"] for r in regs for h in r["hooks"]
+                            if h["file_event"] in ("PreToolUse", "PostToolUse") and "--client copilot" not in h["command"]})
+    if claude_shaped:
+        problems.append({"degraded": True, "hooks": claude_shaped,
+                         "problem": f"{', '.join(claude_shaped)} registered under Claude's PreToolUse/PostToolUse "
+                                    "without --client copilot: Copilot then sends Claude's tool names with its own "
+                                    "field names, read as Claude Code's — the text an edit introduces is not seen",
+                         "fix": "`yupana install copilot` (its own preToolUse events, --client copilot), and remove "
+                                "the hand registration"})
     disabled = next((r["disabled_by"] for r in regs if r.get("disabled_by")), None)
     if disabled:
         problems.append({"degraded": True, "hooks": sorted({h["event"] for r in regs for h in r["hooks"]}),
