@@ -199,3 +199,12 @@ def test_after_yupana_install_copilot_the_deny_cases_hold_and_uninstall_removes_
     case.run(ck.edit(str(secret), "KEY=old", "KEY=new"))
     assert secret.read_text() == "KEY=new\n"
     assert [r["result"] for r in case.records("guard")] == ["deny", "allow"]
+
+
+def test_an_agent_started_in_a_subdirectory_is_governed_by_the_user_registration(case):
+    case.config(SCOPE)
+    assert case.yupana("install", "copilot").returncode == 0
+    secret = case.file("secrets/prod.env", "KEY=old\n")
+    (case.repo / "src").mkdir()
+    run = case.run(ck.edit(str(secret), "KEY=old", "KEY=new"), cwd=case.repo / "src")
+    assert secret.read_text() == "KEY=old\n" and "deny_paths `secrets/**`" in run.tool_results()[0]
