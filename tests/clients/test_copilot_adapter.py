@@ -161,3 +161,39 @@ def test_explain_rehearses_the_hook_a_copilot_payload_is_for(repo, env, yupana, 
     assert report["hook"] == hook_name
     if hook_name != "post-edit":
         assert report["decision"] == "deny"
+
+
+@pytest.mark.parametrize("where", [
+    lambda repo, env: env.home / ".copilot" / "settings.json",
+    lambda repo, env: env.home / ".copilot" / "config.json",
+    lambda repo, env: env.home / ".copilot" / "hooks" / "yupana.json",
+    lambda repo, env: repo.root / ".github" / "hooks" / "yupana.json",
+    lambda repo, env: repo.root / ".github" / "copilot" / "settings.json",
+    lambda repo, env: repo.root / ".github" / "copilot" / "settings.local.json",
+], ids=["user-settings", "folder-trust", "user-hooks", "repo-hooks", "repo-settings", "repo-settings-local"])
+def test_an_agent_cannot_switch_copilots_hooks_off(repo, env, where):
+    """Copilot's hooks, the settings whose disableAllHooks turns them all off, and its folder trust are
+    the guard's own controls: a create there is refused whatever the tenant's scope allows."""
+    repo.config('[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\nallow_paths = ["**"]\n')
+    path = where(repo, env)
+    payload = {"sessionId": "s", "timestamp": 1, "cwd": str(repo.root), "toolName": "create",
+               "toolArgs": {"path": str(path), "file_text": '{"disableAllHooks": true}'}}
+    done = hook(env, payload, "--client", "copilot")
+    assert done.out["permissionDecision"] == "deny", done
+    assert "ask the operator" in done.out["permissionDecisionReason"]
+    assert records(env, "guard")[-1]["rule"] == "self-protection:client"
+
+
+def test_a_moved_copilot_home_is_protected_too(repo, env, tmp_path):
+    env["COPILOT_HOME"] = str(tmp_path / "elsewhere")
+    repo.config('[yupana.policy]\nmode = "enforce"\n')
+    payload = {"sessionId": "s", "timestamp": 1, "cwd": str(repo.root), "toolName": "create",
+               "toolArgs": {"path": str(tmp_path / "elsewhere" / "settings.json"), "file_text": "{}"}}
+    assert hook(env, payload, "--client", "copilot").out["permissionDecision"] == "deny"
+
+
+def test_an_ordinary_workflow_under_github_is_not_a_control(repo, env):
+    repo.config('[yupana.policy]\nmode = "enforce"\n')
+    payload = {"sessionId": "s", "timestamp": 1, "cwd": str(repo.root), "toolName": "create",
+               "toolArgs": {"path": str(repo.root / ".github" / "workflows" / "ci.yml"), "file_text": "on: push\n"}}
+    assert hook(env, payload, "--client", "copilot").allowed_silently

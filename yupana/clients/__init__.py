@@ -49,13 +49,14 @@ class Client:
 
     __slots__ = ("name", "label", "install", "adapter", "installer", "docs", "binary", "plan", "tools",
                  "markers", "events", "transcript", "shows_user", "model_events", "fails_closed", "hint",
-                 "scoped", "timeout", "timeout_ms")
+                 "scoped", "timeout", "timeout_ms", "controls", "home_env", "home")
 
     def __init__(self, name: str, label: str, *, install: str, adapter: str, installer: str, binary: str,
                  plan: tuple[tuple[str, str, str], ...], tools: dict[str, str], markers: tuple[str, ...] = (),
                  events: dict[str, str] | None = None, transcript: str = "", shows_user: bool = True,
                  model_events: tuple[str, ...] = (PRE, POST), fails_closed: bool = False,
-                 hint: bool = False, scoped: bool = False, timeout: int = 5, timeout_ms: int = 1000) -> None:
+                 hint: bool = False, scoped: bool = False, timeout: int = 5, timeout_ms: int = 1000,
+                 controls: tuple[tuple[str, str], ...] = (), home_env: str | None = None, home: str = "") -> None:
         self.name = name  # the registry name: records' "client", status, metrics, explain
         self.label = label  # for people: "Claude Code"
         self.install = install  # `yupana install <install>`
@@ -75,6 +76,11 @@ class Client:
         self.scoped = scoped  # `yupana install` takes --project / --user for it
         self.timeout = timeout  # the "timeout" its registration is written with, in its own unit
         self.timeout_ms = timeout_ms  # milliseconds per unit of its "timeout" (1000: seconds; 1: ms)
+        # the files it reads hooks from, protected from the agents (yupana.self_protection): (a directory
+        # name, matched anywhere, e.g. ".claude"; a path below it, one "*" per segment at most)
+        self.controls = controls
+        self.home_env = home_env  # the variable that moves its user directory (CODEX_HOME), if any
+        self.home = home  # its user directory under $HOME (".codex"); the controls apply there too
 
     def kind(self, tool: str | None) -> str | None:
         """The kind of ``tool`` (one of this client's tool names), or None when the row does not list it."""
@@ -94,12 +100,15 @@ ROWS: tuple[Client, ...] = (
                  ("PostToolUse", "apply_patch", "post-edit")),
            # Codex accepts Edit/Write as matcher aliases of apply_patch: under those names a patch still arrives
            tools={"apply_patch": PATCH, "applypatch": PATCH, "Bash": SHELL, "Edit": PATCH, "Write": PATCH},
-           markers=("turn_id",), transcript="/.codex/", shows_user=False),
+           markers=("turn_id",), transcript="/.codex/", shows_user=False,
+           controls=((".codex", "hooks.json"), (".codex", "config.toml")), home_env="CODEX_HOME", home=".codex"),
     Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
            installer="yupana.clients.install.claude_code", binary="claude",
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-edit")),
-           tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True),
+           tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True,
+           controls=((".claude", "settings*.json"), (".claude", "settings.json"), (".claude", "settings.local.json")),
+           home=".claude"),
     # GitHub Copilot CLI: camelCase payload (toolName/toolArgs), its own tool and field names, a flat deny,
     # no user channel, fails CLOSED on a hook error; `timeout` in seconds (docs/clients/copilot.md)
     Client("copilot", "Copilot CLI", install="copilot", adapter="yupana.clients.copilot",
@@ -108,10 +117,16 @@ ROWS: tuple[Client, ...] = (
                  ("postToolUse", _COPILOT_EDITS, "post-edit")),
            tools={"edit": EDIT, "create": WRITE, "str_replace_editor": EDIT, "apply_patch": PATCH, "bash": SHELL},
            markers=("toolArgs",), events={PRE: "preToolUse", POST: "postToolUse"}, shows_user=False,
-           fails_closed=True, hint=True, scoped=True),
+           fails_closed=True, hint=True, scoped=True,
+           # its hooks (user and repository), the settings whose disableAllHooks turns every hook off, and the
+           # folder trust repository hooks need
+           controls=((".copilot", "settings.json"), (".copilot", "settings.local.json"), (".copilot", "config.json"),
+                     (".copilot", "hooks/*.json"), (".github", "hooks/*.json"), (".github", "copilot/settings*.json")),
+           home_env="COPILOT_HOME", home=".copilot"),
 )
 
 _BY_NAME = {row.name: row for row in ROWS}
+CANONICAL_ROW = "claude-code"  # the row :func:`canonical` returns
 
 
 def get(name: str | None) -> Client | None:
@@ -122,6 +137,12 @@ def get(name: str | None) -> Client | None:
     if row is None:
         row = next((r for r in ROWS if r.install == name), None)
     return row
+
+
+def canonical() -> Client:
+    """The row whose payload and answer are the canonical shape (Claude Code's): how an answer
+    is written when nothing tells who sent the payload."""
+    return _BY_NAME[CANONICAL_ROW]
 
 
 def names() -> tuple[str, ...]:

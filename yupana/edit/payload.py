@@ -1,6 +1,7 @@
 """A hook's stdin turned into edits. Hot path: standard library (``os``) and our own modules.
 
-:func:`parse` reads the Claude Code / Codex hook payload (``session_id``, ``cwd``,
+:func:`parse` reads a hook payload in the canonical shape — the sending client's adapter
+(:mod:`yupana.clients`) translates its own into it first — (``session_id``, ``cwd``,
 ``hook_event_name``, ``tool_name``, ``tool_input``, ``tool_use_id``) and yields one
 :class:`FileEdit` per file the tool call would touch:
 
@@ -70,7 +71,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["ADD", "CLAUDE_TOOLS", "DELETE", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
+__all__ = ["ADD", "DELETE", "EDIT_TOOLS", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
            "WRITE", "FileEdit", "Invocation", "client_of", "git_top", "new_edit", "normpath", "parse",
            "proposed_buffer", "repo_name"]
 
@@ -106,25 +107,37 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
     return inv
 
 
-CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # the canonical edit tools (yupana.clients.CANONICAL)
+EDIT_TOOLS = tuple(clients.CANONICAL[kind] for kind in (clients.EDIT, clients.WRITE, clients.MULTI_EDIT, clients.NOTEBOOK))
+
+
+_CANONICAL_TOOLS = frozenset(clients.CANONICAL.values()) | frozenset(PATCH_TOOLS)
 
 
 def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple[dict[str, Any], object]:
     """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client), and
-    the client's own name for the tool (the adapter's ``tool_name(data)`` where its payload does
-    not say ``tool_name``). A tool its row does not list is not read: ``inv.unknown_tool`` (the
-    adapter passes it through, so the session and cwd are still read)."""
+    the client's own name for the tool (the adapter's ``tool_name(data)``, where its payload does
+    not say ``tool_name`` the way its row lists it: Copilot's camelCase ``toolName``).
+
+    A tool that is not read — one the client's row does not list, or a tool name that is still
+    not canonical after translation (a client nothing identified, a payload shape the adapter
+    passes through) — is ``inv.unknown_tool``: nothing is read from it, and the hook says so. The
+    adapter translates it anyway (it passes such a tool through), so the session and cwd are read."""
     row = clients.identify(data, hint)
-    if row is None:
-        return data, data.get("tool_name")
-    inv.client = row.name
-    adapter = clients.adapter(row)
-    own = getattr(adapter, "tool_name", None)
-    tool = own(data) if own is not None else data.get("tool_name")
-    canonical = adapter.translate(data)
-    if isinstance(tool, str) and tool not in row.tools:
-        inv.unknown_tool = tool
-    return canonical, tool
+    tool = data.get("tool_name")
+    if row is not None:
+        inv.client = row.name
+        adapter = clients.adapter(row)
+        own = getattr(adapter, "tool_name", None)
+        if own is not None:
+            tool = own(data)
+        data = adapter.translate(data)
+        if isinstance(tool, str) and tool not in row.tools:
+            inv.unknown_tool = tool
+            return data, tool
+    canonical = data.get("tool_name")
+    if isinstance(canonical, str) and canonical not in _CANONICAL_TOOLS:
+        inv.unknown_tool = tool if isinstance(tool, str) else canonical
+    return data, tool
 
 
 def _argv(tool_input: object) -> list[str] | None:
