@@ -116,7 +116,7 @@ _CANONICAL_TOOLS = frozenset(clients.CANONICAL.values()) | frozenset(PATCH_TOOLS
 def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple[dict[str, Any], object]:
     """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client), and
     the client's own name for the tool (the adapter's ``tool_name(data)``, where its payload does
-    not say ``tool_name`` the way its row lists it: Copilot's camelCase ``toolName``).
+    not say ``tool_name`` the way its row lists it, a camelCase ``toolName``).
 
     A tool that is not read — one the client's row does not list, or a tool name that is still
     not canonical after translation (a client nothing identified, a payload shape the adapter
