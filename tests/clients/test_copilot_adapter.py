@@ -197,3 +197,34 @@ def test_an_ordinary_workflow_under_github_is_not_a_control(repo, env):
     payload = {"sessionId": "s", "timestamp": 1, "cwd": str(repo.root), "toolName": "create",
                "toolArgs": {"path": str(repo.root / ".github" / "workflows" / "ci.yml"), "file_text": "on: push\n"}}
     assert hook(env, payload, "--client", "copilot").allowed_silently
+
+
+PATCH = "*** Begin Patch\n*** Update File: README.md\n@@\n-hello\n+hello world\n*** End Patch\n"
+
+
+@pytest.mark.parametrize("args", [PATCH, {"input": PATCH}, json.dumps({"input": PATCH})],
+                         ids=["bare-string", "object", "json-string"])
+def test_apply_patch_from_a_gpt_model_is_read_as_a_patch(repo, env, args):
+    repo.config(ENFORCE)
+    repo.file("README.md", "hello\n")
+    payload = {"sessionId": "s", "timestamp": 1, "cwd": str(repo.root), "toolName": "apply_patch", "toolArgs": args}
+    done = hook(env, payload, "--client", "copilot")
+    assert done.out["permissionDecision"] == "deny" and "README.md" in done.out["permissionDecisionReason"]
+    assert [(g["tool"], g["client"]) for g in records(env, "guard")] == [("apply_patch", "copilot")]
+
+
+@pytest.mark.parametrize("command,denied", [("str_replace", True), ("create", True), ("insert", True),
+                                            ("view", False)])
+def test_str_replace_editor_is_read_by_its_command(repo, env, command, denied):
+    repo.config(ENFORCE)
+    repo.file("README.md", "hello\n")
+    args = {"command": command, "path": str(repo.root / "README.md"), "old_str": "hello", "new_str": "hi",
+            "file_text": "hi\n", "insert_line": 1}
+    payload = {"sessionId": "s", "timestamp": 1, "cwd": str(repo.root), "toolName": "str_replace_editor",
+               "toolArgs": args}
+    done = hook(env, payload, "--client", "copilot")
+    if denied:
+        assert done.out["permissionDecision"] == "deny"
+    else:  # a view reaching pre-edit is not read: a loud UNKNOWN, never a silent allow
+        assert "permissionDecision" not in done.out and done.out["additionalContext"]
+        assert [r["fail_kind"] for r in records(env, "fail_open")] == ["unknown_tool"]

@@ -62,11 +62,11 @@ def translate(data: dict[str, Any]) -> dict[str, Any]:
     them as unreadable)."""
     tool = _first(data, "toolName", "tool_name")
     args = _first(data, "toolArgs", "tool_input")
-    if isinstance(args, str) and tool != "apply_patch":
+    if isinstance(args, str) and args.lstrip().startswith("{"):  # the JSON-string form its docs describe
         try:
             args = fastjson.loads(args)
         except (ValueError, RecursionError):
-            pass
+            pass  # left as a string: a patch's text, or unreadable (noted by the edit model)
     event = data.get("hook_event_name")
     if not isinstance(event, str):
         event = "PostToolUse" if "toolResult" in data or "tool_response" in data else "PreToolUse"
