@@ -139,3 +139,12 @@ def test_a_registration_copied_from_claude_codes_docs_is_degraded(yupana, env, r
     assert code == 3
     [problem] = [p for p in copilot["problems"] if "--client copilot" in p["problem"]]
     assert problem["degraded"] and "yupana install copilot" in problem["fix"]
+
+
+def test_registered_for_the_user_and_the_project_says_each_call_is_checked_twice(yupana, env, repo):
+    assert run(yupana, "install", "copilot", cwd=repo).returncode == 0
+    assert run(yupana, "install", "copilot", "--project", cwd=repo).returncode == 3
+    _code, copilot = status(yupana, repo)
+    [twice] = [p for p in copilot["problems"] if "2 places" in p["problem"]]
+    assert not twice["degraded"] and "uninstall copilot" in twice["fix"]
+    assert not [p for p in copilot["problems"] if "not trusted" in p["problem"]]  # the user's hooks run anyway

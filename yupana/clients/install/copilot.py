@@ -129,6 +129,13 @@ def trust_problems(entry: dict[str, Any], hooks: list[dict[str, Any]]) -> list[d
                                     "a trusted folder, and `copilot -p` skips them silently — the guard does not run",
                          "fix": "`yupana install copilot --user` (user hooks need no folder trust), or trust the "
                                 "folder: start `copilot` in it and accept, or pass `--trust-folder` to each `-p` run"})
+    places = sorted({r["path"] for r in regs})
+    if len(places) > 1:
+        problems.append({"degraded": False, "hooks": sorted({h["event"] for r in regs for h in r["hooks"]}),
+                         "problem": f"yupana hooks are registered in {len(places)} places Copilot reads "
+                                    f"({', '.join(places)}): Copilot runs each, so a tool call is checked (and "
+                                    "recorded) once per place",
+                         "fix": "keep one: `yupana uninstall copilot --project` or `yupana uninstall copilot --user`"})
     claude_shaped = sorted({h["event"] for r in regs for h in r["hooks"]
                             if h["file_event"] in ("PreToolUse", "PostToolUse") and "--client copilot" not in h["command"]})
     if claude_shaped:
