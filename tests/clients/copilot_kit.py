@@ -131,16 +131,18 @@ class CopilotCase(kit.Case):
 
     # ── running the client ─────────────────────────────────────────────────────────
     def run(self, turns: list, *, prompt: str = "do the task", mode: str = "", cwd: Path | None = None,
-            timeout: int = kit.RUN_TIMEOUT, codex_args: tuple[str, ...] = (), args: tuple[str, ...] = ()) -> kit.Run:
+            timeout: int = kit.RUN_TIMEOUT, codex_args: tuple[str, ...] = (), args: tuple[str, ...] = (),
+            env: dict[str, str] | None = None) -> kit.Run:
         """One ``copilot -p`` run (every tool allowed: the client's own permission flow stays out
-        of the way, so what stops a tool is the hook); ``args`` are extra flags (``--trust-folder``)."""
+        of the way, so what stops a tool is the hook); ``args`` are extra flags (``--trust-folder``),
+        ``env`` extra variables."""
         self.runs += 1
         n = self.runs
         log = self.base / f"requests-{n}.jsonl"
         result_path = self.base / f"result-{n}.json"
         argv = [self.binary, "-p", prompt, "--allow-all", "--no-auto-update", "--disable-client-telemetry",
                 "--no-ask-user", "--output-format", "json", *args]
-        spec = {"argv": argv, "cwd": str(cwd or self.repo), "env": self.env(), "turns": turns, "log": str(log),
+        spec = {"argv": argv, "cwd": str(cwd or self.repo), "env": self.env() | (env or {}), "turns": turns, "log": str(log),
                 "result": str(result_path), "timeout": timeout, "netns": kit.netns()}
         spec_path = self.base / f"spec-{n}.json"
         spec_path.write_text(json.dumps(spec))

@@ -208,3 +208,33 @@ def test_an_agent_started_in_a_subdirectory_is_governed_by_the_user_registration
     (case.repo / "src").mkdir()
     run = case.run(ck.edit(str(secret), "KEY=old", "KEY=new"), cwd=case.repo / "src")
     assert secret.read_text() == "KEY=old\n" and "deny_paths `secrets/**`" in run.tool_results()[0]
+
+
+def test_the_post_edit_notice_reaches_the_model_in_the_tool_result(case):
+    """postToolUse additionalContext is appended to what the model reads of the edit's result."""
+    import sys
+    import time
+
+    import conftest
+    sys.path.insert(0, str(ck.kit.HERE.parent / "hooks"))
+    from guard_kit import write_cache
+
+    endpoint = "http://127.0.0.1:9"
+    state = conftest.Env(case.base / "state-env")
+    write_cache(state, endpoint, work_item_scopes={"yup-1": ["src/a.rs"], "yup-3": ["src/z.rs"]},
+                work_item_status={"yup-3": "closed"})
+    case.state = state.state
+    crew = case.base / "shanty" / "crew" / "agent-7"
+    crew.mkdir(parents=True)
+    (crew / "plate.json").write_text(json.dumps({"item": "yup-1", "at": int(time.time()), "session": None}))
+    case.config('[yupana.policy]\nmode = "advise"\nwork_item_scope = "advise"\n'
+                f'[yupana.quipu]\nenabled = true\nendpoint = "{endpoint}"\ndialect = "quipu"\n').register()
+    case.tenant = None
+    z = case.file("src/z.rs", "fn z() {}\n")
+    run = case.run(ck.edit(str(z), "fn z() {}", "fn z() { 1 }"), env={"SHANTY_ROOT": str(case.base / "shanty"),
+                                                                       "SHANTY_AGENT": "agent-7"})
+    assert z.read_text() == "fn z() { 1 }\n"
+    [result] = run.tool_results()
+    assert "Additional guidance from postToolUse hooks" in result
+    assert "outside the observed ground of work item `yup-1`" in result and "`yup-3` (closed)" in result
+    assert [r["result"] for r in case.records("post_edit_invoked")] == ["notice"]
