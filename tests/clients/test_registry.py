@@ -152,3 +152,12 @@ def test_explain_takes_the_registrations_client_and_infers_the_hook_from_its_row
     assert out["invocation"]["client"] == "codex"
     text = yupana("--tenant", "t", "explain", stdin=json.dumps(payload), cwd=repo.root).stdout.decode()
     assert "client unknown (nothing in the payload tells)" in text
+
+
+def test_a_native_rows_translate_is_the_identity():
+    """``native`` skips the adapter on the hot path: only true when translating changes nothing."""
+    payload = {"session_id": "s", "tool_name": "Edit", "tool_input": {"file_path": "/x", "old_string": "a",
+                                                                      "new_string": "b"}, "prompt_id": "p"}
+    for row in clients.ROWS:
+        if row.native:
+            assert clients.adapter(row).translate(dict(payload)) == payload, row

@@ -115,22 +115,22 @@ _CANONICAL_TOOLS = frozenset(clients.CANONICAL.values()) | frozenset(PATCH_TOOLS
 
 def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple[dict[str, Any], object]:
     """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client), and
-    the client's own name for the tool (the adapter's ``tool_name(data)``, where its payload does
-    not say ``tool_name`` the way its row lists it, a camelCase ``toolName``).
+    the client's own name for the tool (the adapter's optional ``tool_name(data)`` where its payload
+    does not say ``tool_name``).
 
     A tool that is not read — one the client's row does not list, or a tool name that is still
-    not canonical after translation (a client nothing identified, a payload shape the adapter
-    passes through) — is ``inv.unknown_tool``: nothing is read from it, and the hook says so. The
-    adapter translates it anyway (it passes such a tool through), so the session and cwd are read."""
+    not canonical after translation (a client nothing identified) — is ``inv.unknown_tool``:
+    nothing is read from it (the session and cwd still are), and the hook says so."""
     row = clients.identify(data, hint)
-    tool = data.get("tool_name")
+    tool: object = data.get("tool_name")
     if row is not None:
         inv.client = row.name
-        adapter = clients.adapter(row)
-        own = getattr(adapter, "tool_name", None)
-        if own is not None:
-            tool = own(data)
-        data = adapter.translate(data)
+        if not row.native:  # a payload in the client's own shape (a native one is read as it is)
+            adapter = clients.adapter(row)
+            own = getattr(adapter, "tool_name", None)
+            if own is not None:
+                tool = own(data)
+            data = adapter.translate(data)
         if isinstance(tool, str) and tool not in row.tools:
             inv.unknown_tool = tool
             return data, tool

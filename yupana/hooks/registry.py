@@ -87,15 +87,13 @@ def infer(data: dict[str, Any], client: str | None = None) -> tuple[str, str]:
 
     row = clients.identify(data, client)
     if row is not None:
-        adapter = clients.adapter(row)
-        own = getattr(adapter, "tool_name", None)  # the client's own tool name where it is not tool_name
-        tool, event = own(data) if own is not None else data.get("tool_name"), data.get("hook_event_name")
+        tool, event = data.get("tool_name"), data.get("hook_event_name")
         if isinstance(tool, str) and row.kind(tool) == clients.SHELL:
             return "pre-bash", f"tool_name {tool}" + ("" if tool == "Bash" else f" ({row.label}'s shell tool)")
         if event is not None and event == row.events.get(clients.POST):
             return "post-edit", f"hook_event_name {event}" + ("" if event == clients.POST else
                                                                f" ({row.label}'s after-tool event)")
-        data = adapter.translate(data)  # the rows' canonical keys below (a payload that names no event)
+        data = clients.adapter(row).translate(data)  # a payload in its own shape: read as the hook reads it
     for hook in HOOKS.values():
         if hook.protocol == "client" and hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:
             return hook.name, f"{hook.infer[0]} {hook.infer[1]}"

@@ -165,9 +165,9 @@ class HookRuntime:
                 marker: str | None = None) -> None:
         """A loud fail-open of ``kind``: stderr, a ``fail_open`` record, a notice (once per
         session per ``marker``, default ``kind``; every time when not ``once``)."""
-        record = {"fail_kind": kind, "hook": self.hook, "session": self.sid,
-                  "client": self.inv.client if self.inv is not None else None, **(fields or {})}
+        record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, **(fields or {})}
         pane = protocol.notify_on_fail_open(self.cfg)
+        record.setdefault("client", self.inv.client if self.inv is not None else None)  # who sent the call
         protocol.degrade(self.outcome, self.effects, session_id=self.sid, kind=marker or kind,
                          record_kind="fail_open", message=message, fields=record, notify=once and pane,
                          item=self.item)
