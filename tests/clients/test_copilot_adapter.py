@@ -228,3 +228,12 @@ def test_str_replace_editor_is_read_by_its_command(repo, env, command, denied):
     else:  # a view reaching pre-edit is not read: a loud UNKNOWN, never a silent allow
         assert "permissionDecision" not in done.out and done.out["additionalContext"]
         assert [r["fail_kind"] for r in records(env, "fail_open")] == ["unknown_tool"]
+
+
+def test_a_shell_write_to_copilots_settings_is_refused(repo, env):
+    repo.config('[yupana.policy]\nmode = "enforce"\n')
+    target = env.home / ".copilot" / "settings.json"
+    payload = {"sessionId": "s", "timestamp": 1, "cwd": str(repo.root), "toolName": "bash",
+               "toolArgs": {"command": f"echo '{{\"disableAllHooks\": true}}' > {target}", "description": "x"}}
+    done = hook(env, payload, "--client", "copilot", event="pre-bash")
+    assert done.out["permissionDecision"] == "deny" and "ask the operator" in done.out["permissionDecisionReason"]
