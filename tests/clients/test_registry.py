@@ -36,7 +36,8 @@ def test_every_row_names_an_adapter_and_an_installer_that_exist():
 
 @pytest.mark.parametrize("data,name", [
     ({"turn_id": "t", "tool_name": "Bash"}, "codex"),
-    ({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch"}}, "codex"),
+    ({"hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch"}},
+     "codex"),  # Copilot lists apply_patch too (under its own preToolUse event)
     ({"tool_name": "Edit", "tool_input": {"command": "*** Begin Patch\n*** End Patch"}}, "codex"),
     ({"prompt_id": "p", "tool_name": "Bash"}, "claude-code"),
     ({"transcript_path": "/home/u/.claude/projects/x.jsonl", "tool_name": "Bash"}, "claude-code"),

@@ -96,6 +96,7 @@ class Client:
         return f"Client({self.name!r})"
 
 
+_COPILOT_EDITS = "edit|create|str_replace_editor|apply_patch"  # full-match regex
 _CLAUDE_TOOLS = {"Edit": EDIT, "MultiEdit": MULTI_EDIT, "Write": WRITE, "NotebookEdit": NOTEBOOK, "Bash": SHELL}
 
 ROWS: tuple[Client, ...] = (
@@ -126,6 +127,20 @@ ROWS: tuple[Client, ...] = (
            fails_closed=True, hint=True, scoped=True, timeout=5000, timeout_ms=1,
            # its settings, and the folder trust that switches every hook off (DO_NOT_TRUST)
            controls=((".gemini", "settings.json"), (".gemini", "trustedFolders.json")), home=".gemini"),
+    # GitHub Copilot CLI: camelCase payload (toolName/toolArgs), its own tool and field names, a flat deny,
+    # no user channel, fails CLOSED on a hook error; `timeout` in seconds (docs/clients/copilot.md)
+    Client("copilot", "Copilot CLI", install="copilot", adapter="yupana.clients.copilot",
+           installer="yupana.clients.install.copilot", binary="copilot",
+           plan=(("preToolUse", _COPILOT_EDITS, "pre-edit"), ("preToolUse", "bash", "pre-bash"),
+                 ("postToolUse", _COPILOT_EDITS, "post-edit")),
+           tools={"edit": EDIT, "create": WRITE, "str_replace_editor": EDIT, "apply_patch": PATCH, "bash": SHELL},
+           markers=("toolArgs",), events={PRE: "preToolUse", POST: "postToolUse"}, shows_user=False,
+           fails_closed=True, hint=True, scoped=True,
+           # its hooks (user and repository), the settings whose disableAllHooks turns every hook off, and the
+           # folder trust repository hooks need
+           controls=((".copilot", "settings.json"), (".copilot", "settings.local.json"), (".copilot", "config.json"),
+                     (".copilot", "hooks/*.json"), (".github", "hooks/*.json"), (".github", "copilot/settings*.json")),
+           home_env="COPILOT_HOME", home=".copilot"),
 )
 
 _BY_NAME = {row.name: row for row in ROWS}
