@@ -68,7 +68,7 @@ class HookArgs:
     """Options a hook receives: tenant (``--tenant`` else $BOBBIN_ROLE), config override, and a
     git hook's positional arguments (pre-push: the remote's name and URL)."""
 
-    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose", "positional")
+    __slots__ = ("event", "tenant", "config", "json", "quiet", "verbose", "positional", "client")
 
     def __init__(self, event: str) -> None:
         self.event = event
@@ -78,6 +78,7 @@ class HookArgs:
         self.json = False
         self.quiet = False
         self.verbose = False
+        self.client: str | None = None  # --client: the registry name its registration says (yupana.clients)
 
 
 def parse_hook_argv(argv: list[str]) -> HookArgs:
@@ -103,6 +104,14 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
                 raise ValueError(f"{name} needs a value")
         elif arg in GLOBAL_BOOL_FLAGS:
             flags.add(arg)
+        elif name == "--client":
+            if eq:
+                values[name] = inline
+            elif i + 1 < len(argv):
+                i += 1
+                values[name] = argv[i]
+            else:
+                raise ValueError("--client needs a value")
         elif arg == "hook" and not seen_hook:
             seen_hook = True
         elif seen_hook and event is None and not arg.startswith("-"):
@@ -121,6 +130,7 @@ def parse_hook_argv(argv: list[str]) -> HookArgs:
     args.quiet = "--quiet" in flags
     args.verbose = "--verbose" in flags
     args.positional = positional
+    args.client = values.get("--client")
     return args
 
 

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, project_root
+from yupana import clients, fastjson, project_root
 # The model is part of this module's API: callers import FileEdit, Invocation and the ops from here.
 from yupana.edit.model import (ADD, DELETE, EDIT, MOVE, MULTI_EDIT, NOTEBOOK, PATCH_TOOLS,
                                UNSET, UPDATE, WRITE, FileEdit, Invocation, git_top, new_edit, normpath)
@@ -77,8 +77,12 @@ __all__ = ["ADD", "CLAUDE_TOOLS", "DELETE", "EDIT", "MOVE", "MULTI_EDIT", "NOTEB
 _MAX_KEYS = 64
 
 
-def parse(raw: bytes) -> Invocation | None:
-    """Read a hook payload. None when it is not a JSON object; otherwise never raises."""
+def parse(raw: bytes, client: str | None = None) -> Invocation | None:
+    """Read a hook payload. None when it is not a JSON object; otherwise never raises.
+
+    ``client`` is the registration's ``--client`` (a :mod:`yupana.clients` registry name); without
+    it, the payload itself tells (:func:`yupana.clients.identify`). The client's adapter
+    translates its payload into the canonical shape read here; ``inv.client`` is its name."""
     try:
         text = bytes(raw).decode("utf-8") if isinstance(raw, (bytes, bytearray, memoryview)) else raw
         if not isinstance(text, str):
@@ -92,14 +96,23 @@ def parse(raw: bytes) -> Invocation | None:
         return None
     inv = Invocation()
     try:
-        _read(data, inv)
+        _read(_canonical(data, client, inv), inv)
     except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
         inv.problems.append(f"payload: reading failed ({type(exc).__name__}: {exc})")
     inv.project = inv.edits[0].project if inv.edits else project_root.for_dir(inv.cwd, inv._roots)
     return inv
 
 
-CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # the canonical edit tools (yupana.clients.CANONICAL)
+
+
+def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> dict[str, Any]:
+    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client)."""
+    row = clients.identify(data, hint)
+    if row is None:
+        return data
+    inv.client = row.name
+    return clients.adapter(row).translate(data)  # type: ignore[no-any-return]
 
 
 def _argv(tool_input: object) -> list[str] | None:
@@ -110,21 +123,10 @@ def _argv(tool_input: object) -> list[str] | None:
     return None
 
 
-def client_of(data: dict[str, Any], tool: str | None) -> str | None:
-    """The client that sent this payload, from what each one carries (docs/hook-input.md):
-    Codex sends ``turn_id`` (and ``apply_patch``); Claude Code sends ``prompt_id``, keeps its
-    transcript under ``.claude/``, and names its own edit tools. None when nothing tells."""
-    if "turn_id" in data or tool in PATCH_TOOLS:
-        return "codex"
-    transcript = data.get("transcript_path")
-    if "prompt_id" in data or (isinstance(transcript, str) and "/.claude/" in transcript):
-        return "claude-code"
-    if isinstance(transcript, str) and "/.codex/" in transcript:
-        return "codex"
-    tool_input = data.get("tool_input")
-    if tool in CLAUDE_TOOLS and not (isinstance(tool_input, dict) and "*** Begin Patch" in str(tool_input.get("command"))):
-        return "claude-code"
-    return None
+def client_of(data: dict[str, Any], tool: str | None = None) -> str | None:
+    """The registry name of the client that sent this payload (:func:`yupana.clients.identify`)."""
+    row = clients.identify(data)
+    return row.name if row is not None else None
 
 
 def _read(data: dict[str, Any], inv: Invocation) -> None:
@@ -134,7 +136,6 @@ def _read(data: dict[str, Any], inv: Invocation) -> None:
     inv.event = _opt_str(data, "hook_event_name", inv.problems, "payload")
     inv.tool_name = _opt_str(data, "tool_name", inv.problems, "payload")
     inv.cwd = _session_cwd(data.get("cwd"), inv.problems)
-    inv.client = client_of(data, inv.tool_name)
     tool = inv.tool_name
     tool_input = data.get("tool_input")
     inv.argv = _argv(tool_input)

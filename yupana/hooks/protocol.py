@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from yupana import fastjson, redact
+from yupana import clients, fastjson, redact
 
 from yupana.state import paths, statefile
 
@@ -44,7 +44,6 @@ _RANK = {ALLOW: 0, NOTIFY: 1, DENY: 2}
 
 
 AUDIENCES = ("operator", "model", "both")
-CODEX = "codex"
 
 
 class Outcome:
@@ -55,7 +54,7 @@ class Outcome:
     def __init__(self) -> None:
         self.decision = ALLOW
         self.reasons: list[str] = []  # model-facing deny reasons
-        self.messages: list[str] = []  # operator notices (systemMessage; Codex: also additionalContext)
+        self.messages: list[str] = []  # operator notices (the user's channel; also the model's where the row says)
         self.advisories: list[str] = []  # findings that do not block: routed by advise_audience
         self.context: list[str] = []  # model-facing additionalContext parts
 
@@ -91,31 +90,34 @@ class Outcome:
             mine += [m for m in theirs if m not in mine]
 
     def render(self, event: str = "PreToolUse", *, client: str | None = None, audience: str = "operator") -> str:
-        """The exact stdout for this outcome ("" for a silent allow).
+        """The exact stdout for this outcome ("" for a silent allow), in the client's shape.
 
-        ``client`` is who sent the payload (``payload.client_of``): for Codex every notice is
-        model-facing too. ``audience`` is ``[yupana.policy] advise_audience``."""
+        ``client`` is who sent the payload (a :mod:`yupana.clients` registry name; None: Claude
+        Code's shape): a client whose row says it shows the user nothing (Codex) gets every
+        notice as model-facing too, and an event whose answer carries no model context in that
+        client (Gemini's BeforeTool) sends it to the user. ``audience`` is
+        ``[yupana.policy] advise_audience``."""
+        row = clients.get(client)
+        to_model = row is not None and not row.shows_user
         operator = list(self.messages)
         model = list(self.context)
         if audience != "model":
             operator += [a for a in self.advisories if a not in operator]
-        if audience != "operator" or client == CODEX:
+        if audience != "operator" or to_model:
             model += [a for a in self.advisories if a not in model]
-        if client == CODEX:
+        if to_model:
             model += [m for m in self.messages if m not in model]
-        out: dict[str, Any] = {}
-        if self.decision == DENY and event == "PreToolUse":
-            out["hookSpecificOutput"] = {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": deny_reason(self.reasons),
-            }
-            if model:
-                out["hookSpecificOutput"]["additionalContext"] = "\n\n".join(model)
-        elif model:
-            out["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n\n".join(model)}
-        if operator:
-            out["systemMessage"] = "\n".join(operator)
+        if row is not None and event not in row.model_events:
+            operator += [m for m in model if m not in operator]
+            model = []
+        deny = deny_reason(self.reasons) if self.decision == DENY else None
+        if deny is None and not model and not operator:
+            return ""
+        if row is None:
+            from yupana.clients import claude_code as shaper
+        else:
+            shaper = clients.adapter(row)
+        out = shaper.shape(deny, model, operator, event)
         return fastjson.dumps(out) if out else ""
 
 

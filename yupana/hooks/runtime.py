@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 
-from yupana import project_root
+from yupana import clients, project_root
 from yupana.evaluate import UNKNOWN
 from yupana.edit import payload
 from yupana.hooks import protocol, registry
@@ -112,7 +112,7 @@ class HookRuntime:
     def answer(self, raw: bytes) -> str:
         """The whole invocation on ``raw``; returns the exact stdout ("" for a silent allow)."""
         try:
-            self.inv = payload.parse(raw)  # the one parse of the payload
+            self.inv = payload.parse(raw, getattr(self.args, "client", None))  # the one parse of the payload
             if self.inv is None:
                 protocol.unreadable_payload(self.hook, raw)
             self.run(raw)
@@ -159,8 +159,13 @@ class HookRuntime:
         if not once:
             if pane:
                 self.outcome.notify(f"yupana: {message}")
-            elif self.codex:
+            elif self.silent_client():
                 self.outcome.add_context(f"yupana: {message}")
+
+    def silent_client(self) -> bool:
+        """The client shows the user no notice (its row's ``shows_user``: Codex): the model is told."""
+        row = clients.get(self.inv.client if self.inv is not None else None)
+        return row is not None and not row.shows_user
 
     # ── the configuration's own record ─────────────────────────────────────────────
     def config_records(self, snap: dict[str, Any], root: str) -> None:

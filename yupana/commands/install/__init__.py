@@ -23,10 +23,11 @@ import shutil
 import subprocess
 import sys
 
+from yupana import clients
 from yupana.commands.install import hooks as hooks_file
 from yupana.commands.install import lock as install_lock
 
-CLIENTS = ("claude", "codex", "git")
+CLIENTS = (*(row.install for row in clients.ROWS), "git")  # every registry row's install word, and git
 UNTRUSTED_EXIT = 3
 
 
@@ -57,25 +58,17 @@ def apply(args: argparse.Namespace, install: bool) -> int:
         print("yupana: --tenant/--config go into the claude and codex hook commands; the git pre-push hook takes "
               "neither", file=sys.stderr)
         return 1
-    if args.client == "claude":
-        return _claude(args, install)
-    if args.project or args.user:
-        print("yupana: --project/--user apply to claude (Codex reads $CODEX_HOME/hooks.json, git the repository's "
+    row = clients.get(args.client)
+    if (args.project or args.user) and (row is None or not row.scoped):
+        scoped = ", ".join(r.install for r in clients.ROWS if r.scoped)
+        print(f"yupana: --project/--user apply to {scoped} (Codex reads $CODEX_HOME/hooks.json, git the repository's "
               "hooks directory)", file=sys.stderr)
         return 1
-    if args.client == "git":
+    if row is None:  # git
         from yupana.commands.install import git as install_git
 
         return install_git.run(install, force=bool(getattr(args, "force", False)), dry_run=args.dry_run)
-    from yupana.commands.install import codex_run as install_codex_run
-
-    return install_codex_run.run(args, install)
-
-
-def claude_settings_path(user: bool) -> str:
-    if user:
-        return os.path.join(os.path.expanduser("~"), ".claude", "settings.json")
-    return os.path.join(project_root(os.getcwd()), ".claude", "settings.json")
+    return int(clients.installer(row).run(args, install))
 
 
 def project_root(cwd: str) -> str:
@@ -120,23 +113,24 @@ def report_foreign(data: dict[str, Any], path: str, install: bool) -> None:
               f"makes: {what}; edit it by hand if it should change", file=sys.stderr)
 
 
-def _claude(args: argparse.Namespace, install: bool) -> int:
-    path = claude_settings_path(args.user)
+def settings_file(args: argparse.Namespace, install: bool, path: str, client: str) -> int:
+    """Merge ``client``'s hooks into (or remove ours from) the JSON settings file ``path``, under
+    its lock: the writer of every client whose settings share Claude Code's hooks shape."""
     if args.dry_run:
-        return _claude_merge(args, install, path)
+        return _merge(args, install, path, client)
     try:
         with install_lock.held(path):
-            return _claude_merge(args, install, path)
+            return _merge(args, install, path, client)
     except install_lock.Busy as exc:
         print(f"yupana: {exc}", file=sys.stderr)
         return 1
 
 
-def _claude_merge(args: argparse.Namespace, install: bool, path: str, attempt: int = 1) -> int:
+def _merge(args: argparse.Namespace, install: bool, path: str, client: str, attempt: int = 1) -> int:
     """Read, merge and write the settings (under the lock, unless a dry run)."""
     try:
         text, data = hooks_file.read(path)
-        new = hooks_file.merge(data, wanted("claude", args, data, path)) if install else hooks_file.remove(data)
+        new = hooks_file.merge(data, wanted(client, args, data, path)) if install else hooks_file.remove(data)
     except hooks_file.HooksFileError as exc:
         print(f"yupana: {exc}", file=sys.stderr)
         return 1
@@ -157,7 +151,7 @@ def _claude_merge(args: argparse.Namespace, install: bool, path: str, attempt: i
     if not install_lock.unchanged(path, text):  # saved meanwhile by something that does not take the lock
         if attempt < 3:
             print(f"yupana: {path} changed while it was merged; merging again into what it holds now", file=sys.stderr)
-            return _claude_merge(args, install, path, attempt + 1)
+            return _merge(args, install, path, client, attempt + 1)
         print(f"yupana: {path} keeps changing while it is merged; nothing was written — run it again",
               file=sys.stderr)
         return 1

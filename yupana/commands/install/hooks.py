@@ -28,6 +28,7 @@ import os
 import shlex
 import sys
 
+from yupana import clients
 import yupana.commands.install.jsontext as jsontext  # not "from the package": its __init__ imports this module
 import yupana.commands.install.ours as ours
 
@@ -35,13 +36,16 @@ TIMEOUT_SECS = 5
 EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
 EVENTS = ("pre-edit", "pre-bash", "post-edit")
 
-# client -> [(hook event in the file, matcher, our event)]
-PLAN = {
-    "claude": [("PreToolUse", EDIT_MATCHER, "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
-               ("PostToolUse", EDIT_MATCHER, "post-edit")],
-    "codex": [("PreToolUse", "apply_patch", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
-              ("PostToolUse", "apply_patch", "post-edit")],
-}
+
+
+def plan(client: str) -> tuple[tuple[str, str, str], ...]:
+    """(event in the settings file, matcher, our event) for every hook ``client`` (a registry
+    name or install word, :mod:`yupana.clients`) registers."""
+    row = clients.get(client)
+    if row is None:
+        raise KeyError(client)
+    return row.plan
+
 
 class HooksFileError(Exception):
     """The existing file cannot be merged into (unreadable, not JSON, wrong shape). Nothing was written."""
@@ -60,9 +64,11 @@ def yupana_command() -> str:
 Flags = tuple[tuple[str, str], ...]  # (--tenant|--config, value), as ours.Registration.flags
 
 
-def wrapper(event: str, command: str | None = None, flags: Flags = ()) -> str:
-    """The skew-proof wrapper: any failure of yupana is an allow, and a crash prints nothing."""
-    return f"out=$({command or yupana_command()} {ours.render(event, flags)} 2>/dev/null) || exit 0; printf '%s' \"$out\""
+def wrapper(event: str, command: str | None = None, flags: Flags = (), client: str | None = None) -> str:
+    """The skew-proof wrapper: any failure of yupana is an allow, and a crash prints nothing.
+    ``client``: the registry name the hook is told (``--client``), for rows that ask for it."""
+    return (f"out=$({command or yupana_command()} {ours.render(event, flags, client)} 2>/dev/null) || exit 0; "
+            "printf '%s' \"$out\"")
 
 
 def our_event(handler: object) -> str | None:
@@ -79,9 +85,13 @@ def runs_event(handler: object) -> str | None:
 def desired(client: str, command: str | None = None,
             flags: dict[str, Flags] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
     """(file event, matcher, handler) for every hook ``client`` should have (``flags``: per event)."""
-    return [(file_event, matcher, {"type": "command", "timeout": TIMEOUT_SECS,
-                                   "command": wrapper(event, command, (flags or {}).get(event, ()))})
-            for file_event, matcher, event in PLAN[client]]
+    row = clients.get(client)
+    if row is None:
+        raise KeyError(client)
+    hint = row.name if row.hint else None
+    return [(file_event, matcher, {"type": "command", "timeout": row.timeout,
+                                   "command": wrapper(event, command, (flags or {}).get(event, ()), hint)})
+            for file_event, matcher, event in row.plan]
 
 
 class FlagConflict(HooksFileError):

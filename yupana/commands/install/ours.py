@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 EVENTS = ("pre-edit", "pre-bash", "post-edit")
 CARRIED = ("--tenant", "--config")  # the flags that change what a hook decides
+CLIENT = "--client"  # which client the hook serves: written by the installer of its row, not carried
 _IGNORED = ("--json", "--quiet", "--verbose")  # a hook accepts them and does nothing with them
 _WRAPPER = re.compile(r"\Aout=\$\((?P<inner>.*) 2>/dev/null\) \|\| exit 0(?:; printf '%s' \"\$out\")?\Z", re.S)
 _MENTION = re.compile(r"yupana['\"]?\s+(?:--?\S+\s+)*hook\s+(pre-edit|pre-bash|post-edit)\b")
@@ -33,6 +34,7 @@ _SHELL = set("`$;&|<>(){}\n\r*?[]~!#\\")  # outside single quotes: more than a p
 class Registration(NamedTuple):
     event: str
     flags: tuple[tuple[str, str], ...]  # (flag, value) for --tenant / --config, in CARRIED order
+    client: str | None = None  # --client: the registry name the installer wrote (yupana.clients)
 
 
 def parse(command: object) -> Registration | None:
@@ -51,9 +53,10 @@ def mentions(command: object) -> str | None:
     return m.group(1) if m else None
 
 
-def render(event: str, flags: tuple[tuple[str, str], ...]) -> str:
-    """The argument words after the yupana command: ``hook <event> [--tenant T] [--config C]``."""
-    return " ".join(["hook", event, *(f"{name} {shlex.quote(value)}" for name, value in flags)])
+def render(event: str, flags: tuple[tuple[str, str], ...], client: str | None = None) -> str:
+    """The argument words after the yupana command: ``hook <event> [--client N] [--tenant T] [--config C]``."""
+    return " ".join(["hook", event, *([f"--client {shlex.quote(client)}"] if client else []),
+                     *(f"{name} {shlex.quote(value)}" for name, value in flags)])
 
 
 def _bare(text: str) -> Registration | None:
@@ -72,7 +75,7 @@ def _bare(text: str) -> Registration | None:
     while i < len(words):
         word = words[i]
         name, eq, inline = word.partition("=")
-        if name in CARRIED:
+        if name in CARRIED or name == CLIENT:
             if not eq:
                 i += 1
                 if i >= len(words):
@@ -90,7 +93,7 @@ def _bare(text: str) -> Registration | None:
         i += 1
     if event is None:
         return None
-    return Registration(event, tuple((name, values[name]) for name in CARRIED if name in values))
+    return Registration(event, tuple((name, values[name]) for name in CARRIED if name in values), values.get(CLIENT))
 
 
 def _program(words: list[str]) -> int | None:

@@ -1,0 +1,93 @@
+"""The client registry (issue 26 §1): one row per client, who sent a payload, and the answer in
+its shape — through the real CLI where a user would notice it (the hook's stdout, its record)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
+from guard_kit import Repo, hook
+
+from yupana import clients
+
+ENFORCE = '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\ndeny_paths = ["secrets/**"]\n'
+
+
+@pytest.fixture
+def repo(tmp_path, env):
+    return Repo(tmp_path / "repo", env).config(ENFORCE)
+
+
+def test_every_row_names_an_adapter_and_an_installer_that_exist():
+    assert {"claude-code", "codex"} <= set(clients.names())
+    for row in clients.ROWS:
+        adapter = clients.adapter(row)
+        assert callable(adapter.translate) and callable(adapter.shape), row
+        installer = clients.installer(row)
+        assert callable(installer.run) and callable(installer.found) and callable(installer.registrations), row
+        assert set(row.tools.values()) <= set(clients.CANONICAL), row
+        assert {event for _e, _m, event in row.plan} == {"pre-edit", "pre-bash", "post-edit"}, row
+        assert clients.get(row.install) is row and clients.get(row.name) is row
+
+
+@pytest.mark.parametrize("data,name", [
+    ({"turn_id": "t", "tool_name": "Bash"}, "codex"),
+    ({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch"}}, "codex"),
+    ({"tool_name": "Edit", "tool_input": {"command": "*** Begin Patch\n*** End Patch"}}, "codex"),
+    ({"prompt_id": "p", "tool_name": "Bash"}, "claude-code"),
+    ({"transcript_path": "/home/u/.claude/projects/x.jsonl", "tool_name": "Bash"}, "claude-code"),
+    ({"transcript_path": "/home/u/.codex/sessions/x.jsonl", "tool_name": "Bash"}, "codex"),
+    ({"tool_name": "Write", "tool_input": {"file_path": "/x", "content": ""}}, "claude-code"),
+    ({"tool_name": "Bash", "tool_input": {"command": "ls"}}, None),  # both run a Bash tool: nothing tells
+])
+def test_the_payload_tells_the_client(data, name):
+    row = clients.identify(data)
+    assert (row.name if row else None) == name
+
+
+def test_the_registrations_client_flag_wins_over_the_payload():
+    assert clients.identify({"prompt_id": "p"}, "codex").name == "codex"
+    assert clients.identify({"prompt_id": "p"}, "claude").name == "claude-code"  # the install word too
+    assert clients.identify({"prompt_id": "p"}, "no-such-client").name == "claude-code"  # unknown: the payload
+
+
+def test_the_record_carries_the_registry_name_given_by_client_flag(env, repo):
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}}  # both clients run a Bash tool: nothing in it tells
+    hook(env, payload, "--tenant", "t", event="pre-bash")
+    hook(env, payload, "--tenant", "t", "--client", "codex", event="pre-bash")
+    clients_seen = [r.get("client") for r in env.records("pre_bash_invoked")]
+    assert clients_seen == [None, "codex"]
+
+
+def test_a_deny_is_written_in_the_senders_shape(env, repo):
+    result = hook(env, dict(repo.payload("Write", "secrets/a.env", content="k\n"), prompt_id="p"), "--tenant", "t")
+    assert result.denied and "secrets/**" in result.reason
+    assert env.records("guard")[-1]["client"] == "claude-code"
+
+
+def test_a_client_flag_without_its_value_is_a_loud_allow_never_a_block(env, repo):
+    done = hook(env, repo.payload("Write", "secrets/a.env", content="k\n"), "--tenant", "t", "--client")
+    assert done.allowed_silently and "hook invocation not understood" in done.stderr
+
+
+def test_an_unknown_client_name_falls_back_to_the_payload(env, repo):
+    done = hook(env, dict(repo.payload("Write", "secrets/a.env", content="k\n"), prompt_id="p"), "--tenant", "t",
+                "--client", "no-such-client")
+    assert done.denied and env.records("guard")[-1]["client"] == "claude-code"
+
+
+def test_install_writes_the_rows_plan_and_timeout(env, tmp_path, yupana):
+    project = tmp_path / "p"
+    Repo(project, env)
+    done = yupana("install", "claude", cwd=project)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    row = clients.get("claude-code")
+    wrote = sorted((event, group["matcher"], group["hooks"][0]["timeout"])
+                   for event, groups in settings["hooks"].items() for group in groups)
+    assert wrote == sorted((e, m, row.timeout) for e, m, _h in row.plan)

@@ -1,0 +1,161 @@
+"""The coding clients yupana governs: one plain-data row each, one small adapter module each.
+
+Hot path: this module imports nothing; an adapter (``Client.adapter``) imports only the
+standard library, and only the one that answers a payload is loaded (:func:`adapter`).
+
+A **row** (:class:`Client`) is what is true of a client, as data: its registry ``name``
+(what records, ``status``, ``metrics`` and ``explain`` say), the ``yupana install`` word,
+its hook events and tool names (each client tool mapped to the *kind* of call the edit model
+reads), how a payload betrays it (keys, event names, transcript directory), where its notices
+are shown, whether it fails closed on a hook error, and the modules that implement it:
+
+* ``adapter`` (hot): the functions a hook calls —
+  ``translate(data) -> dict`` the payload in yupana's canonical shape (Claude Code's:
+  ``tool_name`` one of :data:`CANONICAL`, its ``tool_input`` fields; a tool the row does not
+  list is passed through unchanged, and the runtime makes it a loud UNKNOWN) and
+  ``shape(deny, model, user, event) -> dict`` the client's stdout object for a decision
+  (``deny``: the reason, or None), model-facing notices, user-facing notices and the
+  canonical ``event`` (``PreToolUse`` / ``PostToolUse``); ``{}`` is a silent allow.
+* ``installer`` (cold, may import anything): ``run(args, install) -> int`` for
+  ``yupana install|uninstall <install>``, ``found(root) -> list[tuple[str, str]]`` (why the
+  client is considered present on this machine: (what, where)), and
+  ``registrations(root) -> list[dict]`` (each registration file read for ``yupana status``:
+  ``scope``, ``path``, ``hooks`` as :func:`yupana.commands.install.hooks.inspect` gives them,
+  and for clients that gate hooks (trust), ``problems``: ``[{"problem", "fix"}]``).
+
+Adding a client: a row in :data:`ROWS`, its adapter ``yupana/clients/<name>.py``, its
+installer, a docs page ``docs/clients/<name>.md`` and its end-to-end tests (tests/clients/).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+# The kinds of tool call the edit model reads (yupana.edit.payload), and the canonical tool
+# name each is translated to: a client's tool maps to one kind in its row's ``tools``.
+EDIT, MULTI_EDIT, WRITE, NOTEBOOK, PATCH, SHELL = "edit", "multi_edit", "write", "notebook", "patch", "shell"
+CANONICAL = {EDIT: "Edit", MULTI_EDIT: "MultiEdit", WRITE: "Write", NOTEBOOK: "NotebookEdit", PATCH: "apply_patch",
+             SHELL: "Bash"}
+EDIT_KINDS = (EDIT, MULTI_EDIT, WRITE, NOTEBOOK, PATCH)
+
+PRE, POST = "PreToolUse", "PostToolUse"  # the canonical events a hook answers (HookRuntime.event)
+
+
+class Client:
+    """One client, as plain data (see the module text for what each field means)."""
+
+    __slots__ = ("name", "label", "install", "adapter", "installer", "docs", "binary", "plan", "tools",
+                 "markers", "events", "transcript", "shows_user", "model_events", "fails_closed", "hint",
+                 "scoped", "timeout", "timeout_ms")
+
+    def __init__(self, name: str, label: str, *, install: str, adapter: str, installer: str, binary: str,
+                 plan: tuple[tuple[str, str, str], ...], tools: dict[str, str], markers: tuple[str, ...] = (),
+                 events: dict[str, str] | None = None, transcript: str = "", shows_user: bool = True,
+                 model_events: tuple[str, ...] = (PRE, POST), fails_closed: bool = False,
+                 hint: bool = False, scoped: bool = False, timeout: int = 5, timeout_ms: int = 1000) -> None:
+        self.name = name  # the registry name: records' "client", status, metrics, explain
+        self.label = label  # for people: "Claude Code"
+        self.install = install  # `yupana install <install>`
+        self.adapter = adapter  # the hot adapter module
+        self.installer = installer  # the cold install/uninstall/registration module
+        self.docs = f"docs/clients/{name}.md"
+        self.binary = binary  # its command on PATH
+        self.plan = plan  # (event in its settings file, matcher, our hook event) per registration
+        self.tools = tools  # its tool name -> kind (EDIT, WRITE, …, SHELL)
+        self.markers = markers  # payload keys only this client sends
+        self.events = events or {PRE: PRE, POST: POST}  # canonical event -> its own event name
+        self.transcript = transcript  # a directory its transcript_path runs through ("/.claude/")
+        self.shows_user = shows_user  # a user-facing notice reaches someone (else: notices go to the model)
+        self.model_events = model_events  # the canonical events whose answer can carry model context
+        self.fails_closed = fails_closed  # a hook error blocks the tool: the registration must be wrapped
+        self.hint = hint  # its registration passes `--client <name>` (payload recognition is the fallback)
+        self.scoped = scoped  # `yupana install` takes --project / --user for it
+        self.timeout = timeout  # the "timeout" its registration is written with, in its own unit
+        self.timeout_ms = timeout_ms  # milliseconds per unit of its "timeout" (1000: seconds; 1: ms)
+
+    def kind(self, tool: str | None) -> str | None:
+        """The kind of ``tool`` (one of this client's tool names), or None when the row does not list it."""
+        return self.tools.get(tool) if tool is not None else None
+
+    def __repr__(self) -> str:
+        return f"Client({self.name!r})"
+
+
+_CLAUDE_TOOLS = {"Edit": EDIT, "MultiEdit": MULTI_EDIT, "Write": WRITE, "NotebookEdit": NOTEBOOK, "Bash": SHELL}
+
+ROWS: tuple[Client, ...] = (
+    Client("codex", "Codex", install="codex", adapter="yupana.clients.codex",
+           installer="yupana.commands.install.client_codex", binary="codex",
+           plan=(("PreToolUse", "apply_patch", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
+                 ("PostToolUse", "apply_patch", "post-edit")),
+           # Codex accepts Edit/Write as matcher aliases of apply_patch: under those names a patch still arrives
+           tools={"apply_patch": PATCH, "applypatch": PATCH, "Bash": SHELL, "Edit": PATCH, "Write": PATCH},
+           markers=("turn_id",), transcript="/.codex/", shows_user=False),
+    Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
+           installer="yupana.commands.install.client_claude_code", binary="claude",
+           plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
+                 ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-edit")),
+           tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True),
+)
+
+_BY_NAME = {row.name: row for row in ROWS}
+
+
+def get(name: str | None) -> Client | None:
+    """The row named ``name`` (a registry name, or a ``yupana install`` word), or None."""
+    if name is None:
+        return None
+    row = _BY_NAME.get(name)
+    if row is None:
+        row = next((r for r in ROWS if r.install == name), None)
+    return row
+
+
+def names() -> tuple[str, ...]:
+    """Every registry name, in row order."""
+    return tuple(row.name for row in ROWS)
+
+
+def adapter(row: Client) -> ModuleType:
+    """``row``'s hot adapter module (imported on first use)."""
+    return __import__(row.adapter, fromlist=["translate"])
+
+
+def installer(row: Client) -> ModuleType:
+    """``row``'s cold installer module (imported on first use)."""
+    return __import__(row.installer, fromlist=["run"])
+
+
+def identify(data: dict[str, Any], hint: str | None = None) -> Client | None:
+    """The client that sent ``data``: the registration's ``--client`` (``hint``) when it names a
+    row; else, in this order, a key only one client sends, an event name only one uses, the
+    directory its transcript runs through, a tool name exactly one row lists for this event (a
+    patch under an edit tool's name counts as a patch tool: Codex's alias); None when nothing tells."""
+    row = get(hint)
+    if row is not None:
+        return row
+    for row in ROWS:
+        if any(key in data for key in row.markers):
+            return row
+    event = data.get("hook_event_name")
+    if isinstance(event, str) and event not in (PRE, POST):
+        for row in ROWS:
+            if event in row.events.values():
+                return row
+    transcript = data.get("transcript_path")
+    if isinstance(transcript, str):
+        for row in ROWS:
+            if row.transcript and row.transcript in transcript:
+                return row
+    tool = data.get("tool_name")
+    if isinstance(tool, str):
+        tool_input = data.get("tool_input")
+        patch = isinstance(tool_input, dict) and "*** Begin Patch" in str(tool_input.get("command"))
+        found = [row for row in ROWS if (row.tools.get(tool) == PATCH) == patch and tool in row.tools
+                 and (not isinstance(event, str) or event in row.events.values())]
+        if len(found) == 1:
+            return found[0]
+    return None
