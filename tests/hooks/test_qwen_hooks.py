@@ -58,7 +58,7 @@ def test_a_tripwire_write_file_is_denied_in_the_channel_qwen_reads(env, repo):
     assert result.denied and result.reason.startswith("yupana: edit to src/auth/login.rs")
     assert "auth-boundary" in result.reason
     [guard] = env.records("guard")
-    assert (guard["result"], guard["tool"], guard["client"]) == ("deny", "write_file", "qwen")
+    assert (guard["result"], guard["tool"], guard["client"]) == ("deny", "Write", "qwen")
 
 
 def test_a_deny_paths_edit_is_denied(env, repo):
@@ -66,7 +66,7 @@ def test_a_deny_paths_edit_is_denied(env, repo):
     result = hook(env, recorded("edit", repo))
     assert result.denied and "deny_paths `README.md`" in result.reason
     [guard] = env.records("guard")
-    assert (guard["result"], guard["tool"], guard["client"]) == ("deny", "edit", "qwen")
+    assert (guard["result"], guard["tool"], guard["client"]) == ("deny", "Edit", "qwen")
 
 
 def test_an_unrelated_edit_is_a_silent_allow(env, repo):

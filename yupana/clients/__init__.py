@@ -86,6 +86,8 @@ class Client:
 
 _CLAUDE_TOOLS = {"Edit": EDIT, "MultiEdit": MULTI_EDIT, "Write": WRITE, "NotebookEdit": NOTEBOOK, "Bash": SHELL}
 
+_QWEN_EDIT = "write_file|edit|notebook_edit"
+
 ROWS: tuple[Client, ...] = (
     Client("codex", "Codex", install="codex", adapter="yupana.clients.codex",
            installer="yupana.commands.install.client_codex", binary="codex",
@@ -94,6 +96,15 @@ ROWS: tuple[Client, ...] = (
            # Codex accepts Edit/Write as matcher aliases of apply_patch: under those names a patch still arrives
            tools={"apply_patch": PATCH, "applypatch": PATCH, "Bash": SHELL, "Edit": PATCH, "Write": PATCH},
            markers=("turn_id",), transcript="/.codex/", shows_user=False),
+    # Qwen Code sends Claude Code's prompt_id too: its row comes before Claude Code's, told by its tool_call_id
+    Client("qwen", "Qwen Code", install="qwen", adapter="yupana.clients.qwen",
+           installer="yupana.commands.install.client_qwen", binary="qwen",
+           plan=(("PreToolUse", _QWEN_EDIT, "pre-edit"), ("PreToolUse", "run_shell_command|monitor", "pre-bash"),
+                 ("PostToolUse", _QWEN_EDIT, "post-edit")),
+           tools={"write_file": WRITE, "edit": EDIT, "notebook_edit": NOTEBOOK, "run_shell_command": SHELL,
+                  "monitor": SHELL},
+           markers=("tool_call_id",), transcript="/.qwen/", shows_user=False, model_events=(POST,), hint=True,
+           scoped=True, timeout=5000, timeout_ms=1),  # 0.24 reads >= 1000 as ms (below, seconds); 0.15 always ms
     Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
            installer="yupana.commands.install.client_claude_code", binary="claude",
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
