@@ -18,7 +18,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "yupana"
 
-COLD_PACKAGES = ("yupana.commands", "yupana.endpoint", "yupana.projection", "yupana.workers.refresher",
+COLD_PACKAGES = ("yupana.commands", "yupana.clients.install", "yupana.endpoint", "yupana.projection", "yupana.workers.refresher",
                  "yupana.workers.refresh_worker", "yupana.workers.bundle_fetch", "yupana.workers.exposure_worker", "yupana.workers.disk_flush",
                  "yupana.config_model", "yupana.config_controls", "yupana.cli")
 COLD_LIBRARIES = ("rdflib", "pyshacl", "httpx", "httpcore", "pydantic", "pydantic_settings", "rich", "typer",
@@ -72,7 +72,7 @@ def test_the_package_is_read():
 def test_nothing_below_the_hooks_imports_them_or_a_command():
     """Only the entry points (cli, and commands such as explain that run a hook) sit above."""
     below = tuple(mod for mod in MODULES if not _within(mod, ("yupana.hooks", "yupana.commands", "yupana.cli",
-                                                              "yupana.__main__")))
+                                                              "yupana.__main__", "yupana.clients.install")))
     assert set(BELOW_HOOKS) <= set(below)
     assert sorted({f"{mod} imports {name}" for mod in below for name, _ in MODULES[mod]
                    if _within(name, ("yupana.hooks", "yupana.commands", "yupana.cli"))}) == []

@@ -16,7 +16,7 @@ are shown, whether it fails closed on a hook error, and the modules that impleme
   ``shape(deny, model, user, event) -> dict`` the client's stdout object for a decision
   (``deny``: the reason, or None), model-facing notices, user-facing notices and the
   canonical ``event`` (``PreToolUse`` / ``PostToolUse``); ``{}`` is a silent allow.
-* ``installer`` (cold, may import anything): ``run(args, install) -> int`` for
+* ``installer`` (cold, ``yupana/clients/install/<name>.py``, may import commands): ``run(args, install) -> int`` for
   ``yupana install|uninstall <install>``, ``found(root) -> list[tuple[str, str]]`` (why the
   client is considered present on this machine: (what, where)), and
   ``registrations(root) -> list[dict]`` (each registration file read for ``yupana status``:
@@ -90,7 +90,7 @@ _QWEN_EDIT = "write_file|edit|notebook_edit"
 
 ROWS: tuple[Client, ...] = (
     Client("codex", "Codex", install="codex", adapter="yupana.clients.codex",
-           installer="yupana.commands.install.client_codex", binary="codex",
+           installer="yupana.clients.install.codex", binary="codex",
            plan=(("PreToolUse", "apply_patch", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "apply_patch", "post-edit")),
            # Codex accepts Edit/Write as matcher aliases of apply_patch: under those names a patch still arrives
@@ -106,7 +106,7 @@ ROWS: tuple[Client, ...] = (
            markers=("tool_call_id",), transcript="/.qwen/", shows_user=False, model_events=(POST,), hint=True,
            scoped=True, timeout=5000, timeout_ms=1),  # 0.24 reads >= 1000 as ms (below, seconds); 0.15 always ms
     Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
-           installer="yupana.commands.install.client_claude_code", binary="claude",
+           installer="yupana.clients.install.claude_code", binary="claude",
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-edit")),
            tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True),

@@ -17,7 +17,7 @@ import argparse
 import os
 import shutil
 
-from yupana.commands.install import registration
+from yupana.clients.install import registration
 from yupana.commands.install import codex as install_codex
 
 TRUST_HASH_SOURCE = ("computed as Codex 0.171.0 computes it (no app-server is asked); "

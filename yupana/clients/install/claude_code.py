@@ -13,7 +13,7 @@ import argparse
 import os
 import shutil
 
-from yupana.commands.install import registration
+from yupana.clients.install import registration
 
 
 def run(args: argparse.Namespace, install: bool) -> int:
