@@ -91,3 +91,31 @@ def test_install_writes_the_rows_plan_and_timeout(env, tmp_path, yupana):
     wrote = sorted((event, group["matcher"], group["hooks"][0]["timeout"])
                    for event, groups in settings["hooks"].items() for group in groups)
     assert wrote == sorted((e, m, row.timeout) for e, m, _h in row.plan)
+
+
+def test_a_known_clients_unknown_tool_is_a_loud_unknown_not_a_silent_allow(env, repo):
+    payload = {"session_id": "s", "turn_id": "t1", "cwd": str(repo.root), "hook_event_name": "PreToolUse",
+               "tool_name": "shell_command", "tool_input": {"command": "ssh prod-db uptime"}}
+    first = hook(env, payload, "--tenant", "t", event="pre-bash")
+    assert "Codex tool 'shell_command' is not one yupana reads" in first.message
+    assert "NOT checked" in first.context  # Codex shows the user nothing: the model is told
+    again = hook(env, dict(payload, tool_use_id="2"), "--tenant", "t", event="pre-bash")
+    assert again.allowed_silently  # the notice once per session; the record every time
+    fails = [r for r in env.records("fail_open") if r.get("fail_kind") == "unknown_tool"]
+    assert [(r["client"], r["tool"], r["hook"]) for r in fails] == [("codex", "shell_command", "pre-bash")] * 2
+    assert [r["client"] for r in env.records("pre_bash_invoked")] == ["codex", "codex"]
+
+
+def test_an_unknown_tool_reaching_pre_edit_reads_nothing_and_says_so(env, repo):
+    payload = dict(repo.payload("Read", "secrets/a.env"), prompt_id="p")
+    result = hook(env, payload, "--tenant", "t")
+    assert not result.denied and "Claude Code tool 'Read' is not one yupana reads" in result.message
+    assert env.records("guard")[-1]["tool"] == "Read"
+
+
+def test_explain_names_the_client_and_whether_the_call_is_a_patch(env, repo, yupana):
+    patch = "*** Begin Patch\n*** Add File: secrets/a.env\n+k\n*** End Patch\n"
+    done = yupana("--tenant", "t", "explain", "--json",
+                  stdin=json.dumps(dict(repo.patch(patch), turn_id="t1")), cwd=repo.root)
+    out = json.loads(done.stdout)
+    assert out["invocation"]["client"] == "codex" and out["invocation"]["patch"] is True, out["invocation"]

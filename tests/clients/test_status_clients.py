@@ -44,7 +44,7 @@ def test_claude_registered_but_never_invoked_is_degraded_until_its_first_edit(tm
     assert {(h["event"], h["timeout"], h["wrapped"]) for h in reg["hooks"]} == {
         ("pre-edit", 5, True), ("pre-bash", 5, True), ("post-edit", 5, True)}
     [problem] = [p for p in claude["problems"] if p["degraded"]]
-    assert "never invoked" in problem["problem"] and "run an edit in claude-code" in problem["fix"]
+    assert "never invoked" in problem["problem"] and "run an edit in Claude Code" in problem["fix"]
     assert out["clients"]["codex"]["state"] in ("not-registered", "not-found")
     text = case.yupana("status", "--offline").stdout
     assert "  claude    : ⚠ DEGRADED (exit 3)" in text and "never seen in this project" in text

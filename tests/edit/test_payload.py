@@ -223,7 +223,7 @@ def test_notebook_edit(tmp_path):
 
 def test_bash():
     inv = parse(_raw("Bash", {"command": "cargo test", "description": "tests", "timeout": 1000}))
-    assert inv.command == "cargo test" and inv.edits == [] and not inv.codex
+    assert inv.command == "cargo test" and inv.edits == [] and not inv.patch_call
     inv = parse(_raw("Bash", {"command": ["ls"]}))
     assert inv.command is None and inv.problems
 
@@ -291,7 +291,7 @@ def test_patch_with_absolute_paths_as_codex_sends_them(tmp_path):
     patch = (f"*** Begin Patch\n*** Update File: {a}\n@@\n+third line\n*** Add File: {tmp_path}/notes/new.txt\n"
              f"+hello\n*** Delete File: {old}\n*** Update File: {tmp_path}/.env\n@@\n+TOKEN=abc123\n*** End Patch\n")
     inv = parse(_patch_payload(patch, str(tmp_path)))
-    assert inv.codex and inv.tool_name == "apply_patch" and inv.session_id == "s-1" and inv.tool_use_id == "t-1"
+    assert inv.patch_call and inv.tool_name == "apply_patch" and inv.session_id == "s-1" and inv.tool_use_id == "t-1"
     assert inv.problems == []
     assert [(e.op, e.rel) for e in inv.edits] == [
         ("update", "notes/a.txt"), ("add", "notes/new.txt"), ("delete", "scratch/f1.txt"), ("update", ".env")]
@@ -356,7 +356,7 @@ def test_patch_input_variants_are_read_and_noted(tool_input, note, tmp_path):
 @pytest.mark.parametrize("tool_input", [None, 5, {"command": 5}, {"command": ["ls", "-la", "x", "y"]}, {}])
 def test_patch_without_readable_text_is_a_problem(tool_input):
     inv = parse(_raw("apply_patch", tool_input))
-    assert inv.codex and inv.edits == [] and inv.problems
+    assert inv.patch_call and inv.edits == [] and inv.problems
 
 
 def test_invalid_patch_syntax_is_a_problem_on_the_invocation():
@@ -368,7 +368,7 @@ def test_invalid_patch_syntax_is_a_problem_on_the_invocation():
 
 def test_patch_under_an_edit_alias_is_read_as_a_patch():
     inv = parse(_raw("Write", {"command": "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"}, "/r"))
-    assert inv.codex and [e.path for e in inv.edits] == ["/r/a"] and inv.problems
+    assert inv.patch_call and [e.path for e in inv.edits] == ["/r/a"] and inv.problems
 
 
 def _copy_input(name: str, dest) -> str:

@@ -72,8 +72,8 @@ class Invocation:
     ``project`` (the first file's project, else the cwd's) is set by the reader
     (:func:`yupana.edit.payload.parse`) before it hands the invocation on."""
 
-    __slots__ = ("session_id", "tool_use_id", "cwd", "tool_name", "event", "command", "argv", "codex",
-                 "client", "edits", "problems", "raw_keys", "patch", "project", "_roots", "_real_roots")
+    __slots__ = ("session_id", "tool_use_id", "cwd", "tool_name", "event", "command", "argv", "patch_call",
+                 "client", "unknown_tool", "edits", "problems", "raw_keys", "patch", "project", "_roots", "_real_roots")
     project: project_root.Project
 
     def __init__(self) -> None:
@@ -83,9 +83,10 @@ class Invocation:
         self.tool_name: str | None = None
         self.event: str | None = None  # hook_event_name
         self.command: str | None = None  # Bash
-        self.argv: list[str] | None = None  # a shell call's tool_input.command given as an argv list (Codex)
-        self.codex = False  # the tool is apply_patch
-        self.client: str | None = None  # "codex" | "claude-code" | None: who sent it (:func:`client_of`)
+        self.argv: list[str] | None = None  # a shell call's tool_input.command given as an argv list
+        self.patch_call = False  # the tool is a patch tool (kind "patch": apply_patch, its aliases)
+        self.client: str | None = None  # the yupana.clients registry name of who sent it, None: nothing told
+        self.unknown_tool: str | None = None  # the client's tool name its row does not list: nothing was read
         self.edits: list[FileEdit] = []
         self.problems: list[str] = []  # UNKNOWN reasons
         self.raw_keys: list[str] = []  # top-level key names, for records on parse problems

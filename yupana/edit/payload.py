@@ -95,8 +95,11 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
     if not isinstance(data, dict):
         return None
     inv = Invocation()
+    tool = data.get("tool_name")
     try:
         _read(_canonical(data, client, inv), inv)
+        if isinstance(tool, str) and inv.tool_name != tool:
+            inv.tool_name = tool  # records name the client's own tool; the reading used its canonical kind
     except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
         inv.problems.append(f"payload: reading failed ({type(exc).__name__}: {exc})")
     inv.project = inv.edits[0].project if inv.edits else project_root.for_dir(inv.cwd, inv._roots)
@@ -107,11 +110,16 @@ CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # the canonical e
 
 
 def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> dict[str, Any]:
-    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client)."""
+    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client).
+    A tool its row does not list is not translated, and not read: ``inv.unknown_tool``."""
     row = clients.identify(data, hint)
     if row is None:
         return data
     inv.client = row.name
+    tool = data.get("tool_name")
+    if isinstance(tool, str) and tool not in row.tools:
+        inv.unknown_tool = tool
+        return data
     return clients.adapter(row).translate(data)  # type: ignore[no-any-return]
 
 
@@ -136,11 +144,13 @@ def _read(data: dict[str, Any], inv: Invocation) -> None:
     inv.event = _opt_str(data, "hook_event_name", inv.problems, "payload")
     inv.tool_name = _opt_str(data, "tool_name", inv.problems, "payload")
     inv.cwd = _session_cwd(data.get("cwd"), inv.problems)
+    if inv.unknown_tool is not None:
+        return  # a known client's tool yupana does not read: the hook says so (HookRuntime.unknown_tool)
     tool = inv.tool_name
     tool_input = data.get("tool_input")
     inv.argv = _argv(tool_input)
     if tool in PATCH_TOOLS:
-        inv.codex = True
+        inv.patch_call = True
         _read_patch(tool_input, inv)
         return
     if tool_input is None:
@@ -151,10 +161,10 @@ def _read(data: dict[str, Any], inv: Invocation) -> None:
     if tool in ("Edit", "Write", "MultiEdit") and "file_path" not in tool_input:
         command = tool_input.get("command")
         if isinstance(command, str) and "*** Begin Patch" in command:
-            # Codex accepts Edit/Write as matcher aliases of apply_patch; a patch arriving
-            # under such a name is still a patch.
+            # a client may accept Edit/Write as matcher aliases of apply_patch (its row maps them to
+            # the patch kind); a patch arriving under such a name is still a patch.
             inv.problems.append(f"payload: {tool} carries an apply_patch patch in tool_input.command")
-            inv.codex = True
+            inv.patch_call = True
             _read_patch(tool_input, inv)
             return
     if tool == "Bash":

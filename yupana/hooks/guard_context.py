@@ -292,9 +292,9 @@ class GuardContext(HookRuntime):
         fields: dict[str, Any] = {"result": self.outcome.decision, "mode": self.mode, "parsed": inv is not None,
                         "duration_ms": self.elapsed_ms(), "ext": os.path.splitext(edit.path)[1][1:] if edit else ""}
         if inv is not None:
-            if inv.codex:
+            if inv.patch_call:
                 fields["edits"] = len(inv.edits)
-            if not inv.codex and (inv.problems or (edit and edit.problems)):
+            if not inv.patch_call and (inv.problems or (edit and edit.problems)):
                 fields["problems"] = (inv.problems + (edit.problems if edit else []))[:10]
         if self.findings:
             fields["constraints"] = [self.constraint(f) for f in self.findings[:MAX_RECORDED_CONSTRAINTS]]

@@ -71,7 +71,7 @@ class PreBash(HookRuntime):
     # ── the order ──────────────────────────────────────────────────────────────────
     def run(self, raw: bytes) -> None:
         inv = self.inv
-        argv = inv.argv if inv is not None and inv.command is None and not inv.codex else None
+        argv = inv.argv if inv is not None and inv.command is None and not inv.patch_call else None
         parsed = inv is not None and (inv.command is not None or argv is not None)
         fields: dict[str, Any] = {"parsed": parsed, "payload_bytes": len(raw)}
         if not parsed:

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 def by_project(inv: Invocation) -> list[tuple[Project, list[FileEdit]]]:
     """``[(project, edits)]`` in first-seen order: the files of a tool call grouped by the
-    project each is judged under (one group unless a Codex patch spans projects)."""
+    project each is judged under (one group unless a patch spans projects)."""
     groups: dict[tuple[str, ...], tuple[Project, list[FileEdit]]] = {}
     for edit in inv.edits:  # a nested config under the project judges its subtree's files (tighter)
         groups.setdefault((edit.project.root, *edit.project.nested), (edit.project, []))[1].append(edit)
@@ -72,11 +72,10 @@ class Guard(GovernedStage):
     # ── the order ──────────────────────────────────────────────────────────────────
     def run(self, raw: bytes) -> None:
         inv = self.inv
-        if inv is None or (not inv.edits and not (inv.codex and inv.problems)):
+        if inv is None or (not inv.edits and not (inv.patch_call and inv.problems)):
             self.note("parse", UNKNOWN if inv is None else SKIPPED,
                       "not a JSON object: allowed silently" if inv is None else "no file in the tool call: allowed")
             return self.finish()
-        self.codex = inv.codex
         groups = by_project(inv)
         resolving = time.monotonic()
         configured = [(project, edits, snap) for project, edits in groups
@@ -91,7 +90,7 @@ class Guard(GovernedStage):
             if self.mode == "off":
                 self.note("checks", SKIPPED, "mode = off: the guard is inert, nothing is evaluated")
                 continue
-            if inv.codex and not patched:
+            if inv.patch_call and not patched:
                 patched = True
                 self.patch_problems()
             self.throttle_table()  # active back-offs: loaded before any analysis, folded in below
@@ -165,7 +164,7 @@ class Guard(GovernedStage):
             return None
 
     def configure(self, project: Project, snap: dict[str, Any]) -> None:
-        """Judge the next files under ``project``'s configuration (a Codex patch may span several)."""
+        """Judge the next files under ``project``'s configuration (a patch may span several)."""
         self.cfg = snap["config"]
         self.root = project.root
         self._gov, self._gov_asked, self._wires, self.gov_why = None, False, None, (SKIPPED, "")  # per project
@@ -205,7 +204,7 @@ class Guard(GovernedStage):
 
     # ── stages ─────────────────────────────────────────────────────────────────────
     def patch_problems(self) -> None:
-        """Codex: whatever kept the patch from being read exactly is UNKNOWN, and said."""
+        """A patch call: whatever kept the patch from being read exactly is UNKNOWN, and said."""
         reasons = list(self.parsed.problems)
         for edit in self.parsed.edits:
             if edit.op in (payload.UPDATE, payload.MOVE, payload.DELETE):

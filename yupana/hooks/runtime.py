@@ -62,7 +62,6 @@ class HookRuntime:
         self.mode = "off"
         self.root = ""  # the project root whose configuration is loaded (yupana.project_root)
         self.item: str | None = None  # the tracked work item, once read
-        self.codex = False
         self.stale = False
         self.gov_why = (SKIPPED, "")  # why gov() served nothing: (state, reason)
         self._gov: governed_mod.Governed | None = None  # what gov() served
@@ -116,6 +115,8 @@ class HookRuntime:
             if self.inv is None:
                 protocol.unreadable_payload(self.hook, raw)
             self.run(raw)
+            if self.inv is not None and self.inv.unknown_tool is not None:
+                self.unknown_tool(self.inv.unknown_tool)
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
         protocol.refused_state(self.outcome, self.effects, hook=self.hook, session_id=self.sid, cfg=self.cfg)
@@ -125,6 +126,18 @@ class HookRuntime:
     def run(self, raw: bytes) -> None:
         """The hook's checks, in its contract's order (``self.inv`` is the parsed payload)."""
         raise NotImplementedError
+
+    def unknown_tool(self, tool: str) -> None:
+        """A known client's tool its registry row does not list: nothing was read, so nothing was
+        checked — a loud UNKNOWN (``fail_open`` record, notice), never a silent allow."""
+        row = clients.get(self.parsed.client)
+        label = row.label if row is not None else "the client"
+        docs = f"; {row.docs} lists the tools yupana reads" if row is not None else ""
+        message = (f"{self.hook}: {label} tool {tool!r} is not one yupana reads — this tool call was NOT checked "
+                   f"(failing open){docs}")
+        self.note("parse", UNKNOWN, message)
+        self.degrade("unknown_tool", message, {"client": self.parsed.client, "tool": tool[:80]},
+                     marker=f"unknown_tool-{tool[:40]}")
 
     def crashed(self, exc: BaseException) -> None:
         """An internal error: discard whatever was decided and fail open loudly."""

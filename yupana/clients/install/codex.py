@@ -20,8 +20,8 @@ import shutil
 from yupana.clients.install import registration
 from yupana.commands.install import codex as install_codex
 
-TRUST_HASH_SOURCE = ("computed as Codex 0.171.0 computes it (no app-server is asked); "
-                     "`yupana install codex` verifies with `codex app-server`")
+STATUS_FIELDS = {"trust_hash_source": ("computed as Codex 0.171.0 computes it (no app-server is asked); "
+                     "`yupana install codex` verifies with `codex app-server`")}
 
 
 def run(args: argparse.Namespace, install: bool) -> int:
@@ -81,7 +81,6 @@ def _trust(reg: dict[str, Any], config_path: str) -> None:
 
 def trust_problems(entry: dict[str, Any], hooks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A degraded problem per trust state that makes ``codex exec`` skip our hooks silently."""
-    entry["trust_hash_source"] = TRUST_HASH_SOURCE
     untrusted: dict[str, list[str]] = {}
     for hook in hooks:
         if hook.get("trust") in ("untrusted", "modified", "disabled", "unknown"):

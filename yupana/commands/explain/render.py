@@ -114,7 +114,8 @@ def _invocation(report: dict[str, Any], lines: list[str]) -> None:
     if not inv["parsed"]:
         lines.append("  the payload was not read (not a JSON object)")
         return
-    lines.append(f"  tool {inv['tool']}, session {inv['session']}, cwd {inv['cwd']}")
+    lines.append(f"  client {inv.get('client') or 'unknown (nothing in the payload tells)'}, tool {inv['tool']}, "
+                 f"session {inv['session']}, cwd {inv['cwd']}")
     if inv.get("project"):
         lines.append(f"  project root {_project(inv['project'])}")
     if "command" in inv:

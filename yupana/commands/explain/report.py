@@ -228,7 +228,7 @@ def _project(project: Any) -> dict[str, Any]:
 def _invocation(hook: str, inv: Any, owner: Any) -> dict[str, Any]:
     if inv is None:
         return {"parsed": False}
-    out: dict[str, Any] = {"parsed": True, "tool": inv.tool_name, "event": inv.event, "session": inv.session_id,
+    out: dict[str, Any] = {"parsed": True, "client": inv.client, "tool": inv.tool_name, "event": inv.event, "session": inv.session_id,
                  "tool_use_id": inv.tool_use_id, "cwd": inv.cwd, "problems": list(inv.problems)}
     if inv.project is not None:
         out["project"] = _project(inv.project)
@@ -240,7 +240,7 @@ def _invocation(hook: str, inv: Any, owner: Any) -> dict[str, Any]:
         out["actions"] = [{"class": a.class_, "verb": a.verb, "target": a.target, "reason": a.reason}
                           for a in getattr(owner, "actions", None) or ()]
         return out
-    out["codex"] = inv.codex
+    out["patch"] = inv.patch_call
     out["edits"] = []
     for e in inv.edits:
         edit = {"path": e.path, "rel": e.rel, "op": e.op, "introduced_chars": len(e.introduced),

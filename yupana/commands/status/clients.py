@@ -1,68 +1,59 @@
 """Hook health per coding client, for ``yupana status`` (``clients`` in ``--json``). Cold path.
 
-"Not invoked" is a state, not silence: for every client found on this machine it reports
-whether yupana's hooks are registered (and where), the wrapper and timeout in use, for
-Codex whether each hook's trust matches the hook as registered, and when yupana last saw
+"Not invoked" is a state, not silence: for every client of the registry
+(:mod:`yupana.clients`) found on this machine it reports whether yupana's hooks are
+registered (and where), the wrapper and timeout in use, what the client's own gate says
+(Codex: whether each hook's trust matches the hook as registered), and when yupana last saw
 a record from that client for this project.
 
-* **Claude Code** — found when ``claude`` is on PATH or ``~/.claude`` / ``<project>/.claude``
-  exists; registrations are read from ``<project>/.claude/settings.json``,
-  ``<project>/.claude/settings.local.json`` and ``~/.claude/settings.json``.
-* **Codex** — found when ``codex`` is on PATH or ``$CODEX_HOME`` (default ``~/.codex``)
-  exists; registrations from ``$CODEX_HOME/hooks.json``, trust from
-  ``[hooks.state."<key>"]`` in ``$CODEX_HOME/config.toml``. Codex runs a hook only when its
-  ``trusted_hash`` equals the hook's current hash, computed here the way Codex computes it
-  (:func:`yupana.commands.install.codex.hook_hash`) — no app-server is started, so status
-  stays fast; ``yupana install codex`` verifies with the app-server itself.
+* **Found** and **registrations** — each row's installer says
+  (``found(root)``, ``registrations(root)``; docs/clients/<name>.md): Claude Code's project
+  and user ``.claude/settings*.json``, Codex's ``$CODEX_HOME/hooks.json`` with the trust in
+  its ``config.toml``, and so on for every row.
 * **Last seen** — the newest invocation record of each hook — ``guard`` (pre-edit),
   ``pre_bash_invoked``, ``post_edit_invoked`` (the hook registry's ``record``) — whose
   ``client`` and ``project`` fields name that client and this project (docs/records.md).
   Records written before those fields existed are counted apart.
 
-Degraded (``yupana status`` exits 3): a registered Codex hook that is untrusted, modified
-since it was trusted, or disabled; and a client with our hooks registered but no record of
-it for this project in the spool read. Each problem carries its fix.
+Degraded (``yupana status`` exits 3): what a row's installer reports as a silent skip
+(``trust_problems``: a Codex hook untrusted, modified since it was trusted, or disabled);
+and a client with our hooks registered but no record of it for this project in the spool
+read. Each problem carries its fix.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import os
-import shutil
-
-from yupana.commands.install import codex as install_codex
+from yupana import clients
 from yupana.commands.install import hooks as install_hooks
 from yupana.commands.status.health import KIND_HOOK
 
-CLIENTS = ("claude-code", "codex")
-INSTALL_NAME = {"claude-code": "claude", "codex": "codex"}
-
 
 def section(root: str, records: list[dict[str, Any]], now: int, *, deadline_ms: int, spool_complete: bool) -> dict[str, Any]:
-    """``clients`` in ``status --json``: ``{"state", "claude-code": {…}, "codex": {…}, "unattributed"}``."""
+    """``clients`` in ``status --json``: ``{"state", "names", <name>: {…} per registry row, "unattributed_records"}``."""
     from yupana import project_root
 
     key = project_root.project_key(root)
     seen, unattributed = last_seen(records, key)
-    out: dict[str, Any] = {"project_key": key, "unattributed_records": unattributed}
-    for client in CLIENTS:
-        found = _found(client, root)
-        entry: dict[str, Any] = {"found": bool(found), "found_by": found}
-        registrations = _claude_registrations(root) if client == "claude-code" else [_codex_registration()]
+    out: dict[str, Any] = {"project_key": key, "unattributed_records": unattributed, "names": list(clients.names())}
+    for row in clients.ROWS:
+        installer = clients.installer(row)
+        found = installer.found(root)
+        entry: dict[str, Any] = {"label": row.label, "install": f"yupana install {row.install}", "found": bool(found),
+                                 "found_by": found}
+        registrations = installer.registrations(root)
         entry["registrations"] = [r for r in registrations if r["hooks"] or r["error"]]
         hooks = [h for r in registrations for h in r["hooks"]]
         entry["registered"] = sorted({h["event"] for h in hooks}, key=install_hooks.EVENTS.index)
-        entry["last_seen"] = _seen_summary(seen.get(client, {}), now)
-        entry["problems"] = _problems(client, entry, hooks, deadline_ms, spool_complete)
+        entry["last_seen"] = _seen_summary(seen.get(row.name, {}), now)
+        entry["problems"] = _problems(row, installer, entry, hooks, deadline_ms, spool_complete)
         for hook in hooks:
             hook.pop("handler", None)  # the file's own object: read for the hash, not reported
-        if client == "codex":
-            entry["trust_hash_source"] = ("computed as Codex 0.171.0 computes it (no app-server is asked); "
-                                          "`yupana install codex` verifies with `codex app-server`")
+        entry.update(getattr(installer, "STATUS_FIELDS", {}))  # what the installer adds (Codex: how trust was read)
         entry["state"] = _state(entry)
-        out[client] = entry
-    out["state"] = "degraded" if any(out[c]["state"] == "degraded" for c in CLIENTS) else "ok"
+        out[row.name] = entry
+    out["state"] = "degraded" if any(out[name]["state"] == "degraded" for name in clients.names()) else "ok"
     return out
 
 
@@ -79,7 +70,7 @@ def last_seen(records: list[dict[str, Any]], key: str) -> tuple[dict[str, Any], 
         if client is None or project is None:
             unattributed += 1
             continue
-        if project != key or client not in CLIENTS or not isinstance(ts, int):
+        if project != key or clients.get(client) is None or not isinstance(ts, int):
             continue
         hooks = seen.setdefault(client, {})
         hooks[hook] = max(ts, hooks.get(hook, ts))
@@ -92,101 +83,13 @@ def _seen_summary(hooks: dict[str, Any], now: int) -> dict[str, Any]:
             "by_hook": {h: hooks.get(h) for h in KIND_HOOK.values()}}
 
 
-def _found(client: str, root: str) -> list[str]:
-    home = os.path.expanduser("~")
-    if client == "claude-code":
-        candidates = [("claude on PATH", shutil.which("claude")),
-                      ("~/.claude", os.path.join(home, ".claude") if os.path.isdir(os.path.join(home, ".claude")) else None),
-                      (".claude in the project", os.path.join(root, ".claude")
-                       if os.path.isdir(os.path.join(root, ".claude")) else None)]
-    else:
-        codex_home = install_codex.codex_home()
-        candidates = [("codex on PATH", shutil.which("codex")),
-                      ("$CODEX_HOME" if os.environ.get("CODEX_HOME") else "~/.codex",
-                       codex_home if os.path.isdir(codex_home) else None)]
-    return [label for label, hit in candidates if hit]
-
-
-# ── registrations ───────────────────────────────────────────────────────────────────
-
-
-def _claude_registrations(root: str) -> list[dict[str, Any]]:
-    from yupana.commands import install
-
-    top = install.project_root(root)
-    places = [("project", os.path.join(top, ".claude", "settings.json")),
-              ("project-local", os.path.join(top, ".claude", "settings.local.json")),
-              ("user", os.path.join(os.path.expanduser("~"), ".claude", "settings.json"))]
-    if os.path.realpath(top) != os.path.realpath(root):
-        places.insert(1, ("project", os.path.join(root, ".claude", "settings.json")))
-    out, done = [], set()
-    for scope, path in places:
-        if os.path.realpath(path) in done:
-            continue
-        done.add(os.path.realpath(path))
-        out.append(_read_registration(scope, path))
-    return out
-
-
-def _codex_registration() -> dict[str, Any]:
-    home = install_codex.codex_home()
-    reg = _read_registration("codex-home", os.path.join(home, "hooks.json"))
-    if reg["hooks"]:
-        _codex_trust(reg, os.path.join(home, "config.toml"))
-    return reg
-
-
-def _read_registration(scope: str, path: str) -> dict[str, Any]:
-    """Our hooks in one settings/hooks file: ``{scope, path, error, hooks: [...]}``."""
-    reg: dict[str, Any] = {"scope": scope, "path": path, "error": None, "hooks": []}
-    try:
-        text, data = install_hooks.read(path)
-    except install_hooks.HooksFileError as exc:
-        reg["error"] = str(exc)
-        return reg
-    if text is not None:
-        reg["hooks"] = install_hooks.inspect(data)
-    return reg
-
-
-def _codex_trust(reg: dict[str, Any], config_path: str) -> None:
-    """Each hook's ``trust``: trusted | untrusted | modified | disabled | unknown (and the hashes)."""
-    import tomllib
-
-    from yupana.commands.install import toml as install_toml
-
-    try:
-        tables = install_toml.state_tables(tomllib.loads(install_codex.read_config(config_path)))
-        reg["config_error"] = None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        tables, reg["config_error"] = {}, f"cannot read {config_path}: {exc}"
-    states = {}
-    for key, table in tables.items():
-        slot = install_codex.key_prefix_matches(key, reg["path"])
-        if slot is not None and isinstance(table, dict):
-            states[slot] = (key, table)
-    for hook in reg["hooks"]:
-        snake = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}.get(hook["file_event"], hook["file_event"])
-        current = install_codex.hook_hash(hook["file_event"], hook["matcher"], hook["handler"])
-        key, table = states.get((snake, *hook["slot"]), (f"{reg['path']}:{snake}:{hook['slot'][0]}:{hook['slot'][1]}", {}))
-        trusted = table.get("trusted_hash")
-        if table.get("enabled") is False:
-            trust = "disabled"
-        elif current is None:
-            trust = "unknown"
-        elif trusted is None:
-            trust = "untrusted"
-        else:
-            trust = "trusted" if trusted == current else "modified"
-        hook.update(key=key, current_hash=current, trusted_hash=trusted, trust=trust)
-
-
 # ── verdict ─────────────────────────────────────────────────────────────────────────
 
 
-def _problems(client: str, entry: dict[str, Any], hooks: list[dict[str, Any]], deadline_ms: int, spool_complete: bool) -> list[dict[str, Any]]:
+def _problems(row: clients.Client, installer: Any, entry: dict[str, Any], hooks: list[dict[str, Any]],
+              deadline_ms: int, spool_complete: bool) -> list[dict[str, Any]]:
     """What is wrong, each with its fix; ``degraded`` marks the ones that make status exit 3."""
-    install = f"yupana install {INSTALL_NAME[client]}"
+    install = f"yupana install {row.install}"
     problems: list[dict[str, Any]] = []
     for reg in entry["registrations"]:
         if reg["error"]:
@@ -194,29 +97,22 @@ def _problems(client: str, entry: dict[str, Any], hooks: list[dict[str, Any]], d
                              "fix": f"fix or move the file aside, then `{install}`"})
     if not hooks:
         return problems
-    untrusted: dict[str, list[str]] = {}
-    for hook in hooks:
-        if hook.get("trust") in ("untrusted", "modified", "disabled", "unknown"):
-            untrusted.setdefault(hook["trust"], []).append(hook["event"])
-    for trust, events in untrusted.items():
-        what = {"untrusted": "not trusted", "modified": "changed since it was trusted",
-                "disabled": "disabled in config.toml", "unknown": "not hashable as Codex would"}[trust]
-        problems.append({"degraded": True, "hooks": events,
-                         "problem": f"Codex hook{'s' if len(events) > 1 else ''} {', '.join(events)} "
-                                    f"{'are' if len(events) > 1 else 'is'} {what}: `codex exec` skips "
-                                    f"{'them' if len(events) > 1 else 'it'} silently — the guard does not run",
-                         "fix": f"`{install}` (asks `codex app-server` for the hash and trusts it), or /hooks "
-                                "in the Codex TUI"})
+    gate = getattr(installer, "trust_problems", None)
+    if gate is not None:
+        problems += gate(entry, hooks)  # the client's own gate: what makes it skip our hooks silently
     for hook in hooks:
         timeout = hook.get("timeout")
-        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout * 1000 <= deadline_ms:
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout * row.timeout_ms <= deadline_ms:
+            unit = "s" if row.timeout_ms == 1000 else " ms" if row.timeout_ms == 1 else f" x {row.timeout_ms} ms"
             problems.append({"degraded": False, "hook": hook["event"],
-                             "problem": f"{hook['event']} timeout {timeout}s is not above deadline_ms {deadline_ms}: "
+                             "problem": f"{hook['event']} timeout {timeout}{unit} is not above deadline_ms {deadline_ms}: "
                                         "the client cancels the hook first, and a cancelled hook is an allow",
-                             "fix": f"`{install}` (timeout {install_hooks.TIMEOUT_SECS}s)"})
+                             "fix": f"`{install}` (timeout {row.timeout}{unit})"})
         if not hook["wrapped"]:
-            problems.append({"degraded": False, "hook": hook["event"],
-                             "problem": f"{hook['event']} is registered without the skew-proof wrapper",
+            closed = (f": {row.label} blocks the tool when a hook fails, so a missing or crashing yupana blocks "
+                      "the agent") if row.fails_closed else ""
+            problems.append({"degraded": row.fails_closed, "hook": hook["event"],
+                             "problem": f"{hook['event']} is registered without the skew-proof wrapper{closed}",
                              "fix": f"`{install}` (docs/integration.md)"})
     missing = [e for e in install_hooks.EVENTS if e not in entry["registered"]]
     if missing:
@@ -224,12 +120,12 @@ def _problems(client: str, entry: dict[str, Any], hooks: list[dict[str, Any]], d
                          "fix": f"`{install}`"})
     if entry["last_seen"]["at"] is None:
         where = "in the spool" if spool_complete else "in the part of the spool read"
-        fix = (f"run an edit in {client} in this project; if this stays, the client is not running the hook "
+        fix = (f"run an edit in {row.label} in this project; if this stays, the client is not running the hook "
                "(check the registration above, and that the client runs in this project)")
-        if client == "claude-code" and all(r["scope"] != "user" for r in entry["registrations"] if r["hooks"]):
-            fix += ("; Claude Code reads a project's .claude/settings.json only when started in that directory — "
-                    "for agents started in a subdirectory, `yupana install claude --user`")
-        problems.append({"degraded": True, "problem": f"registered, but no record of a {client} hook for this "
+        unseen = getattr(installer, "unseen_fix", None)
+        if unseen is not None:
+            fix += unseen(entry)
+        problems.append({"degraded": True, "problem": f"registered, but no record of a {row.name} hook for this "
                                                        f"project {where}: never invoked", "fix": fix})
     return problems
 

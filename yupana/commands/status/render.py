@@ -324,24 +324,20 @@ def _hooks(report: dict[str, Any], add: Any) -> None:
         add("", f"{WARN} records cannot be written ({spool['write_error']}): hook invocations go unrecorded")
 
 
-CLIENT_LABEL = {"claude-code": "claude", "codex": "codex"}
-
-
 def _clients(report: dict[str, Any], add: Any) -> None:
     clients = report.get("clients")
     if not clients:
         return
     add("clients", f"{WARN} DEGRADED: a client's hooks do not run (exit 3)" if clients["state"] == "degraded"
         else "yupana's hooks in each coding client found here, and when this project last saw them run")
-    for client in ("claude-code", "codex"):
-        entry = clients[client]
-        label = f"  {CLIENT_LABEL[client]}"
+    for name in clients.get("names") or ():  # every row of the client registry, in its order
+        entry = clients[name]
+        label = f"  {entry['install'].rsplit(' ', 1)[-1]}"  # the `yupana install` word: claude, codex, …
         if entry["state"] == "not-found":
             add(label, "not found on this machine")
             continue
         if not entry["registered"]:
-            add(label, f"found ({', '.join(entry['found_by'])}); yupana hooks NOT registered "
-                       f"(`yupana install {'claude' if client == 'claude-code' else 'codex'}`)")
+            add(label, f"found ({', '.join(entry['found_by'])}); yupana hooks NOT registered (`{entry['install']}`)")
         else:
             head = f"{WARN} DEGRADED (exit 3)" if entry["state"] == "degraded" else "ok"
             add(label, f"{head}; registered: {', '.join(entry['registered'])}; {_last_seen(entry['last_seen'], report['now'])}")
