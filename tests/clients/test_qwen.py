@@ -51,7 +51,7 @@ def test_a_deny_paths_write_file_is_denied_nothing_is_written_and_the_model_read
     assert "deny_paths `secrets/**`" in result
     [guard] = case.records("guard")
     assert (guard["result"], guard["rule"], guard["tool"], guard["client"]) == (
-        "deny", "scope-declared:polecat-3", "Write", "qwen")
+        "deny", "scope-declared:polecat-3", "write_file", "qwen")
     assert run.events[-1]["type"] == "result" and run.rc == 0
 
 
@@ -66,7 +66,7 @@ def test_a_tripwire_edit_of_an_existing_file_is_denied_and_the_file_keeps_its_co
     results = run.tool_results()
     assert "fn login() {}" in results[0]  # the read went through
     assert results[1].startswith("yupana:") and "auth-boundary" in results[1]
-    assert [(g["result"], g["tool"]) for g in case.records("guard")] == [("deny", "Edit")]
+    assert [(g["result"], g["tool"]) for g in case.records("guard")] == [("deny", "edit")]
 
 
 def test_an_unrelated_edit_lands_and_is_recorded_as_an_allow(case):

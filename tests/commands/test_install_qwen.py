@@ -131,27 +131,21 @@ def test_uninstall_removes_only_ours(env, repo):
         {"matcher": "edit", "hooks": [{"type": "command", "command": "./lint.sh"}]}]}}
 
 
-# ── what status reads: the states in which Qwen Code skips our hooks silently ──────────
+# ── yupana status: the states in which Qwen Code skips our hooks silently ─────────────
 
 
 @pytest.fixture
-def qwen_env(env, repo, monkeypatch):
-    """This process's environment as the sandbox's (the installer's status functions read it)."""
-    for key in ("HOME", "QWEN_CODE_SYSTEM_SETTINGS_PATH"):
-        monkeypatch.setenv(key, env[key])
-    for key in ("QWEN_HOME", "QWEN_CODE_TRUSTED_FOLDERS_PATH"):
-        monkeypatch.delenv(key, raising=False)
+def qwen_env(env, repo):
     assert yupana(env, "install", "qwen", cwd=repo)[0] == 0
     return env
 
 
-def _problems(root: Path) -> tuple[list[dict], list[dict]]:
-    from yupana.clients.install import qwen
-
-    regs = qwen.registrations(str(root))
-    entry = {"registrations": [r for r in regs if r["hooks"] or r["error"]]}
-    hooks = [h for r in regs for h in r["hooks"]]
-    return entry["registrations"], qwen.trust_problems(entry, hooks)
+def _problems(env, root: Path) -> tuple[list[dict], list[dict]]:
+    """``yupana status``'s Qwen Code entry: its registrations, and the problems other than "never invoked"."""
+    rc, out, err = yupana(env, "status", "--json", "--offline", cwd=root)
+    qwen = json.loads(out)["clients"]["qwen"]
+    assert rc == 3 and qwen["state"] == "degraded", err  # registered and never seen, at the least
+    return qwen["registrations"], [p for p in qwen["problems"] if "never invoked" not in p["problem"]]
 
 
 def user_settings(env, data: dict) -> None:
@@ -160,7 +154,7 @@ def user_settings(env, data: dict) -> None:
 
 
 def test_a_project_registration_with_folder_trust_off_is_loaded(qwen_env, repo):
-    regs, problems = _problems(repo)
+    regs, problems = _problems(qwen_env, repo)
     assert [r["scope"] for r in regs] == ["project"] and regs[0]["skipped"] is None and problems == []
     assert {h["trust"] for h in regs[0]["hooks"]} == {"loaded"}
 
@@ -177,7 +171,7 @@ def test_folder_trust_on_and_the_folder_untrusted_skips_the_project_hooks_degrad
     user_settings(qwen_env, {"security": {"folderTrust": {"enabled": True}}})
     (qwen_env.home / ".qwen" / "trustedFolders.json").write_text(json.dumps(
         {k.format(repo=repo, parent=repo.parent): v for k, v in rules.items()}))
-    regs, problems = _problems(repo)
+    regs, problems = _problems(qwen_env, repo)
     assert bool(regs[0]["skipped"]) is skipped
     if skipped:
         [problem] = problems
@@ -191,7 +185,7 @@ def test_user_hooks_load_in_an_untrusted_folder(qwen_env, repo):
     assert yupana(qwen_env, "uninstall", "qwen", cwd=repo)[0] == 0
     user_settings(qwen_env, {"security": {"folderTrust": {"enabled": True}}})
     assert yupana(qwen_env, "install", "qwen", "--user", cwd=repo)[0] == 0
-    regs, problems = _problems(repo)
+    regs, problems = _problems(qwen_env, repo)
     assert [r["scope"] for r in regs] == ["user"] and problems == []
 
 
@@ -202,6 +196,6 @@ def test_disable_all_hooks_is_degraded_with_its_file(qwen_env, repo, where):
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.loads(path.read_text()) if path.exists() else {}
     path.write_text(json.dumps(dict(data, disableAllHooks=True)))
-    _regs, problems = _problems(repo)
+    _regs, problems = _problems(qwen_env, repo)
     [problem] = problems
     assert f"disableAllHooks is true in {path}" in problem["problem"] and "disableAllHooks" in problem["fix"]
