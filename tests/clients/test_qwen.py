@@ -6,6 +6,8 @@ on what the model was sent next (the Anthropic ``tool_result`` Qwen Code returns
 
 from __future__ import annotations
 
+import json
+
 import kit
 import pytest
 import qwen_kit
@@ -135,3 +137,62 @@ def test_a_slow_crashing_or_missing_yupana_never_blocks_the_agent(case, command)
     run = case.run(qwen_kit.shell('echo "ssh prod-db.example.com"'))
     assert run.tool_results() and "ssh prod-db.example.com" in run.tool_results()[0]
     assert run.rc == 0
+
+
+def test_after_yupana_install_qwen_in_a_fresh_repo_the_deny_cases_hold(case):
+    case.config(scope())
+    done = case.yupana("install", "qwen")
+    assert done.returncode == 0, done.stderr
+    target = case.repo / "secrets" / "prod.env"
+    run = case.run(qwen_kit.write_file(str(target), "API_KEY=1\n"))
+    assert not target.exists() and "deny_paths `secrets/**`" in run.tool_results()[0]
+    run = case.run(qwen_kit.shell("ssh prod-db.example.com uptime"))
+    assert case.ssh_calls() == [] and "host `prod-db.example.com`" in run.tool_results()[0]
+    assert [(r["result"], r["client"]) for r in case.records("guard")] == [("deny", "qwen")]
+    assert [r["result"] for r in case.records("action_scope")] == ["deny"]
+    done = case.yupana("status", "--json", "--offline")
+    qwen = json.loads(done.stdout)["clients"]["qwen"]
+    assert qwen["state"] == "ok" and qwen["last_seen"]["by_hook"]["pre-edit"] is not None, qwen["problems"]
+
+    done = case.yupana("uninstall", "qwen")
+    assert done.returncode == 0, done.stderr
+    case.run(qwen_kit.write_file(str(target), "API_KEY=1\n"))
+    assert target.read_text() == "API_KEY=1\n" and len(case.records("guard")) == 1
+
+
+def test_an_untrusted_folder_skips_the_project_hooks_silently_and_status_says_so(case):
+    """Folder trust on, the folder not trusted: Qwen Code loads no project hook and says nothing
+    about it (it only forces its approval mode to ``default``); status reports the state degraded."""
+    case.config(scope())
+    case.user_settings(qwen_kit.USER_SETTINGS | {"security": {**qwen_kit.USER_SETTINGS["security"],
+                                                               "folderTrust": {"enabled": True}}})
+    assert case.yupana("install", "qwen").returncode == 0
+    run = case.run(qwen_kit.shell("echo hello"))
+    assert not [r for r in case.records() if r["kind"] in ("pre_bash_invoked", "guard")]  # the hook never ran
+    assert "hook" not in run.stderr.lower()
+    done = case.yupana("status", "--json", "--offline")
+    qwen = json.loads(done.stdout)["clients"]["qwen"]
+    assert done.returncode == 3 and qwen["state"] == "degraded"
+    assert any("project hooks are not loaded" in p["problem"] for p in qwen["problems"])
+
+    (case.qwen_dir / "trustedFolders.json").write_text(json.dumps({str(case.repo): "TRUST_FOLDER"}))
+    run = case.run(qwen_kit.shell("ssh prod-db.example.com uptime"))
+    assert case.ssh_calls() == [] and "host `prod-db.example.com`" in run.tool_results()[0]
+    done = case.yupana("status", "--json", "--offline")
+    assert not [p for p in json.loads(done.stdout)["clients"]["qwen"]["problems"] if p["degraded"]]
+
+
+def test_an_agent_started_in_a_subdirectory_is_governed_by_a_user_registration(case):
+    """Qwen Code reads .qwen/settings.json of the directory it starts in: a project registration
+    does not run under repo/src, a user one does, and the project's configuration governs."""
+    case.config(scope())
+    (case.repo / "src").mkdir()
+    assert case.yupana("install", "qwen").returncode == 0
+    target = case.repo / "secrets" / "prod.env"
+    case.run(qwen_kit.write_file(str(target), "K\n"), cwd=case.repo / "src")
+    assert target.exists() and case.records("guard") == []
+    target.unlink()
+    assert case.yupana("uninstall", "qwen").returncode == 0
+    assert case.yupana("install", "qwen", "--user").returncode == 0
+    run = case.run(qwen_kit.write_file(str(target), "K\n"), cwd=case.repo / "src")
+    assert not target.exists() and "deny_paths `secrets/**`" in run.tool_results()[0]
