@@ -125,6 +125,7 @@ def test_control_without_a_hook_the_denied_write_lands_and_the_prod_ssh_runs(cas
     "exit 1",                                       # crashes (exit 1, no output)
     "echo boom >&2; exit 3",                        # crashes loudly
     kit.wrapped("pre-edit").replace(kit.YUPANA, "/nonexistent/yupana"),  # yupana missing, wrapped
+    "/nonexistent/yupana hook pre-edit",            # yupana missing, bare: exit 127 with stderr
 ])
 def test_a_slow_crashing_or_missing_yupana_never_blocks_the_agent(case, command):
     case.config(scope())
