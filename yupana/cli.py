@@ -37,9 +37,9 @@ COMMANDS = {
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "landing": ("yupana.commands.landing", "verify signed landing certifications; create their signing key"),
     "bundle": ("yupana.commands.bundle", "sign the validated projection into one bundle a fleet fetches (build, keygen)"),
-    "install": ("yupana.commands.install", "register yupana's hooks with Claude Code or Codex (and trust them in Codex), "
-                                           "or git's pre-push hook"),
-    "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from Claude Code, Codex or git"),
+    "install": ("yupana.commands.install", "register yupana's hooks with a coding client (`yupana install --help` "
+                                           "lists them; trusted where the client asks for it), or git's pre-push hook"),
+    "uninstall": ("yupana.commands.install.uninstall", "remove yupana's hooks (only ours) from a coding client or git"),
     "refresh-worker": ("yupana.workers.refresh_worker", "internal: the detached single-flight refresher"),
     "exposure-worker": ("yupana.workers.exposure_worker", "internal: the detached repository-exposure lookup"),
     "disk-flush": ("yupana.workers.disk_flush", "internal: write queued disk-impact samples to the store"),

@@ -7,9 +7,10 @@ The **protected set** is built in; nothing has to be configured for it:
   configuration (``$YUPANA_MANAGED_CONFIG``, else ``/etc/bobbin/``) and a ``--config`` file
   named on the hook's command line — :data:`CONFIG`;
 * yupana's state directory (and any ``YUPANA_*_PATH`` state file) — :data:`STATE`;
-* the client settings that register hooks: ``.claude/settings*.json`` (project and user),
-  ``$CODEX_HOME/hooks.json`` and ``config.toml`` (default ``~/.codex``), and a project's
-  ``.codex/hooks.json`` / ``.codex/config.toml`` — :data:`CLIENT`;
+* the client settings that register hooks, as each row of the client registry names them
+  (``Client.controls``, :mod:`yupana.clients`): ``.claude/settings*.json`` (project and user),
+  ``$CODEX_HOME/hooks.json`` and ``config.toml`` (default ``~/.codex``), a project's
+  ``.codex/hooks.json`` / ``.codex/config.toml``, and so on — :data:`CLIENT`;
 * ``.git/hooks/`` and yupana's own ``pre-push`` wherever ``core.hooksPath`` puts it —
   :data:`GIT_HOOKS`; ``.git/config`` — :data:`GIT_CONFIG`;
 * yupana's installation: the package directory and the ``yupana`` script — :data:`INSTALL`.
@@ -27,6 +28,8 @@ from __future__ import annotations
 
 import os
 import sys
+
+from yupana import clients
 
 CONFIG, STATE, CLIENT, GIT_HOOKS, GIT_CONFIG, INSTALL = "config", "state", "client", "git_hooks", "git_config", "install"
 NO_VERIFY, HOOKS_PATH = "no_verify", "hooks_path"  # git routes around the repository's hooks (pre-bash)
@@ -95,9 +98,13 @@ def _places(override: str | None) -> list[tuple[str, str]]:
     if state:
         places.append((state, STATE))
     places += [(env[v], STATE) for v in _STATE_VARS if env.get(v)]
-    codex = env.get("CODEX_HOME") or (os.path.join(home, ".codex") if home else "")
-    if codex:
-        places += [(os.path.join(codex, "hooks.json"), CLIENT), (os.path.join(codex, "config.toml"), CLIENT)]
+    for row in clients.ROWS:  # a client's home moved by its variable (CODEX_HOME): its control files there
+        moved = env.get(row.home_env) if row.home_env else None
+        if not moved:
+            continue
+        for dirname, below in _CONTROLS_BY_ROW.get(row.name, ()):
+            if dirname == row.home and "*" not in below[0]:  # a wildcard file: its directory below the home
+                places.append((os.path.join(moved, *[b for b in below if "*" not in b]), CLIENT))
     places.append((os.path.dirname(os.path.abspath(__file__)), INSTALL))  # the package directory
     for script in (sys.argv[0] if os.path.basename(sys.argv[0]) == "yupana" else "",
                    os.path.join(os.path.dirname(sys.executable), "yupana")):
@@ -127,11 +134,9 @@ def classify(path: str, places: list[tuple[str, str]]) -> str | None:
             return GIT_HOOKS
         if rest == ["config"]:
             return GIT_CONFIG
-    if len(parts) >= 2:
-        parent, name = parts[-2], parts[-1]
-        if parent == ".claude" and name.startswith("settings") and name.endswith(".json"):
-            return CLIENT
-        if parent == ".codex" and name in ("hooks.json", "config.toml"):
+    for dirname, below in _CONTROLS:
+        n = len(below)
+        if len(parts) > n and parts[-n - 1] == dirname and all(map(_segment, parts[-n:], below)):
             return CLIENT
     for place, kind in places:
         if path == place or path.startswith(place + "/"):
@@ -168,8 +173,9 @@ def hard_link_of(path: str, root: str, override: str | None = None) -> str | Non
     if st.st_nlink < 2:
         return None
     candidates = [(os.path.join(root, *rel), kind) for rel, kind in (
-        ((".bobbin", "config.toml"), CONFIG), ((".git", "config"), GIT_CONFIG),
-        ((".claude", "settings.json"), CLIENT), ((".claude", "settings.local.json"), CLIENT))]
+        ((".bobbin", "config.toml"), CONFIG), ((".git", "config"), GIT_CONFIG))]
+    candidates += [(os.path.join(root, dirname, *below), CLIENT) for dirname, below in _CONTROLS
+                   if not any("*" in b for b in below)]
     for place, kind in candidates + fixed(override):
         try:
             other = os.stat(place)
@@ -180,17 +186,30 @@ def hard_link_of(path: str, root: str, override: str | None = None) -> str | Non
     return None
 
 
-_HOLDERS = {".git": GIT_HOOKS, ".claude": CLIENT, ".codex": CLIENT}
+# (directory name, the path below it split in segments) for every control file of every client row
+_CONTROLS_BY_ROW = {row.name: [(dirname, tuple(below.split("/"))) for dirname, below in row.controls]
+                    for row in clients.ROWS}
+_CONTROLS = [control for controls in _CONTROLS_BY_ROW.values() for control in controls]
+_HOLDERS = {".git": GIT_HOOKS, **{dirname: CLIENT for dirname, _b in _CONTROLS}}
+
+
+def _segment(name: str, pattern: str) -> bool:
+    """``name`` matches ``pattern`` (literal, or one ``*`` standing for any run of characters)."""
+    if "*" not in pattern:
+        return name == pattern
+    head, _star, tail = pattern.partition("*")
+    return len(name) >= len(head) + len(tail) and name.startswith(head) and name.endswith(tail)
 
 
 def holds_by_name(path: str) -> str | None:
-    """The kind of control a directory holds by its name alone (``.git``, ``.claude``, ``.codex``)."""
+    """The kind of control a directory holds by its name alone (``.git``, and each client's
+    directory: ``.claude``, ``.codex``, …)."""
     return _HOLDERS.get(os.path.basename(path))
 
 
 def holds(path: str, override: str | None = None) -> str | None:
     """The kind of control a directory ``path`` holds (removing or moving it would take the
-    control with it): a ``.git``, ``.claude`` or ``.codex`` directory, one with a ``.bobbin``
+    control with it): a ``.git`` or a client's directory (``.claude``, ``.codex``, …), one with a ``.bobbin``
     directory in it, or an ancestor of a control at a known place. None otherwise."""
     for candidate in _both(path):
         kind = holds_by_name(candidate)

@@ -9,7 +9,7 @@ import json
 import shutil
 import sys
 
-from yupana.commands.install import codex as install_codex
+from yupana.clients.install import codex_hooks as install_codex
 
 if __name__ == "__main__":
     print(json.dumps(install_codex.hooks_list([shutil.which("codex") or "codex"], sys.argv[1])))

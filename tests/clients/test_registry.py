@@ -119,3 +119,45 @@ def test_explain_names_the_client_and_whether_the_call_is_a_patch(env, repo, yup
                   stdin=json.dumps(dict(repo.patch(patch), turn_id="t1")), cwd=repo.root)
     out = json.loads(done.stdout)
     assert out["invocation"]["client"] == "codex" and out["invocation"]["patch"] is True, out["invocation"]
+
+
+@pytest.mark.parametrize("row", clients.ROWS, ids=lambda r: r.name)
+def test_every_rows_hook_settings_are_the_guards_own_controls(env, repo, row):
+    """A row's ``controls`` are refused to the agent, in the project and in the user's home."""
+    assert row.controls, f"{row.name} names no settings file: an agent could unregister the guard"
+    for dirname, below in row.controls:
+        rel = "/".join([dirname, *(part.replace("*", "x") for part in below.split("/"))])
+        result = hook(env, dict(repo.payload("Write", rel, content="{}"), prompt_id="p"), "--tenant", "t")
+        assert result.denied and "coding client's hook settings" in result.reason, (rel, result)
+
+
+def test_a_tool_name_no_client_explains_is_a_loud_unknown_too(env, repo):
+    """An unregistered client's payload (Cline's ``write_to_file`` under the Claude snippet; Qwen
+    Code's ``write_file`` was one until its row) was a silent allow: the deny landed on disk. Now it
+    says the call was not checked."""
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "write_to_file",
+               "tool_input": {"file_path": str(repo.root / "secrets" / "a.env"), "content": "k\n"}}
+    result = hook(env, payload, "--tenant", "t")
+    assert "tool 'write_to_file' is not one yupana reads" in result.message and "yupana install" in result.message
+    fail = [r for r in env.records("fail_open") if r.get("fail_kind") == "unknown_tool"]
+    assert [(r.get("client"), r["tool"]) for r in fail] == [(None, "write_to_file")]
+
+
+def test_explain_takes_the_registrations_client_and_infers_the_hook_from_its_row(env, repo, yupana):
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}}
+    done = yupana("--tenant", "t", "explain", "--json", "--client", "codex", stdin=json.dumps(payload), cwd=repo.root)
+    out = json.loads(done.stdout)
+    assert out["hook"] == "pre-bash" and out["hook_from"] == "tool_name Bash", out["hook_from"]
+    assert out["invocation"]["client"] == "codex"
+    text = yupana("--tenant", "t", "explain", stdin=json.dumps(payload), cwd=repo.root).stdout.decode()
+    assert "client unknown (nothing in the payload tells)" in text
+
+
+def test_a_native_rows_translate_is_the_identity():
+    """``native`` skips the adapter on the hot path: only true when translating changes nothing."""
+    payload = {"session_id": "s", "tool_name": "Edit", "tool_input": {"file_path": "/x", "old_string": "a",
+                                                                      "new_string": "b"}, "prompt_id": "p"}
+    for row in clients.ROWS:
+        if row.native:
+            assert clients.adapter(row).translate(dict(payload)) == payload, row

@@ -12,8 +12,8 @@ import os
 import shutil
 import sys
 
-from yupana.commands.install import codex as install_codex
-from yupana.commands.install import toml as install_toml
+from yupana.clients.install import codex_hooks as install_codex
+from yupana.clients.install import codex_toml as install_toml
 
 
 def main(project: str) -> int:

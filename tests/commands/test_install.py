@@ -184,7 +184,7 @@ def isolated_yupana(env, *args, cwd):
 
 
 def hooks_list(env, codex: str, cwd) -> list[dict]:
-    code = ("import json, sys\nfrom yupana.commands.install import codex as install_codex\n"
+    code = ("import json, sys\nfrom yupana.clients.install import codex_hooks as install_codex\n"
             "print(json.dumps(install_codex.hooks_list([sys.argv[1]], sys.argv[2])))")
     done = subprocess.run(kit.isolated([sys.executable, "-c", code, codex, str(cwd)]), env=env, capture_output=True,
                           text=True, timeout=60)
@@ -252,7 +252,7 @@ def test_a_changed_hook_is_re_trusted_and_uninstall_carries_a_moved_hooks_trust(
     config.write_text(config.read_text().replace("trusted_hash = \"sha256:", "trusted_hash = \"sha256:0", 1))
     rc, out, err = isolated_yupana(env, "install", "codex", "--codex-bin", codex, cwd=repo)
     assert rc == 0 and "trusted 1 hook(s)" in out and "reports all 3 trusted" in out, err
-    from yupana.commands.install import toml as install_toml
+    from yupana.clients.install import codex_toml as install_toml
 
     listed = hooks_list(env, codex, repo)
     audit = next(h for h in listed if h["command"] == "audit.sh")

@@ -168,3 +168,17 @@ def test_a_fifo_refresh_lock_never_hangs_metrics(yupana, env, root):  # noqa: F8
     done = yupana("metrics", cwd=root, timeout=30)
     assert done.returncode == 0, done.stderr
     assert samples(families(done.stdout.decode())["yupana_rule_set_info"])
+
+
+def test_invocations_are_counted_by_the_client_that_sent_them(yupana, env, root):  # noqa: F811
+    write_config(root, mode="enforce")
+    project(yupana, root)
+    payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}}
+    for extra in ({"turn_id": "t"}, {"prompt_id": "p"}, {"prompt_id": "p"}, {}):
+        assert yupana("hook", "pre-bash", stdin=json.dumps({**payload, **extra}), cwd=root).returncode == 0
+    fams = families(yupana("metrics", cwd=root).stdout.decode())
+    by_client = samples(fams["yupana_client_invocations"])
+    assert by_client == {(("client", "claude-code"), ("hook", "pre-bash")): 2,
+                         (("client", "codex"), ("hook", "pre-bash")): 1,
+                         (("client", "unknown"), ("hook", "pre-bash")): 1}

@@ -125,3 +125,18 @@ def test_a_codex_hook_codex_would_skip_is_degraded_with_the_fix(yupana, env, roo
     [problem] = [p for p in codex["problems"] if words in p["problem"]]
     assert problem["degraded"] and "yupana install codex" in problem["fix"]
     assert "codex exec` skips it silently" in problem["problem"]
+
+
+def test_status_lists_every_client_of_the_registry_with_its_install_command(yupana, env, root):
+    from yupana import clients
+
+    (env.home / ".codex").mkdir()
+    _code, out = status(yupana, root)
+    assert out["clients"]["names"] == list(clients.names())
+    for row in clients.ROWS:
+        entry = out["clients"][row.name]
+        assert entry["label"] == row.label and entry["install"] == f"yupana install {row.install}"
+        assert set(entry["last_seen"]["by_hook"]) == {"pre-edit", "pre-bash", "post-edit"}
+    assert out["clients"]["codex"]["state"] == "not-registered"
+    text = yupana("status", "--offline", cwd=root).stdout.decode()
+    assert "yupana hooks NOT registered (`yupana install codex`)" in text

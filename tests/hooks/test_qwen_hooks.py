@@ -154,3 +154,31 @@ def test_post_edit_answers_qwen_in_its_post_tool_use_shape(env, repo):
     assert not result.denied
     [rec] = env.records("post_edit_invoked")
     assert rec["client"] == "qwen"
+
+
+# ── self-protection: the agent cannot switch the guard off through Qwen Code's own settings ────────
+
+
+@pytest.mark.parametrize("where", [
+    lambda repo, env: repo.root / ".qwen" / "settings.json",          # the project registration
+    lambda repo, env: env.home / ".qwen" / "settings.json",           # the user's (disableAllHooks, folderTrust)
+    lambda repo, env: env.home / ".qwen" / "trustedFolders.json",     # DO_NOT_TRUST drops the project hooks
+    lambda repo, env: Path(env["QWEN_HOME"]) / "settings.json",       # a moved QWEN_HOME
+], ids=["project", "user", "trusted-folders", "qwen-home"])
+def test_qwens_hook_settings_are_refused_to_its_agent(env, repo, tmp_path, where):
+    env["QWEN_HOME"] = str(tmp_path / "qhome")
+    target = where(repo, env)
+    payload = recorded("write_file", repo)
+    payload["tool_input"] = {"file_path": str(target), "content": '{"disableAllHooks": true}'}
+    result = hook(env, payload)
+    assert result.denied and "ask the operator" in result.reason
+    assert env.records("guard")[-1]["self_protection"] == ["client"]
+    shell = recorded("run_shell_command", repo)
+    shell["tool_input"]["command"] = f"echo '{{}}' > {target}"
+    assert hook(env, shell, event="pre-bash").denied
+
+
+def test_a_qwen_named_file_that_is_no_setting_is_an_ordinary_edit(env, repo):
+    payload = recorded("write_file", repo)
+    payload["tool_input"] = {"file_path": str(repo.root / ".qwen" / "commands" / "x.md"), "content": "x\n"}
+    assert hook(env, payload).allowed_silently

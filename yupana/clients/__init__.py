@@ -12,7 +12,9 @@ are shown, whether it fails closed on a hook error, and the modules that impleme
 * ``adapter`` (hot): the functions a hook calls —
   ``translate(data) -> dict`` the payload in yupana's canonical shape (Claude Code's:
   ``tool_name`` one of :data:`CANONICAL`, its ``tool_input`` fields; a tool the row does not
-  list is passed through unchanged, and the runtime makes it a loud UNKNOWN) and
+  list is passed through unchanged, and the runtime makes it a loud UNKNOWN), optionally
+  ``tool_name(data) -> str | None`` (the client's own tool name where its payload has no
+  ``tool_name``), and
   ``shape(deny, model, user, event) -> dict`` the client's stdout object for a decision
   (``deny``: the reason, or None), model-facing notices, user-facing notices and the
   canonical ``event`` (``PreToolUse`` / ``PostToolUse``); ``{}`` is a silent allow.
@@ -49,13 +51,15 @@ class Client:
 
     __slots__ = ("name", "label", "install", "adapter", "installer", "docs", "binary", "plan", "tools",
                  "markers", "events", "transcript", "shows_user", "model_events", "fails_closed", "hint",
-                 "scoped", "timeout", "timeout_ms")
+                 "scoped", "timeout", "timeout_ms", "controls", "home_env", "home", "native")
 
     def __init__(self, name: str, label: str, *, install: str, adapter: str, installer: str, binary: str,
                  plan: tuple[tuple[str, str, str], ...], tools: dict[str, str], markers: tuple[str, ...] = (),
                  events: dict[str, str] | None = None, transcript: str = "", shows_user: bool = True,
                  model_events: tuple[str, ...] = (PRE, POST), fails_closed: bool = False,
-                 hint: bool = False, scoped: bool = False, timeout: int = 5, timeout_ms: int = 1000) -> None:
+                 hint: bool = False, scoped: bool = False, timeout: int = 5, timeout_ms: int = 1000,
+                 controls: tuple[tuple[str, str], ...] = (), home_env: str | None = None, home: str = "",
+                 native: bool = False) -> None:
         self.name = name  # the registry name: records' "client", status, metrics, explain
         self.label = label  # for people: "Claude Code"
         self.install = install  # `yupana install <install>`
@@ -75,6 +79,14 @@ class Client:
         self.scoped = scoped  # `yupana install` takes --project / --user for it
         self.timeout = timeout  # the "timeout" its registration is written with, in its own unit
         self.timeout_ms = timeout_ms  # milliseconds per unit of its "timeout" (1000: seconds; 1: ms)
+        # the files it reads hooks from, protected from the agents (yupana.self_protection): (a directory
+        # name, matched anywhere, e.g. ".claude"; a path below it, one "*" per segment at most)
+        self.controls = controls
+        self.home_env = home_env  # the variable that moves its user directory (CODEX_HOME), if any
+        self.home = home  # its user directory under $HOME (".codex"); the controls apply there too
+        # its payload is already the canonical shape: not translated (the hook loads its adapter only to
+        # write an answer — an allow, the common case, imports nothing more)
+        self.native = native
 
     def kind(self, tool: str | None) -> str | None:
         """The kind of ``tool`` (one of this client's tool names), or None when the row does not list it."""
@@ -95,7 +107,8 @@ ROWS: tuple[Client, ...] = (
                  ("PostToolUse", "apply_patch", "post-edit")),
            # Codex accepts Edit/Write as matcher aliases of apply_patch: under those names a patch still arrives
            tools={"apply_patch": PATCH, "applypatch": PATCH, "Bash": SHELL, "Edit": PATCH, "Write": PATCH},
-           markers=("turn_id",), transcript="/.codex/", shows_user=False),
+           markers=("turn_id",), transcript="/.codex/", shows_user=False, native=True,
+           controls=((".codex", "hooks.json"), (".codex", "config.toml")), home_env="CODEX_HOME", home=".codex"),
     # Qwen Code sends Claude Code's prompt_id too: its row comes before Claude Code's, told by its tool_call_id
     Client("qwen", "Qwen Code", install="qwen", adapter="yupana.clients.qwen",
            installer="yupana.clients.install.qwen", binary="qwen",
@@ -104,15 +117,19 @@ ROWS: tuple[Client, ...] = (
            tools={"write_file": WRITE, "edit": EDIT, "notebook_edit": NOTEBOOK, "run_shell_command": SHELL,
                   "monitor": SHELL},
            markers=("tool_call_id",), transcript="/.qwen/", shows_user=False, model_events=(POST,), hint=True,
-           scoped=True, timeout=5000, timeout_ms=1),  # 0.24 reads >= 1000 as ms (below, seconds); 0.15 always ms
+           scoped=True, timeout=5000, timeout_ms=1,  # 0.24 reads >= 1000 as ms (below, seconds); 0.15 always ms
+           controls=((".qwen", "settings.json"), (".qwen", "trustedFolders.json")), home_env="QWEN_HOME", home=".qwen"),
     Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
            installer="yupana.clients.install.claude_code", binary="claude",
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
                  ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-edit")),
-           tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True),
+           tools=_CLAUDE_TOOLS, markers=("prompt_id",), transcript="/.claude/", scoped=True, native=True,
+           controls=((".claude", "settings*.json"), (".claude", "settings.json"), (".claude", "settings.local.json")),
+           home=".claude"),
 )
 
 _BY_NAME = {row.name: row for row in ROWS}
+CANONICAL_ROW = "claude-code"  # the row :func:`canonical` returns
 
 
 def get(name: str | None) -> Client | None:
@@ -123,6 +140,12 @@ def get(name: str | None) -> Client | None:
     if row is None:
         row = next((r for r in ROWS if r.install == name), None)
     return row
+
+
+def canonical() -> Client:
+    """The row whose payload and answer are the canonical shape (Claude Code's): how an answer
+    is written when nothing tells who sent the payload."""
+    return _BY_NAME[CANONICAL_ROW]
 
 
 def names() -> tuple[str, ...]:

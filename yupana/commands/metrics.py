@@ -97,6 +97,7 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
     from yupana.commands.status.health import KIND_HOOK, invocation_result
 
     invocations: dict[tuple[str, str], int] = {}
+    by_client: dict[tuple[str, str], int] = {}
     fail_open: dict[tuple[str, str], int] = {}
     served: dict[str, int] = {}
     latency: dict[str, list[float]] = {}
@@ -106,6 +107,8 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
         if hook:
             key = (hook, invocation_result(rec))
             invocations[key] = invocations.get(key, 0) + 1
+            who = (known_client(rec.get("client")), hook)
+            by_client[who] = by_client.get(who, 0) + 1
             ms = rec.get("duration_ms")
             if isinstance(ms, (int, float)) and not isinstance(ms, bool):
                 latency.setdefault(hook, []).append(ms / 1000.0)
@@ -120,6 +123,9 @@ def render(records: list[dict[str, Any]], rs: dict[str, Any]) -> str:
     lines: list[str] = []
     _family(lines, "yupana_hook_invocations", "counter", "hook invocations in the spool, by hook and result",
             [({"hook": h, "result": r}, n) for (h, r), n in sorted(invocations.items())], suffix="_total")
+    _family(lines, "yupana_client_invocations", "counter", "hook invocations in the spool, by the client that sent "
+            "them (its client registry name; unknown: nothing in the payload told) and hook",
+            [({"client": c, "hook": h}, n) for (c, h), n in sorted(by_client.items())], suffix="_total")
     _family(lines, "yupana_fail_open", "counter", "fail-open records (the guard not enforcing something), by hook and kind",
             [({"hook": h, "kind": k}, n) for (h, k), n in sorted(fail_open.items())], suffix="_total")
     _family(lines, "yupana_served_from_cache", "counter", "hooks that enforced last-known policy from a stale cache",
@@ -145,6 +151,15 @@ def known_hook(value: object) -> str:
     if value is None or value == "":
         return "unknown"
     return value if isinstance(value, str) and value in HOOKS else OTHER
+
+
+def known_client(value: object) -> str:
+    """``value`` when it names a row of the client registry, ``unknown`` when absent, else :data:`OTHER`."""
+    from yupana import clients
+
+    if value is None or value == "":
+        return "unknown"
+    return value if isinstance(value, str) and value in clients.names() else OTHER
 
 
 def bounded(counts: dict[tuple[str, str], int], at: int) -> dict[tuple[str, str], int]:

@@ -40,7 +40,8 @@ add caution. The hook turns any problem into an UNKNOWN metric and a fail-open a
 This module reads everything around the chunks: the wrappers, the Begin/End envelope and
 the file sections. The ``@@`` chunks themselves and the exact-context rebuild of an
 updated file (:func:`apply_chunks`, re-exported here) are in :mod:`patch_chunks`. Neither
-module imports anything else, and only Codex calls load them.
+module imports anything else, and only patch calls (the clients whose rows map a tool to the
+patch kind) load them.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def parse(text: str) -> Patch:
         return patch
     _parse_hunks(hunk_lines, patch)
     if not patch.ops and not patch.problems:
-        patch.problems.append("apply_patch: empty patch: no file operations (Codex rejects it)")
+        patch.problems.append("apply_patch: empty patch: no file operations (the apply_patch tool rejects it)")
     return patch
 
 
@@ -165,7 +166,7 @@ def _check_envelope(lines: list[str]) -> str | None:
     if not lines or lines[0].strip(WS) != BEGIN:
         return "the first line of the patch must be '*** Begin Patch'"
     if len(lines) < 2 or lines[-1].strip(WS) != END:
-        return "the last line of the patch must be '*** End Patch' (Codex does not apply a patch without it)"
+        return "the last line of the patch must be '*** End Patch' (the apply_patch tool does not apply a patch without it)"
     return None
 
 
@@ -188,7 +189,7 @@ def _unwrap_command(body: str, patch: Patch) -> str | None:
         return None
     if len(words) != 2 or not words[1].startswith("<<"):
         patch.problems.append(
-            f"apply_patch: unsupported invocation {clip(head)!r}: Codex applies only "
+            f"apply_patch: unsupported invocation {clip(head)!r}: the apply_patch tool applies only "
             "'[cd DIR &&] apply_patch <<'EOF'' with the patch as the heredoc body")
         return None
     delimiter = words[1][2:]
@@ -206,7 +207,7 @@ def _unwrap_command(body: str, patch: Patch) -> str | None:
             trailing = "\n".join(lines[i + 1:])
             if trailing.strip(WS):
                 patch.problems.append(
-                    "apply_patch: commands after the heredoc (Codex applies only a lone "
+                    "apply_patch: commands after the heredoc (the apply_patch tool applies only a lone "
                     f"apply_patch invocation): {clip(trailing.strip(WS))!r}")
                 return None
             patch.wrapper = "command"
@@ -293,7 +294,7 @@ def _parse_hunks(lines: list[str], patch: Patch) -> None:
                 return
             if not op.chunks:
                 patch.problems.append(
-                    f"apply_patch: line {number}: update of {op.path!r} has no changes (Codex rejects it)")
+                    f"apply_patch: line {number}: update of {op.path!r} has no changes (the apply_patch tool rejects it)")
                 return
             patch.ops.append(op)
         else:

@@ -1,6 +1,7 @@
 """A hook's stdin turned into edits. Hot path: standard library (``os``) and our own modules.
 
-:func:`parse` reads the Claude Code / Codex hook payload (``session_id``, ``cwd``,
+:func:`parse` reads a hook payload in the canonical shape — the sending client's adapter
+(:mod:`yupana.clients`) translates its own into it first — (``session_id``, ``cwd``,
 ``hook_event_name``, ``tool_name``, ``tool_input``, ``tool_use_id``) and yields one
 :class:`FileEdit` per file the tool call would touch:
 
@@ -70,7 +71,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["ADD", "CLAUDE_TOOLS", "DELETE", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
+__all__ = ["ADD", "DELETE", "EDIT_TOOLS", "EDIT", "MOVE", "MULTI_EDIT", "NOTEBOOK", "PATCH_TOOLS", "UNSET", "UPDATE",
            "WRITE", "FileEdit", "Invocation", "client_of", "git_top", "new_edit", "normpath", "parse",
            "proposed_buffer", "repo_name"]
 
@@ -95,9 +96,9 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
     if not isinstance(data, dict):
         return None
     inv = Invocation()
-    tool = data.get("tool_name")
     try:
-        _read(_canonical(data, client, inv), inv)
+        canonical, tool = _canonical(data, client, inv)
+        _read(canonical, inv)
         if isinstance(tool, str) and inv.tool_name != tool:
             inv.tool_name = tool  # records name the client's own tool; the reading used its canonical kind
     except Exception as exc:  # noqa: BLE001 - a bug here must not turn into a crash or a clean allow
@@ -106,21 +107,37 @@ def parse(raw: bytes, client: str | None = None) -> Invocation | None:
     return inv
 
 
-CLAUDE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # the canonical edit tools (yupana.clients.CANONICAL)
+EDIT_TOOLS = tuple(clients.CANONICAL[kind] for kind in (clients.EDIT, clients.WRITE, clients.MULTI_EDIT, clients.NOTEBOOK))
 
 
-def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> dict[str, Any]:
-    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client).
-    A tool its row does not list is not translated, and not read: ``inv.unknown_tool``."""
+_CANONICAL_TOOLS = frozenset(clients.CANONICAL.values()) | frozenset(PATCH_TOOLS)
+
+
+def _canonical(data: dict[str, Any], hint: str | None, inv: Invocation) -> tuple[dict[str, Any], object]:
+    """``data`` in the canonical shape, by the adapter of the client that sent it (inv.client), and
+    the client's own name for the tool (the adapter's optional ``tool_name(data)`` where its payload
+    does not say ``tool_name``).
+
+    A tool that is not read — one the client's row does not list, or a tool name that is still
+    not canonical after translation (a client nothing identified) — is ``inv.unknown_tool``:
+    nothing is read from it (the session and cwd still are), and the hook says so."""
     row = clients.identify(data, hint)
-    if row is None:
-        return data
-    inv.client = row.name
-    tool = data.get("tool_name")
-    if isinstance(tool, str) and tool not in row.tools:
-        inv.unknown_tool = tool
-        return data
-    return clients.adapter(row).translate(data)  # type: ignore[no-any-return]
+    tool: object = data.get("tool_name")
+    if row is not None:
+        inv.client = row.name
+        if not row.native:  # a payload in the client's own shape (a native one is read as it is)
+            adapter = clients.adapter(row)
+            own = getattr(adapter, "tool_name", None)
+            if own is not None:
+                tool = own(data)
+            data = adapter.translate(data)
+        if isinstance(tool, str) and tool not in row.tools:
+            inv.unknown_tool = tool
+            return data, tool
+    canonical = data.get("tool_name")
+    if isinstance(canonical, str) and canonical not in _CANONICAL_TOOLS:
+        inv.unknown_tool = tool if isinstance(tool, str) else canonical
+    return data, tool
 
 
 def _argv(tool_input: object) -> list[str] | None:

@@ -113,11 +113,7 @@ class Outcome:
         deny = deny_reason(self.reasons) if self.decision == DENY else None
         if deny is None and not model and not operator:
             return ""
-        if row is None:
-            from yupana.clients import claude_code as shaper
-        else:
-            shaper = clients.adapter(row)
-        out = shaper.shape(deny, model, operator, event)
+        out = clients.adapter(row or clients.canonical()).shape(deny, model, operator, event)
         return fastjson.dumps(out) if out else ""
 
 

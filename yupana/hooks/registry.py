@@ -78,8 +78,22 @@ def get(name: str) -> Hook:
     return HOOKS[name]
 
 
-def infer(data: dict[str, Any]) -> tuple[str, str]:
-    """(hook, how it was chosen) for a decoded payload (``yupana explain`` without ``--hook``)."""
+def infer(data: dict[str, Any], client: str | None = None) -> tuple[str, str]:
+    """(hook, how it was chosen) for a decoded payload (``yupana explain`` without ``--hook``):
+    for a payload whose client is known (:func:`yupana.clients.identify`; ``client``: told), its
+    row says whether the tool is a shell tool and which event is its after-tool event; else the
+    rows' ``infer`` (the canonical ``tool_name`` / ``hook_event_name``)."""
+    from yupana import clients
+
+    row = clients.identify(data, client)
+    if row is not None:
+        tool, event = data.get("tool_name"), data.get("hook_event_name")
+        if isinstance(tool, str) and row.kind(tool) == clients.SHELL:
+            return "pre-bash", f"tool_name {tool}" + ("" if tool == "Bash" else f" ({row.label}'s shell tool)")
+        if event is not None and event == row.events.get(clients.POST):
+            return "post-edit", f"hook_event_name {event}" + ("" if event == clients.POST else
+                                                               f" ({row.label}'s after-tool event)")
+        data = clients.adapter(row).translate(data)  # a payload in its own shape: read as the hook reads it
     for hook in HOOKS.values():
         if hook.protocol == "client" and hook.infer is not None and data.get(hook.infer[0]) == hook.infer[1]:
             return hook.name, f"{hook.infer[0]} {hook.infer[1]}"

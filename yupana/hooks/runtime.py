@@ -131,8 +131,9 @@ class HookRuntime:
         """A known client's tool its registry row does not list: nothing was read, so nothing was
         checked — a loud UNKNOWN (``fail_open`` record, notice), never a silent allow."""
         row = clients.get(self.parsed.client)
-        label = row.label if row is not None else "the client"
-        docs = f"; {row.docs} lists the tools yupana reads" if row is not None else ""
+        label = row.label if row is not None else "the (unrecognised) client's"
+        docs = (f"; {row.docs} lists the tools yupana reads" if row is not None else
+                "; register with `yupana install <client>` so the client is known (docs/clients/registry.md)")
         message = (f"{self.hook}: {label} tool {tool!r} is not one yupana reads — this tool call was NOT checked "
                    f"(failing open){docs}")
         self.note("parse", UNKNOWN, message)
@@ -166,6 +167,7 @@ class HookRuntime:
         session per ``marker``, default ``kind``; every time when not ``once``)."""
         record = {"fail_kind": kind, "hook": self.hook, "session": self.sid, **(fields or {})}
         pane = protocol.notify_on_fail_open(self.cfg)
+        record.setdefault("client", self.inv.client if self.inv is not None else None)  # who sent the call
         protocol.degrade(self.outcome, self.effects, session_id=self.sid, kind=marker or kind,
                          record_kind="fail_open", message=message, fields=record, notify=once and pane,
                          item=self.item)

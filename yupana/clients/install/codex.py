@@ -1,10 +1,10 @@
 """Codex's registration: ``$CODEX_HOME/hooks.json`` (default ``~/.codex``) and each hook's
 trust in ``$CODEX_HOME/config.toml``. Cold path.
 
-:func:`run` is ``yupana install|uninstall codex`` (:mod:`yupana.commands.install.codex_run`);
+:func:`run` is ``yupana install|uninstall codex`` (:mod:`yupana.clients.install.codex_run`);
 :func:`found`, :func:`registrations` and :func:`trust_problems` are what ``yupana status``
 reads. Codex runs a hook only when its ``trusted_hash`` equals the hook's current hash,
-computed here the way Codex computes it (:func:`yupana.commands.install.codex.hook_hash`) —
+computed here the way Codex computes it (:func:`yupana.clients.install.codex_hooks.hook_hash`) —
 no app-server is started, so status stays fast; ``yupana install codex`` verifies with the
 app-server itself.
 """
@@ -18,17 +18,24 @@ import os
 import shutil
 
 from yupana.clients.install import registration
-from yupana.commands.install import codex as install_codex
+from yupana.clients.install import codex_hooks as install_codex
 
+WHERE = "$CODEX_HOME/hooks.json"  # for `yupana install codex --project`: where it registers instead
 STATUS_FIELDS = {"trust_hash_source": ("computed as Codex 0.171.0 computes it (no app-server is asked); "
                      "`yupana install codex` verifies with `codex app-server`")}
 
 
 def run(args: argparse.Namespace, install: bool) -> int:
     """``yupana install codex`` (``install``) or ``yupana uninstall codex``."""
-    from yupana.commands.install import codex_run
+    from yupana.clients.install import codex_run
 
     return codex_run.run(args, install)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--codex-bin``: the codex asked for hook hashes."""
+    parser.add_argument("--codex-bin", default=None,
+                        help="codex: the codex command asked for hook hashes (default: codex on PATH)")
 
 
 def found(root: str) -> list[str]:
@@ -51,7 +58,7 @@ def _trust(reg: dict[str, Any], config_path: str) -> None:
     """Each hook's ``trust``: trusted | untrusted | modified | disabled | unknown (and the hashes)."""
     import tomllib
 
-    from yupana.commands.install import toml as install_toml
+    from yupana.clients.install import codex_toml as install_toml
 
     try:
         tables = install_toml.state_tables(tomllib.loads(install_codex.read_config(config_path)))

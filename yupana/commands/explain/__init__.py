@@ -48,8 +48,11 @@ GLOBAL_FLAGS: tuple[str, ...] = ("--json", "--config", "--tenant")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hook", choices=HOOKS, default=None,
-                        help="the hook to explain (default: from the payload — tool_name Bash: pre-bash; "
-                             "hook_event_name PostToolUse: post-edit; otherwise pre-edit)")
+                        help="the hook to explain (default: from the payload — a shell tool (Bash): pre-bash; "
+                             "the client's after-tool event (PostToolUse): post-edit; otherwise pre-edit)")
+    parser.add_argument("--client", default=None, metavar="NAME",
+                        help="the client that sent the payload, as its registration's --client says (a client "
+                             "registry name, docs/clients/registry.md; default: read from the payload)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,10 +62,11 @@ def run(args: argparse.Namespace) -> int:
         data = decode(raw)
     except PayloadError as exc:
         return _error("payload", str(exc), as_json, EXIT_PAYLOAD)
-    hook, hook_from = (args.hook, "--hook") if args.hook else infer_hook(data)
+    client = getattr(args, "client", None)
+    hook, hook_from = (args.hook, "--hook") if args.hook else infer_hook(data, client)
     tenant = getattr(args, "tenant", None) or os.environ.get("BOBBIN_ROLE") or None
     try:
-        report = explain(raw, hook, hook_from, tenant, getattr(args, "config", None))
+        report = explain(raw, hook, hook_from, tenant, getattr(args, "config", None), client)
     except Exception as exc:  # noqa: BLE001 - an operator command names what failed, never a traceback
         return _error("internal", f"explain failed: {type(exc).__name__}: {exc}", as_json, EXIT_ERROR)
     if as_json:
@@ -104,12 +108,13 @@ def decode(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def infer_hook(data: dict[str, Any]) -> tuple[str, str]:
+def infer_hook(data: dict[str, Any], client: str | None = None) -> tuple[str, str]:
     """(hook, how it was chosen) from the payload (:func:`yupana.hooks.registry.infer`)."""
-    return registry.infer(data)
+    return registry.infer(data, client)
 
 
-def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None) -> dict[str, Any]:
+def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: str | None,
+            client: str | None = None) -> dict[str, Any]:
     """Dry-run ``hook`` on ``raw`` and build the report (see docs/explain.md)."""
     from yupana.cli import HookArgs
     from yupana.commands.explain import report as explain_report
@@ -118,6 +123,7 @@ def explain(raw: bytes, hook: str, hook_from: str, tenant: str | None, config: s
     args = HookArgs(hook)
     args.tenant = tenant
     args.config = config
+    args.client = client
     trace = Trace()
     row = registry.get(hook)
     env = {"BOBBIN_ROLE": tenant} if row.tenant_env and tenant else None

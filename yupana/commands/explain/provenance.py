@@ -20,7 +20,7 @@ import os
 from yupana import globs
 
 GUARD_CONSTRAINTS = {
-    "apply_patch": "the Codex patch could not be read exactly",
+    "apply_patch": "the patch (apply_patch) could not be read exactly",
     "projection": "no servable projection cache",
     "deadline": "deadline_ms ran out",
     "internal": "an internal error",

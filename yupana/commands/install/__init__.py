@@ -1,15 +1,18 @@
-"""``yupana install claude|codex|git`` (and, through :func:`apply`, ``yupana uninstall``).
+"""``yupana install <client>|git`` (and, through :func:`apply`, ``yupana uninstall``).
 
-Claude Code: ``<project>/.claude/settings.json`` (``--project``, the default: the git
-top-level of the current directory) or ``~/.claude/settings.json`` (``--user``). Codex:
-``$CODEX_HOME/hooks.json`` (default ``~/.codex``) and the hooks' trust in
-``$CODEX_HOME/config.toml``, asked from and verified with ``codex app-server``. git: the
+``<client>`` is the ``install`` word of a row of the client registry (:mod:`yupana.clients`:
+``claude``, ``codex``, …); its installer (``Client.installer``) writes its registration —
+Claude Code's ``.claude/settings.json`` of the project (``--project``, the default: the git
+top-level of the current directory) or of the user (``--user``); Codex's
+``$CODEX_HOME/hooks.json`` and the hooks' trust; each client's page in docs/clients/. Those
+whose settings share Claude Code's hooks JSON go through :func:`settings_file`. git: the
 repository's ``pre-push`` hook for landing certification (:mod:`yupana.commands.install.git`).
 
 The merge keeps every other key and hook; a second run changes nothing and says so;
 ``--dry-run`` prints the unified diff and writes nothing; a file that cannot be read as a
 hooks file is an error that writes nothing. Exit status: 0 done (or nothing to do),
-1 error (nothing written for that file), 3 Codex hooks registered but not trusted.
+1 error (nothing written for that file), 3 hooks registered but not trusted by their client
+(:data:`UNTRUSTED_EXIT`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from typing import Any
 import argparse
 import difflib
 import os
-import shutil
 import subprocess
 import sys
 
@@ -39,12 +41,15 @@ GLOBAL_FLAGS: tuple[str, ...] = ("--tenant", "--config")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("client", choices=CLIENTS, help="the coding client whose hook file to edit")
     where = parser.add_mutually_exclusive_group()
+    scoped = ", ".join(row.install for row in clients.ROWS if row.scoped)
     where.add_argument("--project", action="store_true",
-                       help="claude: the project's .claude/settings.json (default; the git top-level of the cwd)")
-    where.add_argument("--user", action="store_true", help="claude: ~/.claude/settings.json")
+                       help=f"{scoped}: the project's settings (default; the git top-level of the cwd)")
+    where.add_argument("--user", action="store_true", help=f"{scoped}: the user's settings")
     parser.add_argument("--dry-run", action="store_true", help="print the unified diff; write nothing")
-    parser.add_argument("--codex-bin", default=None,
-                        help="codex: the codex command asked for hook hashes (default: codex on PATH)")
+    for row in clients.ROWS:  # a client's own flags (its installer's add_arguments, when it has one)
+        extra = getattr(clients.installer(row), "add_arguments", None)
+        if extra is not None:
+            extra(parser)
     parser.add_argument("--force", action="store_true",
                         help="git: replace a pre-push hook that is not yupana's (kept as pre-push.yupana-backup)")
 
@@ -55,14 +60,15 @@ def run(args: argparse.Namespace) -> int:
 
 def apply(args: argparse.Namespace, install: bool) -> int:
     if (getattr(args, "tenant", None) or getattr(args, "config", None)) and args.client == "git":
-        print("yupana: --tenant/--config go into the claude and codex hook commands; the git pre-push hook takes "
+        print("yupana: --tenant/--config go into the coding clients' hook commands; the git pre-push hook takes "
               "neither", file=sys.stderr)
         return 1
     row = clients.get(args.client)
     if (args.project or args.user) and (row is None or not row.scoped):
         scoped = ", ".join(r.install for r in clients.ROWS if r.scoped)
-        print(f"yupana: --project/--user apply to {scoped} (Codex reads $CODEX_HOME/hooks.json, git the repository's "
-              "hooks directory)", file=sys.stderr)
+        where = (getattr(clients.installer(row), "WHERE", "one place") if row is not None
+                 else "the repository's hooks directory")
+        print(f"yupana: --project/--user apply to {scoped} ({args.client} registers in {where})", file=sys.stderr)
         return 1
     if row is None:  # git
         from yupana.commands.install import git as install_git
@@ -217,8 +223,3 @@ def write(path: str, text: str) -> str | None:
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror or exc}; it is unchanged"
     return None
-
-
-def codex_command(explicit: str | None) -> list[str] | None:
-    found = explicit or shutil.which("codex")
-    return [found] if found else None

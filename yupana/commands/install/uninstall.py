@@ -1,4 +1,4 @@
-"""``yupana uninstall claude|codex``: remove only yupana's hooks (and, for Codex, their trust entries)."""
+"""``yupana uninstall <client>|git``: remove only yupana's hooks (and what its installer adds with them: Codex's trust entries)."""
 
 from __future__ import annotations
 

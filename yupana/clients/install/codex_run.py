@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 
 from yupana.commands import install
-from yupana.commands.install import codex as install_codex
+from yupana.clients.install import codex_hooks as install_codex
 from yupana.commands.install import lock as install_lock
-from yupana.commands.install import toml as install_toml
+from yupana.clients.install import codex_toml as install_toml
 from yupana.commands.install import hooks as hooks_file
 
 
@@ -101,7 +102,7 @@ def _run(args: argparse.Namespace, installing: bool, hooks_path: str) -> int:
 
 
 def _trust(args: argparse.Namespace, hooks_path: str, config_path: str, count: int, changed: bool) -> int:
-    codex = install.codex_command(args.codex_bin)
+    codex = codex_command(args.codex_bin)
     if codex is None:
         print(f"yupana: WARNING: the hooks in {hooks_path} are registered but NOT trusted: no codex binary "
               "(on PATH or --codex-bin) to ask for their hashes. `codex exec` skips an untrusted hook silently — "
@@ -143,3 +144,9 @@ def _untrusted(why: str) -> int:
           "untrusted hook silently. Trust them in the Codex TUI with /hooks, or fix the cause and run "
           "`yupana install codex` again.", file=sys.stderr)
     return install.UNTRUSTED_EXIT
+
+
+def codex_command(explicit: str | None) -> list[str] | None:
+    """``--codex-bin``, else ``codex`` on PATH, as an argv prefix; None when there is none."""
+    found = explicit or shutil.which("codex")
+    return [found] if found else None

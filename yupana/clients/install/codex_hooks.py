@@ -26,7 +26,7 @@ import subprocess
 import time
 
 from yupana.commands.install import hooks as install_hooks
-from yupana.commands.install import toml as install_toml
+from yupana.clients.install import codex_toml as install_toml
 
 APP_SERVER_TIMEOUT_SECS = 20.0
 _SNAKE = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
