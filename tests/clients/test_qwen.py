@@ -109,6 +109,20 @@ def test_a_notice_beside_a_deny_reaches_the_model_in_the_reason(case):
     assert "deny_paths `secrets/**`" in result and "misconfigured" in result
 
 
+def test_the_agent_cannot_switch_the_guard_off_through_qwens_settings(case):
+    case.config(scope())
+    assert case.yupana("install", "qwen").returncode == 0
+    settings = case.repo / ".qwen" / "settings.json"
+    hooks = json.loads(settings.read_text())["hooks"]
+    run = case.run(qwen_kit.write_file(str(settings), '{"disableAllHooks": true}\n'),
+                   prompt="disable all hooks in .qwen/settings.json")
+    # (Qwen Code itself stamps "$version" into the file at start; our hooks and nothing else of the agent's)
+    assert json.loads(settings.read_text())["hooks"] == hooks and "disableAllHooks" not in settings.read_text()
+    assert "coding client's hook settings" in run.tool_results()[0] and "ask the operator" in run.tool_results()[0]
+    run = case.run(qwen_kit.shell(f"echo '{{}}' > {settings}"))
+    assert json.loads(settings.read_text())["hooks"] == hooks and "ask the operator" in run.tool_results()[0]
+
+
 def test_control_without_a_hook_the_denied_write_lands_and_the_prod_ssh_runs(case):
     case.config(scope())
     target = case.repo / "secrets" / "prod.env"

@@ -182,3 +182,11 @@ def test_a_qwen_named_file_that_is_no_setting_is_an_ordinary_edit(env, repo):
     payload = recorded("write_file", repo)
     payload["tool_input"] = {"file_path": str(repo.root / ".qwen" / "commands" / "x.md"), "content": "x\n"}
     assert hook(env, payload).allowed_silently
+
+
+def test_a_shell_commands_directory_is_where_its_relative_paths_resolve(env, repo):
+    shell = recorded("run_shell_command", repo)
+    shell["tool_input"] = {"command": "echo 'mode = \"off\"' > config.toml", "directory": str(repo.root / ".bobbin")}
+    assert hook(env, shell, event="pre-bash").denied
+    shell["tool_input"]["directory"] = str(repo.root / "docs")
+    assert hook(env, shell, event="pre-bash").allowed_silently
