@@ -102,6 +102,7 @@ class QwenCase(kit.Case):
         ssh = self.bin / "ssh"
         ssh.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {shlex.quote(str(self.ssh_log))}\necho fake-ssh-ran\n")
         ssh.chmod(0o755)
+        self.extra_env: dict[str, str] = {}  # added to the client's environment (SHANTY_ROOT, …)
         self.user_settings(USER_SETTINGS)
 
     # ── the environment ────────────────────────────────────────────────────────────
@@ -112,6 +113,7 @@ class QwenCase(kit.Case):
         env.pop("CODEX_HOME", None)
         env.update({"ANTHROPIC_BASE_URL": "http://127.0.0.1:{PORT}", "ANTHROPIC_API_KEY": "sk-fake-loopback",
                     "ANTHROPIC_MODEL": "claude-fake", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"})
+        env.update(getattr(self, "extra_env", {}))
         return env
 
     @property

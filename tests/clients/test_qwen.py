@@ -7,6 +7,8 @@ on what the model was sent next (the Anthropic ``tool_result`` Qwen Code returns
 from __future__ import annotations
 
 import json
+import sys
+import time
 
 import kit
 import pytest
@@ -121,6 +123,31 @@ def test_the_agent_cannot_switch_the_guard_off_through_qwens_settings(case):
     assert "coding client's hook settings" in run.tool_results()[0] and "ask the operator" in run.tool_results()[0]
     run = case.run(qwen_kit.shell(f"echo '{{}}' > {settings}"))
     assert json.loads(settings.read_text())["hooks"] == hooks and "ask the operator" in run.tool_results()[0]
+
+
+def test_post_edits_notice_reaches_the_model_in_the_tool_result(case):
+    """The advise rung's out-of-ground notice (post-edit) rides PostToolUse additionalContext,
+    which Qwen Code appends to the tool result the model reads."""
+    sys.path.insert(0, str(kit.REPO / "tests" / "hooks"))
+    from conftest import Env
+    from guard_kit import write_cache
+
+    endpoint = "http://127.0.0.1:9"
+    write_cache(Env(case.base), endpoint, work_item_scopes={"yup-1": ["src/a.rs"], "yup-3": ["src/z.rs"]},
+                work_item_status={"yup-3": "closed"})
+    case.config(f'[yupana.policy]\nmode = "advise"\nwork_item_scope = "advise"\n[yupana.quipu]\nenabled = true\n'
+                f'endpoint = "{endpoint}"\ndialect = "quipu"\n')
+    crew = case.base / "shanty" / "crew" / "agent-7"
+    crew.mkdir(parents=True)
+    (crew / "plate.json").write_text(json.dumps({"item": "yup-1", "at": int(time.time()), "session": None}))
+    case.extra_env = {"SHANTY_ROOT": str(case.base / "shanty"), "SHANTY_AGENT": "agent-7"}
+    case.register()
+    run = case.run(qwen_kit.write_file(str(case.repo / "src" / "z.rs"), "pub fn z() {}\n"))
+    assert (case.repo / "src" / "z.rs").exists()
+    [result] = run.tool_results()
+    assert result.startswith("Successfully created")
+    assert "outside the observed ground of work item `yup-1`" in result and "`yup-3` (closed)" in result
+    assert [r["item"] for r in case.records("scope_notice")] == ["yup-1"]
 
 
 def test_control_without_a_hook_the_denied_write_lands_and_the_prod_ssh_runs(case):
