@@ -62,6 +62,9 @@ def test_the_invocation_records_name_their_client_and_project(yupana, env, root)
     assert len({r["project"] for r in guards + invoked}) == 1 and str(root) not in json.dumps(guards + invoked)
     _code, out = status(yupana, root)
     assert out["clients"]["project_key"] == guards[0]["project"]
+    newest = out["clients"]["codex"]["last_seen"]["record"]
+    assert (newest["kind"], newest["hook"], newest["tool"], newest["result"]) == ("pre_bash_invoked", "pre-bash",
+                                                                                   "Bash", "parsed")
 
 
 def test_claude_registered_by_hand_reports_wrapper_timeout_and_never_invoked(yupana, env, root):

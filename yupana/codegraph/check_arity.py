@@ -15,7 +15,7 @@ from yupana.codegraph.extract import CONTAINER, KIND, LINE, NAME, text
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from tree_sitter import Node
-    from yupana.codegraph.verify import VerifyResult
+    from yupana.codegraph.check_context import VerifyResult
 
 _TYPE_KINDS = ("struct", "enum", "union", "trait", "type")
 

@@ -10,12 +10,60 @@ somewhere, and how results are recorded (once each). The check kinds themselves 
 
 from __future__ import annotations
 
+import os
+
 from yupana.codegraph import extract, resolve
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from yupana.codegraph.verify import VerifyResult
+
+TIER = "tree_sitter"  # what verify's results name as the tier that checked them
+
+
+class VerifyResult:
+    """The verdict. ``ok`` is True when there is no violation (``unchecked`` may still list gaps)."""
+
+    __slots__ = ("violations", "unchecked", "tier", "notes", "complete", "unparseable")
+
+    def __init__(self) -> None:
+        self.violations: list[dict] = []  # {kind, symbol, line, message}
+        self.unchecked: list[dict] = []  # {symbol, line, reason}
+        self.tier = TIER
+        self.notes: list[str] = []
+        self.complete = True  # False: the crate index was not up to date, or the deadline cut a rule
+        self.unparseable: int | None = None  # 1-based line of a parse error in the introduced region
+
+    @property
+    def ok(self) -> bool:
+        """No violation (``unchecked`` may still list what could not be decided)."""
+        return not self.violations
+
+    def as_json(self) -> dict:
+        """``{ok, tier, violations, unchecked}``, the ``yupana verify --json`` shape."""
+        return {"ok": self.ok, "tier": self.tier, "violations": self.violations, "unchecked": self.unchecked}
+
+    def __repr__(self) -> str:
+        return f"VerifyResult(violations={self.violations!r}, unchecked={len(self.unchecked)})"
+
+
+class Env:
+    """Where names may come from besides the buffer: the crate, its index, the old file."""
+
+    __slots__ = ("path", "rel", "crate", "ci", "old_info", "created", "windows", "file_syms", "self_types")
+
+    def __init__(self, path: str, crate, ci=None, rel: str | None = None, old_info: dict | None = None,
+                 created: frozenset = frozenset()) -> None:
+        self.path = os.path.abspath(path)
+        self.crate = crate  # codegraph.crate.Crate
+        self.ci = ci  # CrateIndex or None
+        self.rel = rel  # crate-relative path of the file
+        self.old_info = old_info or {}
+        self.created = created  # absolute paths the same tool call creates
+        self.windows: list[tuple[int, int, str | None]] | None = None  # old-buffer spans parsed anew (None: all)
+        self.file_syms: list[tuple] = []  # the index's symbols of the old file (outside the windows)
+        self.self_types: list[tuple[int, int, str | None]] = []  # (new start, new end, impl type) of windows in an impl
+
 
 IDENT, ARITY, IMPORT = "identifier-does-not-exist", "wrong-arity", "unresolved-import"
 CRATE_HEADS = ("crate", "self", "super")  # path heads that stay inside this crate

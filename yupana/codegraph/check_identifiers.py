@@ -13,7 +13,7 @@ from yupana.codegraph.check_context import IDENT, CheckContext, segments
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from yupana.codegraph.candidates import Ref
-    from yupana.codegraph.verify import VerifyResult
+    from yupana.codegraph.check_context import VerifyResult
 
 
 class IdentifierChecks(CheckContext):

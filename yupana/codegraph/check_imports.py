@@ -15,7 +15,7 @@ from yupana.codegraph.extract import text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
-    from yupana.codegraph.verify import Env, VerifyResult
+    from yupana.codegraph.check_context import Env, VerifyResult
 
 
 class ImportChecks(CheckContext):

@@ -25,8 +25,21 @@ with no uncertainty, a literal name, and no ``VAR=`` prefix other than the local
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
-if TYPE_CHECKING:
-    from yupana.shell.reader import Command
+if TYPE_CHECKING:  # what a filter needs of a command, structurally: no import of the reader, which imports this
+    from typing import Protocol
+
+    from yupana.shell.words import Word
+
+    class Command(Protocol):
+        """The parts of a :class:`yupana.shell.reader.Command` a filter reads."""
+
+        argv: list[Word]
+        assigns: list[str]
+        wrappers: list[str]
+        uncertain: list[str]
+
+        @property
+        def name(self) -> str: ...
 
 _ANY_ARGUMENTS = frozenset(("tee", "cat", "grep", "egrep", "fgrep", "head", "tail", "wc", "uniq", "cut", "tr",
                             "nl", "jq"))

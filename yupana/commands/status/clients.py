@@ -27,7 +27,7 @@ from typing import Any
 
 from yupana import clients
 from yupana.commands.install import hooks as install_hooks
-from yupana.commands.status.health import KIND_HOOK
+from yupana.commands.status.health import KIND_HOOK, invocation_result
 
 
 def section(root: str, records: list[dict[str, Any]], now: int, *, deadline_ms: int, spool_complete: bool) -> dict[str, Any]:
@@ -58,8 +58,9 @@ def section(root: str, records: list[dict[str, Any]], now: int, *, deadline_ms: 
 
 
 def last_seen(records: list[dict[str, Any]], key: str) -> tuple[dict[str, Any], int]:
-    """client -> hook -> newest ts of its invocation records for project ``key``; and how many
-    invocation records name no client or project (written by an older yupana)."""
+    """client -> hook -> newest ts of its invocation records for project ``key`` (and, under
+    ``"record"``, the newest of those records itself); and how many invocation records name no
+    client or project (written by an older yupana)."""
     seen: dict[str, Any] = {}
     unattributed = 0
     for rec in records:
@@ -74,13 +75,17 @@ def last_seen(records: list[dict[str, Any]], key: str) -> tuple[dict[str, Any], 
             continue
         hooks = seen.setdefault(client, {})
         hooks[hook] = max(ts, hooks.get(hook, ts))
+        newest = hooks.get("record")
+        if newest is None or ts >= newest["ts"]:
+            hooks["record"] = {"kind": rec.get("kind"), "hook": hook, "ts": ts, "tool": rec.get("tool"),
+                               "result": invocation_result(rec), "session": rec.get("session")}
     return seen, unattributed
 
 
 def _seen_summary(hooks: dict[str, Any], now: int) -> dict[str, Any]:
-    last = max(hooks.values()) if hooks else None
+    last = max((t for h, t in hooks.items() if h != "record"), default=None)
     return {"at": last, "age_secs": max(0, now - last) if last is not None else None,
-            "by_hook": {h: hooks.get(h) for h in KIND_HOOK.values()}}
+            "by_hook": {h: hooks.get(h) for h in KIND_HOOK.values()}, "record": hooks.get("record")}
 
 
 # ── verdict ─────────────────────────────────────────────────────────────────────────

@@ -361,7 +361,9 @@ def _last_seen(seen: dict[str, Any], now: int) -> str:
         return "never seen in this project"
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen["at"]))
     hooks = ", ".join(f"{h} {_ago(now - t)} ago" for h, t in seen["by_hook"].items() if t is not None)
-    return f"last seen {_ago(seen['age_secs'])} ago ({stamp}; {hooks})"
+    rec = seen.get("record") or {}
+    what = f"; last: {rec['hook']} {rec.get('tool') or '?'} → {rec['result']}" if rec else ""
+    return f"last seen {_ago(seen['age_secs'])} ago ({stamp}; {hooks}{what})"
 
 
 def _hook_line(h: dict[str, Any], window: str, now: int, mode: str) -> str:
