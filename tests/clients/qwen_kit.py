@@ -45,8 +45,9 @@ def qwen_binary() -> tuple[str | None, str]:
     """(path, "") when the pinned Qwen Code runs here, else (None, why not)."""
     path = BIN / "qwen"
     if not path.exists():
-        return None, (f"qwen is not installed under {PREFIX} (.ci/run installs it with npm: npm install --prefix "
-                      f".clients @qwen-code/qwen-code@{QWEN_VERSION} {NODE_PACKAGE})")
+        return None, (f"qwen is not installed under {PREFIX} (.ci/run installs it into .clients in the one npm install "
+                      f"of every pinned client: @qwen-code/qwen-code@{QWEN_VERSION} {NODE_PACKAGE}; or set "
+                      "YUPANA_QWEN_PREFIX to another npm prefix holding both)")
     try:
         done = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
                               env={"PATH": f"{BIN}:/usr/bin:/bin", "HOME": "/nonexistent"})
