@@ -133,14 +133,15 @@ def test_every_rows_hook_settings_are_the_guards_own_controls(env, repo, row):
 
 
 def test_a_tool_name_no_client_explains_is_a_loud_unknown_too(env, repo):
-    """An unregistered client's payload (Qwen Code's ``write_file`` under the Claude snippet) was
-    a silent allow: the deny landed on disk. Now it says the call was not checked."""
-    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "write_file",
+    """An unregistered client's payload (Cline's ``write_to_file`` under the Claude snippet; Qwen
+    Code's ``write_file`` was one until its row) was a silent allow: the deny landed on disk. Now it
+    says the call was not checked."""
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "PreToolUse", "tool_name": "write_to_file",
                "tool_input": {"file_path": str(repo.root / "secrets" / "a.env"), "content": "k\n"}}
     result = hook(env, payload, "--tenant", "t")
-    assert "tool 'write_file' is not one yupana reads" in result.message and "yupana install" in result.message
+    assert "tool 'write_to_file' is not one yupana reads" in result.message and "yupana install" in result.message
     fail = [r for r in env.records("fail_open") if r.get("fail_kind") == "unknown_tool"]
-    assert [(r.get("client"), r["tool"]) for r in fail] == [(None, "write_file")]
+    assert [(r.get("client"), r["tool"]) for r in fail] == [(None, "write_to_file")]
 
 
 def test_explain_takes_the_registrations_client_and_infers_the_hook_from_its_row(env, repo, yupana):

@@ -99,6 +99,8 @@ class Client:
 _COPILOT_EDITS = "edit|create|str_replace_editor|apply_patch"  # full-match regex
 _CLAUDE_TOOLS = {"Edit": EDIT, "MultiEdit": MULTI_EDIT, "Write": WRITE, "NotebookEdit": NOTEBOOK, "Bash": SHELL}
 
+_QWEN_EDIT = "write_file|edit|notebook_edit"
+
 ROWS: tuple[Client, ...] = (
     Client("codex", "Codex", install="codex", adapter="yupana.clients.codex",
            installer="yupana.clients.install.codex", binary="codex",
@@ -108,6 +110,16 @@ ROWS: tuple[Client, ...] = (
            tools={"apply_patch": PATCH, "applypatch": PATCH, "Bash": SHELL, "Edit": PATCH, "Write": PATCH},
            markers=("turn_id",), transcript="/.codex/", shows_user=False, native=True,
            controls=((".codex", "hooks.json"), (".codex", "config.toml")), home_env="CODEX_HOME", home=".codex"),
+    # Qwen Code sends Claude Code's prompt_id too: its row comes before Claude Code's, told by its tool_call_id
+    Client("qwen", "Qwen Code", install="qwen", adapter="yupana.clients.qwen",
+           installer="yupana.clients.install.qwen", binary="qwen",
+           plan=(("PreToolUse", _QWEN_EDIT, "pre-edit"), ("PreToolUse", "run_shell_command|monitor", "pre-bash"),
+                 ("PostToolUse", _QWEN_EDIT, "post-edit")),
+           tools={"write_file": WRITE, "edit": EDIT, "notebook_edit": NOTEBOOK, "run_shell_command": SHELL,
+                  "monitor": SHELL},
+           markers=("tool_call_id",), transcript="/.qwen/", shows_user=False, model_events=(POST,), hint=True,
+           scoped=True, timeout=5000, timeout_ms=1,  # 0.24 reads >= 1000 as ms (below, seconds); 0.15 always ms
+           controls=((".qwen", "settings.json"), (".qwen", "trustedFolders.json")), home_env="QWEN_HOME", home=".qwen"),
     Client("claude-code", "Claude Code", install="claude", adapter="yupana.clients.claude_code",
            installer="yupana.clients.install.claude_code", binary="claude",
            plan=(("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", "pre-edit"), ("PreToolUse", "Bash", "pre-bash"),
