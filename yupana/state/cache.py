@@ -67,7 +67,7 @@ INLINE_DERIVE_BYTES = 1 << 20  # ~2,000 rules: a hook derives a missing twin its
 REBUILDING = "rebuilding"  # the miss label of a twin left to the worker
 
 
-def _hot_key(st: os.stat_result) -> tuple[Any, ...]:
+def hot_key(st: os.stat_result) -> tuple[Any, ...]:
     """What ties a hot twin to one exact projection.json (and to this derivation code)."""
     return (HOT_FORMAT, regex_prefilter.ALGORITHM, st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -128,7 +128,7 @@ def save_detailed(cache: dict[str, Any], path: str | None = None,
     try:
         compile_started = time.monotonic()
         prior = _prior_twin(target)
-        twin = hot_derive.image(cache, {"key": _hot_key(st), "json_sha1": body.sha1()}, digests=body.digests,
+        twin = hot_derive.image(cache, {"key": hot_key(st), "json_sha1": body.sha1()}, digests=body.digests,
                                 prior=prior)
         if prior is not None:
             prior.close()
@@ -167,7 +167,7 @@ def derive_hot(cache: dict[str, Any]) -> dict[str, Any]:
     return hot_derive.derive_hot(cache)
 
 
-def _sha1(data: bytes) -> str:
+def sha1_hex(data: bytes) -> str:
     try:
         from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
     except ImportError:  # pragma: no cover - interpreters built without it
@@ -287,7 +287,7 @@ def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss 
         return None, miss
     try:
         twin = hot_view.open_file(hot_path_for(path), statefile.CACHE_LIMIT)
-        if twin.header.get("key") == _hot_key(st) and _same_catalogue(path, twin):
+        if twin.header.get("key") == hot_key(st) and _same_catalogue(path, twin):
             return _check_meta(HotCache(twin), path)  # its planes were checked when it was derived
         twin.close()
     except (OSError, ValueError, KeyError, TypeError):  # absent, refused, empty, Corrupt
@@ -300,7 +300,7 @@ def read(path: str, *, derive_any: bool = False) -> tuple[HotCache | None, Miss 
         return None, miss
     from yupana.state import atomic, hot_derive
 
-    image = b"".join(hot_derive.image(checked, {"key": _hot_key(st), "json_sha1": _sha1(data)}))
+    image = b"".join(hot_derive.image(checked, {"key": hot_key(st), "json_sha1": sha1_hex(data)}))
     try:
         fst = os.stat(path)
         if fst.st_size == len(data) and fst.st_ino == st.st_ino and fst.st_mtime_ns == st.st_mtime_ns:
@@ -354,7 +354,7 @@ def plane_digests(path: str | None) -> dict[str, str]:
         st = os.stat(path)
         twin = hot_view.open_file(hot_path_for(path), statefile.CACHE_LIMIT)
         try:
-            found = twin.header.get("plane_digests") if twin.header.get("key") == _hot_key(st) else None
+            found = twin.header.get("plane_digests") if twin.header.get("key") == hot_key(st) else None
         finally:
             twin.close()
         if found:

@@ -46,7 +46,7 @@ def compare(path: str) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         return dict(out, state=DAMAGED, problems=[f"cannot read the twin: {exc}"])
     try:
-        if twin.header.get("key") != cache._hot_key(st):
+        if twin.header.get("key") != cache.hot_key(st):
             return dict(out, state=OUT_OF_DATE, problems=["derived from an earlier projection.json (the next hook "
                                                           "derives it again)"])
         try:
@@ -88,7 +88,7 @@ def _differences(twin: Any, data: bytes) -> list[str]:
     from yupana.state import cache, hot_view
 
     problems = []
-    if twin.header.get("json_sha1") != cache._sha1(data):
+    if twin.header.get("json_sha1") != cache.sha1_hex(data):
         problems.append("the twin says it was derived from another projection.json (its json_sha1 differs)")
     try:
         body = fastjson.loads(data)
