@@ -29,7 +29,7 @@ from yupana import clients
 from yupana.commands.install import hooks as hooks_file
 from yupana.commands.install import lock as install_lock
 
-CLIENTS = (*(row.install for row in clients.ROWS), "git")  # every registry row's install word, and git
+CLIENTS = (*sorted(row.install for row in clients.ROWS), "git")  # every registry row's install word, and git
 UNTRUSTED_EXIT = 3
 
 

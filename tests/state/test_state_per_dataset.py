@@ -18,7 +18,7 @@ import pytest
 from catalogue_kit import configure, write_catalogue
 from conftest import run_yupana
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "hooks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from guard_kit import Repo, hook
 
 

@@ -24,12 +24,13 @@ COMMON = textwrap.dedent("""
     import os, sys, time
     from yupana.state import cache
     EP = "http://quipu.example:3030"
+    DATASET = "quipu:test"  # the cache is keyed by the dataset that selects its data
 
     def make(gen):
         n = 20 + gen % 17
         rules = [{"name": "g%d-r%d" % (gen, i), "generation": gen, "pattern": "MARK%d_%d" % (gen, i),
                   "tier": "block"} for i in range(n)]
-        return {"version": 1, "written_at": int(time.time()), "endpoint": EP, "generation": gen,
+        return {"version": 1, "written_at": int(time.time()), "endpoint": EP, "dataset": DATASET, "generation": gen,
                 "text_rules": rules, "tripwires": [{"name": "w%d" % gen, "generation": gen, "paths": ["a/**"], "effect": "deny"}]}
 """)
 
@@ -50,7 +51,7 @@ READER = COMMON + textwrap.dedent("""
     generations = set()
     while not os.path.exists(stop) or reads < 50:
         load = cache.load_servable if hot else cache.load_servable_json
-        found, miss = load(path, EP, 3600, int(time.time()) + 1)
+        found, miss = load(path, EP, 3600, int(time.time()) + 1, dataset=DATASET)
         reads += 1
         if miss is not None:
             bad += 1

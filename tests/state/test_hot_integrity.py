@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "hooks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from guard_kit import Repo, hook, text_rule, write_cache
 
 from yupana.state import cache, hot_view

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from catalogue_kit import configure, write_catalogue
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "hooks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from guard_kit import Repo, hook, text_rule, write_cache
 
 ENDPOINT = "http://127.0.0.1:9"
