@@ -49,8 +49,8 @@ def test_edits_and_commands_are_captured_beside_the_spool_private_and_masked(tmp
     assert todo["hook"] == "pre-edit" and todo["tool"] == "Edit" and todo["tenant"] == "polecat-1"
     assert todo["edits"] == [{"path": "src/net.rs", "op": "edit", "text": "// ***: later"}]  # a warn-tier catch too
     assert todo["decision"] == "notify" and todo["repo"] == "widgets" and todo["digest"] and todo["mode"] == "enforce"
-    assert todo["masked"] == ["rule_todo"]
-    assert db["decision"] == "deny" and db["masked"] == ["rule_no_internal_hostnames"]
+    assert todo["masked"] == ["rule_todo"] and todo["kind"] == "input"
+    assert db["decision"] == "deny" and db["exposure"] == "public" and db["masked"] == ["rule_no_internal_hostnames"]
     assert "db1.corp.example" not in path.read_text() and '"***"; ok' in db["edits"][0]["text"]
     assert ls["hook"] == "pre-bash" and ls["command"] == "ls -la src" and "edits" not in ls
 

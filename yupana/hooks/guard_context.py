@@ -334,7 +334,7 @@ class GuardContext(HookRuntime):
         fields.update(_attribution())
         self.invoked(fields, item=self.plate_item() if self.cfg else None)
 
-    def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], str | None] | None:
+    def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], dict[str, Any]] | None:
         """Each file's repository-relative path, op and introduced text; the texts the violated
         rules caught (masked in the capture); the repository of the file that decided."""
         inv = self.inv
@@ -346,8 +346,9 @@ class GuardContext(HookRuntime):
             found = [extra.get("match"), *(v.get("text") for v in extra.get("violations") or () if isinstance(v, dict)),
                      *(extra.get("tokens") or ())]
             caught += [(f.id, t) for t in found if isinstance(t, str) and t]
-        repo = (self.governed_fields or {}).get("repo") or self.repo(inv.edits[0])
-        return [(e.rel, e.op, e.introduced) for e in inv.edits], None, caught, repo
+        judged = self.governed_fields or {}
+        extra = {"repo": judged.get("repo") or self.repo(inv.edits[0]), "exposure": judged.get("exposure")}
+        return [(e.rel, e.op, e.introduced) for e in inv.edits], None, caught, extra
 
     def crash_subject(self) -> str:
         return "policy guard"

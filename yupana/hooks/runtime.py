@@ -184,7 +184,7 @@ class HookRuntime:
             judged = self.judged_inputs()
             if judged is None:
                 return
-            edits, command, caught, repo = judged
+            edits, command, caught, extra = judged
             if capture == "full":
                 caught = []
             from yupana.state import inputs
@@ -192,15 +192,15 @@ class HookRuntime:
             fields = {"hook": self.hook, "session": inv.session_id, "tool_use_id": inv.tool_use_id,
                       "client": inv.client, "tool": inv.tool_name, "tenant": os.environ.get("BOBBIN_ROLE") or None,
                       "agent": os.environ.get("SHANTY_AGENT") or None,
-                      "project": project_root.project_key(self.root or inv.project.root), "repo": repo,
+                      "project": project_root.project_key(self.root or inv.project.root), **extra,
                       "mode": self.mode, "decision": self.outcome.decision, "digest": self.rule_set()}
             self.effects.capture(inputs.entry(fields, edits, command, caught))
         except Exception as exc:  # noqa: BLE001 - the capture must never cost the answer
             protocol.stderr(f"yupana: the input capture failed ({type(exc).__name__}: {exc})")
 
-    def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], str | None] | None:
+    def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], dict[str, Any]] | None:
         """What :meth:`capture_inputs` keeps: ``(edits as (path, op, introduced), command, (rule id,
-        caught text) to mask, repository)``; None: this hook captures nothing (the default)."""
+        caught text) to mask, more fields: repo, exposure)``; None: this hook captures nothing (the default)."""
         return None
 
     def run(self, raw: bytes) -> None:

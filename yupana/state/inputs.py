@@ -4,8 +4,8 @@ Opt-in (``[yupana.metrics] record_inputs`` = ``masked`` | ``full``; ``off`` by d
 a hook judged, in ``inputs.jsonl`` *beside the metrics spool* (the same directory, so a log
 shipper that collects the spool collects it too), created ``0600``:
 
-* ``ts``, ``hook``, ``session``, ``tool_use_id``, ``client``, ``tool``, ``tenant``, ``agent``,
-  ``project``, ``repo``, ``mode``, ``decision`` (what the hook answered) and ``digest`` (the
+* ``kind`` (``input``), ``ts``, ``hook``, ``session``, ``tool_use_id``, ``client``, ``tool``, ``tenant``, ``agent``,
+  ``project``, ``repo``, ``exposure`` (the decisive file's, as on ``governed``), ``mode``, ``decision`` (what the hook answered) and ``digest`` (the
   rule set it decided with), so replay can group and compare;
 * ``edits``: each file as ``{"path": <relative to the project root>, "op", "text": <the
   introduced text>}``; or ``command`` (pre-bash);
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_NAME = "inputs.jsonl"
+KIND = "input"  # every line's kind: a spool reader that meets one (a shipped directory) can tell it apart
 ROTATE_BYTES = 16 * 1024 * 1024
 MAX_TEXT = 16 * 1024
 MAX_COMMAND = 4 * 1024
@@ -64,7 +65,7 @@ def entry(fields: dict[str, Any], edits: list[tuple[str, str, str]], command: st
     """The capture of one call: ``fields`` (attribution, decision), ``edits`` as ``(path, op,
     introduced)``, the ``command``, and ``caught`` — ``(rule id, text)`` the violated rules caught,
     masked out of the text and the command."""
-    rec: dict[str, Any] = {"ts": int(time.time())}
+    rec: dict[str, Any] = {"kind": KIND, "ts": int(time.time())}
     for key, value in fields.items():
         if value is not None:
             rec[key] = value
