@@ -347,7 +347,10 @@ class GuardContext(HookRuntime):
                      *(extra.get("tokens") or ())]
             caught += [(f.id, t) for t in found if isinstance(t, str) and t]
         judged = self.governed_fields or {}
-        extra = {"repo": judged.get("repo") or self.repo(inv.edits[0]), "exposure": judged.get("exposure")}
+        exposure = judged.get("exposure")
+        if exposure in (None, "n/a") and self._gov is not None and self._gov.cache is not None:
+            exposure = self.exposure_for(inv.edits[0])[0]()[0]  # what a block-tier rule would be judged under
+        extra = {"repo": judged.get("repo") or self.repo(inv.edits[0]), "exposure": exposure}
         return [(e.rel, e.op, e.introduced) for e in inv.edits], None, caught, extra
 
     def crash_subject(self) -> str:

@@ -1,0 +1,144 @@
+"""``yupana replay`` through the real CLI: real hook runs capture their inputs on two hosts, then
+the traffic is replayed against a candidate catalogue that adds one rule and retires another —
+through the real hook code — and the flips are asserted: per rule, tenant, repo and client, with
+masked examples, what could not be judged, ``--fail-on-flip`` and unusable input."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_yupana
+from hooks.guard_kit import Repo, hook, text_rule, write_cache
+from prebash import hook as bash_hook
+
+ENDPOINT = "http://127.0.0.1:9"
+HOST = r"\b[a-z0-9-]+\.corp\.example\b"
+LIVE_RULES = [text_rule("rule_no_internal_hostnames", HOST), text_rule("rule_no_tracker_ids", r"\bOPS-[0-9]+\b")]
+
+
+def counted(body: dict) -> dict:
+    from yupana.planes import PLANES, count
+
+    return {p.key: count(p.key, body.get(p.key)) for p in PLANES}
+
+
+def _config(capture: str) -> str:
+    return (f'[yupana.policy]\nmode = "enforce"\n[yupana.metrics]\nrecord_inputs = "{capture}"\n[yupana.quipu]\n'
+            f'enabled = true\nendpoint = "{ENDPOINT}"\ndialect = "quipu"\nprojection_cache_ttl_secs = 7200\n'
+            'refresh_interval_secs = 300\n')
+
+
+class Fleet:
+    """Two hosts' logs (spool and capture) under one directory, written by the real hooks."""
+
+    def __init__(self, base: Path, env) -> None:
+        self.env = env
+        self.dir = base / "fleet"
+        from yupana.state import cache
+
+        write_cache(env, ENDPOINT, text_rules=LIVE_RULES)
+        body, _ = cache.read_json(str(env.cache_for(ENDPOINT)))  # the planes as a reader sees them
+        assert cache.save(dict(body, counts=counted(body)), str(env.cache_for(ENDPOINT))) is None  # as a refresh counts
+        entry = {"exposure": "public", "at": int(time.time())}
+        (env.cache_for(ENDPOINT).parent / "exposure.json").write_text(
+            json.dumps({"version": 1, "entries": {f"{ENDPOINT}|widgets": entry}}))
+        self.repo = Repo(base / "repo", env)
+
+    def on(self, host: str, role: str, capture: str = "full") -> None:
+        self.env["YUPANA_METRICS_PATH"] = str(self.dir / host / "metrics.jsonl")
+        self.env["BOBBIN_ROLE"] = role
+        self.repo.config(_config(capture))
+
+    def edit(self, rel: str, text: str):
+        return hook(self.env, self.repo.payload(rel=rel, old_string="x", new_string=text))
+
+    def candidate(self, path: Path) -> Path:
+        """The change under review: rule_no_tracker_ids retired, rule_no_eval added (block)."""
+        from yupana.state import cache
+
+        body, _ = cache.read_json(str(self.env.cache_for(ENDPOINT)))
+        body["text_rules"] = [r for r in body["text_rules"] if r["name"] != "rule_no_tracker_ids"]
+        body["text_rules"].append(text_rule("rule_no_eval", r"\beval\("))
+        body["text_rules"].append(text_rule("rule_todo", r"\bTODO\b", tier="warn"))
+        body["digest"] = "sha256:candidate"
+        body["counts"] = counted(body)
+        path.write_text(json.dumps(body))
+        return path
+
+
+@pytest.fixture
+def fleet(tmp_path, env):
+    fleet = Fleet(tmp_path, env)
+    fleet.on("host-a", "polecat-1")
+    assert fleet.edit("src/db.rs", 'let h = "db1.corp.example";').denied  # denied on both sides
+    assert fleet.edit("src/ops.rs", "// see OPS-1234 for why").denied  # its rule is retired
+    assert fleet.edit("src/run.py", "x = eval(src)").allowed_silently  # the new rule denies it
+    fleet.on("host-b", "polecat-3")
+    assert fleet.edit("src/gen.py", "y = eval(data)").allowed_silently  # denied, from host b
+    assert fleet.edit("src/later.rs", "// TODO: later").allowed_silently  # newly notified
+    bash_hook(env, "ls -la src", cwd=fleet.repo.root, role="polecat-3")
+    fleet.on("host-c", "polecat-4", capture="masked")
+    assert fleet.edit("src/old.rs", "// OPS-77 again").denied  # masked: its flip cannot be judged
+    return fleet
+
+
+def replay(env, *args: str, cwd=None):
+    done = run_yupana(["replay", *args], env, cwd=cwd, timeout=240)
+    return done, (json.loads(done.stdout) if "--json" in args and done.stdout else None)
+
+
+def test_replay_against_a_candidate_that_adds_one_rule_and_retires_another(fleet, env, tmp_path):
+    candidate = fleet.candidate(tmp_path / "candidate.json")
+    done, doc = replay(env, "--candidate", str(candidate), "--spool", str(fleet.dir), "--json", cwd=fleet.repo.root)
+    assert done.returncode == 0, done.stderr
+    assert doc["schema"] == "yupana.replay/1" and doc["error"] is None
+    assert doc["live"]["kind"] == "cache" and doc["candidate"]["digest"] == "sha256:candidate"
+    assert doc["inputs"] == 7 and doc["judged"] == 6
+    assert doc["counts"] == {"newly_denied": 2, "no_longer_denied": 1, "newly_notified": 1, "no_longer_notified": 0}
+    denied = doc["groups"]["newly_denied"]
+    assert denied["rule"] == {"rule_no_eval": 2}
+    assert denied["tenant"] == {"polecat-1": 1, "polecat-3": 1}
+    assert denied["repo"] == {"widgets": 2} and denied["client"] == {"claude-code": 2}
+    assert doc["groups"]["no_longer_denied"]["rule"] == {"rule_no_tracker_ids": 1}
+    assert doc["groups"]["newly_notified"]["rule"] == {"rule_todo": 1}
+    example = doc["examples"]["no_longer_denied"][0]
+    assert example["paths"] == ["src/ops.rs"] and "OPS-1234" not in example["text"] and "***" in example["text"]
+    assert all("eval(" not in ex["text"] for ex in doc["examples"]["newly_denied"])  # what the rule caught: masked
+    # host c's capture masked what its retired rule caught: not judged (its flip cannot be seen), not counted
+    assert doc["not_judged"]["masked"] == 1 and doc["masked_flips"] == []
+    assert doc["not_judged"]["not_captured"] == 0
+    assert {s["host"] for s in doc["sources"]} == {"host-a", "host-b", "host-c"}
+
+
+def test_text_view_and_fail_on_flip(fleet, env, tmp_path):
+    candidate = fleet.candidate(tmp_path / "candidate.json")
+    done, _ = replay(env, "--candidate", str(candidate), "--spool", str(fleet.dir), "--fail-on-flip",
+                     cwd=fleet.repo.root)
+    assert done.returncode == 1, done.stderr
+    out = done.stdout.decode()
+    assert "newly denied: 2" in out and "no longer denied: 1" in out and "by rule: rule_no_eval 2" in out
+    assert "not judged: 0 call(s)" in out and "1 input(s) captured masked" in out
+
+
+def test_the_live_catalogue_against_itself_flips_nothing_and_uncaptured_calls_are_counted(fleet, env):
+    env["YUPANA_METRICS_PATH"] = str(fleet.dir / "host-d" / "metrics.jsonl")
+    fleet.repo.config(_config("off"))
+    assert fleet.edit("src/x.rs", "let a = 1;").allowed_silently  # judged, not captured
+    done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", "--fail-on-flip",
+                       cwd=fleet.repo.root)
+    assert done.returncode == 0, done.stderr
+    assert doc["total"] == 0 and doc["unchanged"] == doc["judged"] == 6
+    assert doc["not_judged"]["not_captured"] == 1
+
+
+def test_unusable_input_exits_2(fleet, env, tmp_path):
+    done, doc = replay(env, "--candidate", str(tmp_path / "nope.ttl"), "--spool", str(fleet.dir), "--json",
+                       cwd=fleet.repo.root)
+    assert done.returncode == 2 and doc["error"]["kind"] == "input" and "candidate" in doc["error"]["message"]
+    done, _ = replay(env, "--candidate", "@cache", "--spool", str(tmp_path / "missing"), cwd=fleet.repo.root)
+    assert done.returncode == 2 and b"no such file or directory" in done.stderr
+    done, _ = replay(env, "--candidate", "@cache", "--since", "soon", "--spool", str(fleet.dir), cwd=fleet.repo.root)
+    assert done.returncode == 2
