@@ -120,6 +120,21 @@ class GuardContext(HookRuntime):
 
         return exposure_of, asked
 
+    def known_exposure(self, edit: FileEdit) -> str:
+        """The exposure a block-tier rule on ``edit`` would be judged under, from what is known
+        now (the configuration, the served catalogue, the exposure cache): never starts a lookup
+        (the input capture asks it for every call, not only when a rule fired)."""
+        from yupana import exposure
+        from yupana.hooks.effects import RehearsedWorkers
+
+        top = self.top(edit)
+        repo = payload.repo_name(top) if top else None
+        served = self._gov.cache if self._gov is not None else None
+        found, _, _ = exposure.resolve(self.cfg["quipu"], served.get("_repo_exposure") if served is not None else None,
+                                       self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
+                                       override=self.args.config, no_repo_reason="", workers=RehearsedWorkers())
+        return found
+
     def top(self, edit: FileEdit) -> str | None:
         if edit.path not in self._tops:
             self._tops[edit.path] = payload.git_top(edit.path)
@@ -349,7 +364,7 @@ class GuardContext(HookRuntime):
         judged = self.governed_fields or {}
         exposure = judged.get("exposure")
         if exposure in (None, "n/a") and self._gov is not None and self._gov.cache is not None:
-            exposure = self.exposure_for(inv.edits[0])[0]()[0]  # what a block-tier rule would be judged under
+            exposure = self.known_exposure(inv.edits[0])  # what a block-tier rule would be judged under
         extra = {"repo": judged.get("repo") or self.repo(inv.edits[0]), "exposure": exposure}
         return [(e.rel, e.op, e.introduced) for e in inv.edits], None, caught, extra
 
