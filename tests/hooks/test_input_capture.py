@@ -82,3 +82,25 @@ def test_the_introduced_text_is_bounded(tmp_path, env):
     hook(env, repo.payload(tool="Write", rel="src/big.rs", content="a" * 40000))
     (big,) = _captured(tmp_path)
     assert big["truncated"] is True and len(big["edits"][0]["text"]) == 16 * 1024
+
+
+def test_the_governed_agent_cannot_switch_off_a_capture_the_managed_floor_sets(tmp_path, env):
+    repo = _setup(tmp_path, env, capture="off")
+    env.managed_config('[yupana.metrics]\nrecord_inputs = "masked"\n')
+    assert hook(env, repo.payload(rel="src/net.rs", old_string="x", new_string="let a = 1;")).allowed_silently
+    (kept,) = _captured(tmp_path)
+    assert kept["edits"][0]["text"] == "let a = 1;"
+
+
+def test_the_file_rotates_into_one_old_slot_and_is_kept_private(tmp_path, monkeypatch):
+    from yupana.state import inputs
+
+    path = tmp_path / "inputs.jsonl"
+    path.write_text('{"kind":"input","ts":1}\n')
+    path.chmod(0o644)  # a file another tool left readable
+    assert inputs.append({"kind": "input", "ts": 2}, str(path))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    monkeypatch.setattr(inputs, "ROTATE_BYTES", 10)
+    assert inputs.append({"kind": "input", "ts": 3}, str(path))
+    assert [json.loads(x)["ts"] for x in (tmp_path / "inputs.jsonl.old").read_text().splitlines()] == [1, 2]
+    assert [json.loads(x)["ts"] for x in path.read_text().splitlines()] == [3]
