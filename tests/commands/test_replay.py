@@ -142,3 +142,44 @@ def test_unusable_input_exits_2(fleet, env, tmp_path):
     assert done.returncode == 2 and b"no such file or directory" in done.stderr
     done, _ = replay(env, "--candidate", "@cache", "--since", "soon", "--spool", str(fleet.dir), cwd=fleet.repo.root)
     assert done.returncode == 2
+
+
+CATALOGUE = Path(__file__).resolve().parents[2] / "fixtures" / "catalogue"
+STAGING_RULE = '''
+aegis:rule_no_staging_urls a aegis:InternalIdentifierPattern ;
+    rdfs:label "no staging URLs" ;
+    aegis:regex "https://staging\\\\.larkspur\\\\.example" ;
+    aegis:enforcementTier "warn" ;
+    aegis:identifierClass "hostname" ;
+    rdfs:comment "Staging moves; link the service registry." .
+'''
+
+
+def test_a_projected_catalogue_against_its_edited_rdf_files(env, tmp_path):
+    """The live side is a real refresh of RDF files (@cache); the candidate is the same files
+    with one rule retired and one added, read, projected and SHACL-gated as `diff` reads them."""
+    import shutil
+
+    live, candidate = tmp_path / "live", tmp_path / "candidate"
+    shutil.copytree(CATALOGUE, live)
+    shutil.copytree(CATALOGUE, candidate)
+    rules = candidate / "text-rules.ttl"
+    text = rules.read_text()
+    start, end = text.index("aegis:rule_no_ops_channels a"), text.index("aegis:rule_no_vault_paths a")
+    rules.write_text(text[:start] + text[end:] + STAGING_RULE)
+    repo = Repo(tmp_path / "repo", env).config(
+        f'[yupana.policy]\nmode = "advise"\n[yupana.metrics]\nrecord_inputs = "full"\n'
+        f'[yupana.quipu]\nenabled = true\nendpoint = "file:{live}"\n')
+    done = run_yupana(["project"], env, cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    for rel, line in (("src/a.rs", 'let c = "#ops-payments";'), ("src/b.rs", 'let u = "https://staging.larkspur.example/x";'),
+                      ("src/c.rs", "let a = 1;")):
+        assert hook(env, repo.payload(rel=rel, old_string="x", new_string=line)).rc == 0
+    done, doc = replay(env, "--candidate", str(candidate), "--json", cwd=repo.root)  # this host's capture
+    assert done.returncode == 0, done.stderr
+    assert doc["live"]["kind"] == "cache" and doc["candidate"]["kind"] == "files"
+    assert doc["inputs"] == doc["judged"] == 3
+    assert doc["counts"]["newly_notified"] == 1 and doc["counts"]["no_longer_notified"] == 1, json.dumps(doc["counts"])
+    assert doc["groups"]["newly_notified"]["rule"] == {"rule_no_staging_urls": 1}
+    assert doc["groups"]["no_longer_notified"]["rule"] == {"rule_no_ops_channels": 1}
+    assert doc["groups"]["newly_notified"]["repo"] == {"widgets": 1}
