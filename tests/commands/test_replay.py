@@ -87,7 +87,13 @@ def fleet(tmp_path, env):
 
 def replay(env, *args: str, cwd=None):
     done = run_yupana(["replay", *args], env, cwd=cwd, timeout=240)
-    return done, (json.loads(done.stdout) if "--json" in args and done.stdout else None)
+    doc = json.loads(done.stdout) if "--json" in args and done.stdout else None
+    if doc is not None:  # every --json document, a result or a refusal, follows the shipped schema
+        jsonschema = pytest.importorskip("jsonschema")
+        from yupana.commands.json_output import schema_path
+
+        jsonschema.Draft202012Validator(json.loads(Path(schema_path("replay")).read_text())).validate(doc)
+    return done, doc
 
 
 def test_replay_against_a_candidate_that_adds_one_rule_and_retires_another(fleet, env, tmp_path):
