@@ -91,8 +91,10 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
         if rec.get("hook") == "pre-edit":
             captured[host] = captured.get(host, 0) + 1
     flips.not_judged["not_captured"] = sum(max(0, n - captured.get(host, 0)) for host, n in invoked.items())
-    sides = [judge.Side(name, read_sides[name].cache) for name in ("live", "candidate")]
+    sides: list[judge.Side] = []
     try:
+        for name in ("live", "candidate"):
+            sides.append(judge.Side(name, read_sides[name].cache))  # each removed below, even if the next fails
         for number, (rec, host) in enumerate(inputs, 1):
             if not judge.judgeable(rec):
                 flips.not_judged["unreadable"] += 1
