@@ -79,6 +79,8 @@ def fleet(tmp_path, env):
     fleet.on("host-b", "polecat-3")
     assert fleet.edit("src/gen.py", "y = eval(data)").allowed_silently  # denied, from host b
     assert fleet.edit("src/later.rs", "// TODO: later").allowed_silently  # newly notified
+    patch = "*** Begin Patch\n*** Add File: src/p1.py\n+z = eval(q)\n*** Add File: src/p2.py\n+ok = 1\n*** End Patch\n"
+    assert hook(env, fleet.repo.patch(patch)).allowed_silently  # Codex, two files: denied by the new rule
     bash_hook(env, "ls -la src", cwd=fleet.repo.root, role="polecat-3")
     fleet.on("host-c", "polecat-4", capture="masked")
     assert fleet.edit("src/old.rs", "// OPS-77 again").denied  # masked: its flip cannot be judged
@@ -102,17 +104,18 @@ def test_replay_against_a_candidate_that_adds_one_rule_and_retires_another(fleet
     assert done.returncode == 0, done.stderr
     assert doc["schema"] == "yupana.replay/1" and doc["error"] is None
     assert doc["live"]["kind"] == "cache" and doc["candidate"]["digest"] == "sha256:candidate"
-    assert doc["inputs"] == 7 and doc["judged"] == 6
-    assert doc["counts"] == {"newly_denied": 2, "no_longer_denied": 1, "newly_notified": 1, "no_longer_notified": 0}
+    assert doc["inputs"] == 8 and doc["judged"] == 7
+    assert doc["counts"] == {"newly_denied": 3, "no_longer_denied": 1, "newly_notified": 1, "no_longer_notified": 0}
     denied = doc["groups"]["newly_denied"]
-    assert denied["rule"] == {"rule_no_eval": 2}
-    assert denied["tenant"] == {"polecat-1": 1, "polecat-3": 1}
-    assert denied["repo"] == {"widgets": 2} and denied["client"] == {"claude-code": 2}
+    assert denied["rule"] == {"rule_no_eval": 3}
+    assert denied["tenant"] == {"polecat-1": 1, "polecat-3": 2}
+    assert denied["repo"] == {"widgets": 3} and denied["client"] == {"claude-code": 2, "codex": 1}
     assert doc["groups"]["no_longer_denied"]["rule"] == {"rule_no_tracker_ids": 1}
     assert doc["groups"]["newly_notified"]["rule"] == {"rule_todo": 1}
     example = doc["examples"]["no_longer_denied"][0]
     assert example["paths"] == ["src/ops.rs"] and "OPS-1234" not in example["text"] and "***" in example["text"]
     assert all("eval(" not in ex["text"] for ex in doc["examples"]["newly_denied"])  # what the rule caught: masked
+    assert ["src/p1.py", "src/p2.py"] in [ex["paths"] for ex in doc["examples"]["newly_denied"]]  # the patch, whole
     # host c's capture masked what its retired rule caught: not judged (its flip cannot be seen), not counted
     assert doc["not_judged"]["masked"] == 1 and doc["masked_flips"] == []
     assert doc["not_judged"]["not_captured"] == 0
@@ -125,7 +128,7 @@ def test_text_view_and_fail_on_flip(fleet, env, tmp_path):
                      cwd=fleet.repo.root)
     assert done.returncode == 1, done.stderr
     out = done.stdout.decode()
-    assert "newly denied: 2" in out and "no longer denied: 1" in out and "by rule: rule_no_eval 2" in out
+    assert "newly denied: 3" in out and "no longer denied: 1" in out and "by rule: rule_no_eval 3" in out
     assert "not judged: 0 call(s)" in out and "1 input(s) captured masked" in out
 
 
@@ -136,7 +139,7 @@ def test_the_live_catalogue_against_itself_flips_nothing_and_uncaptured_calls_ar
     done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", "--fail-on-flip",
                        cwd=fleet.repo.root)
     assert done.returncode == 0, done.stderr
-    assert doc["total"] == 0 and doc["unchanged"] == doc["judged"] == 6
+    assert doc["total"] == 0 and doc["unchanged"] == doc["judged"] == 7
     assert doc["not_judged"]["not_captured"] == 1
 
 
