@@ -40,6 +40,8 @@ COMMANDS = {
     "config": ("yupana.commands.config", "check the configuration or print the resolved snapshot"),
     "landing": ("yupana.commands.landing", "verify signed landing certifications; create their signing key"),
     "diff": ("yupana.commands.diff", "what changed between two catalogues: rules added, removed, changed field by field"),
+    "replay": ("yupana.commands.replay", "what a candidate catalogue would change on the captured hook inputs: the flips, "
+                                         "per rule, tenant, repo and client"),
     "bundle": ("yupana.commands.bundle", "sign the validated projection into one bundle a fleet fetches (build, keygen)"),
     "install": ("yupana.commands.install", "register yupana's hooks with a coding client (`yupana install --help` "
                                            "lists them; trusted where the client asks for it), or git's pre-push hook"),

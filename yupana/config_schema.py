@@ -180,6 +180,9 @@ BUNDLE = table(
 METRICS = table(
     "Metrics",
     record_paths=enum("off", "off", "relative", "absolute"),
+    # Opt-in capture of the evaluated inputs for `yupana replay` (yupana/state/inputs.py, docs/replay.md):
+    # masked (what the rules caught is masked) or full; a managed floor's choice stands either way.
+    record_inputs=enum("off", "off", "masked", "full", tighten="fixed"),
 )
 
 # Every [yupana] key, with the defaults of the interop reference §5.6.

@@ -4,7 +4,8 @@ A hook decides from its inputs (the payload, the configuration snapshot, the ser
 cache, the state files it reads); what it *leaves behind* goes through the
 :class:`Effects` its runtime (:mod:`yupana.hooks.runtime`) was given:
 
-* spool records (:meth:`Effects.record`), once-per-session markers (:meth:`Effects.first_time`);
+* spool records (:meth:`Effects.record`), once-per-session markers (:meth:`Effects.first_time`),
+  the opt-in input capture (:meth:`Effects.capture`);
 * state writes: throttle back-offs, the session's open disk sample, the disk queue, the
   denial corpus (:meth:`Effects.throttle`, :meth:`Effects.disk_sample`,
   :meth:`Effects.disk_enqueue`, :meth:`Effects.denial`);
@@ -146,6 +147,13 @@ class Effects:
         """True the first time ``kind`` is raised in this session (:func:`protocol.first_time`)."""
         return protocol.first_time(session_id, kind)
 
+    def capture(self, rec: dict[str, Any]) -> None:
+        """Keep one evaluated input (``[yupana.metrics] record_inputs``, :mod:`yupana.state.inputs`)."""
+        from yupana.state import inputs
+
+        if not inputs.append(rec):
+            protocol.stderr(f"yupana: the input capture was not written: {inputs.last_error()}")
+
     # ── state writes ───────────────────────────────────────────────────────────────
     def throttle(self, constraint_id: str, scope: str, until: int, n: int, now: int) -> None:
         from yupana.state import throttles
@@ -195,6 +203,7 @@ class RehearsalEffects(Effects):
         self.tracer = tracer
         self.records: list[dict[str, Any]] = []
         self.notices: list[dict[str, Any]] = []
+        self.captured: list[dict[str, Any]] = []
 
     def stage(self, owner: Any, stage: str, state: str, why: str, edit: FileEdit | None,
               detail: dict[str, Any]) -> None:
@@ -206,6 +215,9 @@ class RehearsalEffects(Effects):
 
     def record(self, kind: str, fields: dict[str, Any] | None = None, *, item: str | None = None) -> None:
         self.records.append(spool.entry(kind, fields, item=item))
+
+    def capture(self, rec: dict[str, Any]) -> None:
+        self.captured.append(rec)  # what a live hook would keep; nothing is written
 
     def first_time(self, session_id: str | None, kind: str) -> bool:
         marker = protocol.marker_path(session_id, kind)

@@ -120,6 +120,21 @@ class GuardContext(HookRuntime):
 
         return exposure_of, asked
 
+    def known_exposure(self, edit: FileEdit) -> str:
+        """The exposure a block-tier rule on ``edit`` would be judged under, from what is known
+        now (the configuration, the served catalogue, the exposure cache): never starts a lookup
+        (the input capture asks it for every call, not only when a rule fired)."""
+        from yupana import exposure
+        from yupana.hooks.effects import RehearsedWorkers
+
+        top = self.top(edit)
+        repo = payload.repo_name(top) if top else None
+        served = self._gov.cache if self._gov is not None else None
+        found, _, _ = exposure.resolve(self.cfg["quipu"], served.get("_repo_exposure") if served is not None else None,
+                                       self.cfg["policy"].get("exposure"), repo, int(time.time()), root=self.root,
+                                       override=self.args.config, no_repo_reason="", workers=RehearsedWorkers())
+        return found
+
     def top(self, edit: FileEdit) -> str | None:
         if edit.path not in self._tops:
             self._tops[edit.path] = payload.git_top(edit.path)
@@ -333,6 +348,25 @@ class GuardContext(HookRuntime):
             fields["self_protection"] = self.protected
         fields.update(_attribution())
         self.invoked(fields, item=self.plate_item() if self.cfg else None)
+
+    def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], dict[str, Any]] | None:
+        """Each file's repository-relative path, op and introduced text; the texts the violated
+        rules caught (masked in the capture); the repository of the file that decided."""
+        inv = self.inv
+        if inv is None or not inv.edits:
+            return None
+        caught: list[tuple[str, str]] = []
+        for f in self.findings:
+            extra = f.extra or {}
+            found = [extra.get("match"), *(v.get("text") for v in extra.get("violations") or () if isinstance(v, dict)),
+                     *(extra.get("tokens") or ())]
+            caught += [(f.id, t) for t in found if isinstance(t, str) and t]
+        judged = self.governed_fields or {}
+        exposure = judged.get("exposure")
+        if exposure in (None, "n/a") and self._gov is not None and self._gov.cache is not None:
+            exposure = self.known_exposure(inv.edits[0])  # what a block-tier rule would be judged under
+        extra = {"repo": judged.get("repo") or self.repo(inv.edits[0]), "exposure": exposure}
+        return [(e.rel, e.op, e.introduced) for e in inv.edits], None, caught, extra
 
     def crash_subject(self) -> str:
         return "policy guard"

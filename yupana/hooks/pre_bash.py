@@ -115,6 +115,13 @@ class PreBash(HookRuntime):
             self.note("disk", SKIPPED, "disk_advisory = false" if not policy.get("disk_advisory", True) else
                       "the command is denied")
 
+    def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], dict[str, Any]] | None:
+        """The command as the hook read it (:meth:`HookRuntime.capture_inputs`)."""
+        if not self.raw_command:
+            return None
+        top = payload.git_top(self.root) if self.root else None
+        return [], self.raw_command, [], {"repo": payload.repo_name(top) if top else None}
+
     def advised(self, would: bool) -> bool | None:
         """A decision record's ``would_deny`` under ``advise`` (whether ``enforce`` would have
         refused the command for it); None — the field omitted — under any other mode."""

@@ -26,6 +26,7 @@ Everything the hook does to the world goes through :attr:`HookRuntime.effects`
 
 from __future__ import annotations
 
+import os
 import time
 
 from yupana import clients, project_root
@@ -146,6 +147,7 @@ class HookRuntime:
         except Exception as exc:  # noqa: BLE001 - any fault is a loud allow, never a block
             self.crashed(exc)
         self.watch_controls()
+        self.capture_inputs()
         protocol.refused_state(self.outcome, self.effects, hook=self.hook, session_id=self.sid, cfg=self.cfg)
         return self.outcome.render(self.event, client=self.inv.client if self.inv else None,
                                    audience=protocol.advise_audience(self.cfg))
@@ -169,6 +171,37 @@ class HookRuntime:
                 self.effects.controls_seen(target, files)
         except Exception as exc:  # noqa: BLE001 - evidence must never cost the answer
             protocol.stderr(f"yupana: tamper evidence could not run ({type(exc).__name__}: {exc})")
+
+    def capture_inputs(self) -> None:
+        """``[yupana.metrics] record_inputs`` = ``masked`` | ``full``: keep what this call was judged
+        on, bounded (``masked``: without what the rules caught), for ``yupana replay``
+        (:mod:`yupana.state.inputs`); never changes the answer."""
+        inv = self.inv
+        capture = (self.cfg.get("metrics") or {}).get("record_inputs") if inv is not None else None
+        if inv is None or self.mode in ("off", "?") or capture not in ("masked", "full"):
+            return
+        try:
+            judged = self.judged_inputs()
+            if judged is None:
+                return
+            edits, command, caught, extra = judged
+            if capture == "full":
+                caught = []
+            from yupana.state import inputs
+
+            fields = {"hook": self.hook, "session": inv.session_id, "tool_use_id": inv.tool_use_id,
+                      "client": inv.client, "tool": inv.tool_name, "tenant": os.environ.get("BOBBIN_ROLE") or None,
+                      "agent": os.environ.get("SHANTY_AGENT") or None,
+                      "project": project_root.project_key(self.root or inv.project.root), **extra,
+                      "mode": self.mode, "decision": self.outcome.decision, "digest": self.rule_set()}
+            self.effects.capture(inputs.entry(fields, edits, command, caught))
+        except Exception as exc:  # noqa: BLE001 - the capture must never cost the answer
+            protocol.stderr(f"yupana: the input capture failed ({type(exc).__name__}: {exc})")
+
+    def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], dict[str, Any]] | None:
+        """What :meth:`capture_inputs` keeps: ``(edits as (path, op, introduced), command, (rule id,
+        caught text) to mask, more fields: repo, exposure)``; None: this hook captures nothing (the default)."""
+        return None
 
     def run(self, raw: bytes) -> None:
         """The hook's checks, in its contract's order (``self.inv`` is the parsed payload)."""
