@@ -14,7 +14,7 @@ The order of the stages lives in :mod:`yupana.hooks.pre_edit`.
 
 from __future__ import annotations
 
-from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
+from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, stage_of
 from yupana.hooks import protocol
 from yupana.hooks.guard_context import GuardContext
 from yupana.hooks.runtime import RAN, SKIPPED
@@ -71,7 +71,9 @@ class GovernedStage(GuardContext):
         shape = self.split_errors(shape, "projection-rules", "governed structural policy")
         found = text + shape + ground
         self.findings += found
-        lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(text)]
+        # A shadow rule is recorded (self.findings: the guard record's constraints) and shown to nobody.
+        lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(
+            [f for f in text if stage_of(f) != "shadow"])]
         lines += [f.message for f in shape if f.outcome == UNSATISFIED]
         for f in ground:
             line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
@@ -79,7 +81,7 @@ class GovernedStage(GuardContext):
                 lines.append(line)
         if not lines:
             return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
-        blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
+        blocking = any(f.blocking and f.outcome == UNSATISFIED and stage_of(f) == "enforce" for f in found)
         source = f" (exposure: {asked[0][1]})" if asked and asked[0][1] else ""
         self.verdict(lines, blocking, "governed", suffix=" " + gov.model_note(),
                      operator_suffix=" " + gov.note() + source)
@@ -93,7 +95,7 @@ class GovernedStage(GuardContext):
         if asked and exposure == "unknown":
             judged["exposure_reason"] = asked[0][1]
         self.effects.record("governed", {
-            "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
+            "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED and stage_of(f) != "shadow"}),
             "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
             "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,

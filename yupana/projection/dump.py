@@ -137,11 +137,11 @@ def _text_rules(cache: dict[str, Any]) -> list[str]:
     for r in rules:
         exempt = list(r.get("exempt_path_regexes") or [])
         exempt += [f"@{names.get(iri) or _tail(iri)}" for iri in r.get("exemption_selectors") or []]
-        rows.append([r.get("name"), r.get("tier"), r.get("class"), r.get("label"), r.get("pattern"),
-                     ", ".join(exempt) or "-"])
+        rows.append([r.get("name"), r.get("tier"), r.get("stage") or "enforce", r.get("class"), r.get("label"),
+                     r.get("pattern"), ", ".join(exempt) or "-"])
     return _section("TEXT RULES", rules) + _table(
-        ["NAME", "TIER", "CLASS", "LABEL", "PATTERN", "EXEMPT (regex, @shared selector)"],
-        rows, [36, 5, 20, 30, 40, 60])
+        ["NAME", "TIER", "STAGE", "CLASS", "LABEL", "PATTERN", "EXEMPT (regex, @shared selector)"],
+        rows, [36, 5, 7, 20, 30, 40, 60])
 
 
 def _selectors(cache: dict[str, Any]) -> list[str]:

@@ -74,7 +74,7 @@ def _text_rules(cache: dict[str, Any], out: "_Writer") -> None:
         out.subject(r["iri"], "aegis:TextRule", [
             *[("rdfs:label", label) for label in r.get("labels") or []],
             ("aegis:regex", r["pattern"]), ("aegis:enforcementTier", r["tier"]),
-            ("aegis:identifierClass", r.get("class")),
+            ("aegis:rolloutStage", r.get("stage")), ("aegis:identifierClass", r.get("class")),
             *[("aegis:exemptPathRegex", x) for x in r.get("exempt_path_regexes") or []],
             *[("aegis:exemptionSelector", _Iri(s)) for s in r.get("exemption_selectors") or []],
             *[("rdfs:comment", c) for c in r.get("rationales") or []],

@@ -21,6 +21,7 @@ _OPT_STR = (str, type(None))
 _NUM = (int, float)
 
 TEXT_TIERS = ("block", "warn")
+ROLLOUT_STAGES = ("shadow", "advise", "enforce")  # a text rule's ``stage`` (aegis:rolloutStage)
 GROUNDED_MATCH_TYPES = ("must-ground", "must-not-ground")
 STRUCTURAL_MATCH_TYPES = ("must-match", "must-not-match", "must-exist")
 EFFECTS = ("allow", "warn", "require-approval", "deny", "escalate", "record", "throttle")
@@ -77,6 +78,7 @@ def _text_rule(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _field(e, "pattern", _STR, w, nonempty=True)
     _field(e, "tier", _STR, w, required=False, choices=TEXT_TIERS)  # absent: warn
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
     for key in ("label", "class", "exempt_path_regex", "rationale"):
         _field(e, key, _OPT_STR, w, required=False)
     for key in ("labels", "rationales", "exempt_path_regexes", "exemption_selectors"):

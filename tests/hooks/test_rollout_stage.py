@@ -1,0 +1,145 @@
+"""A governed per-rule rollout stage (issue 24 §4): ``aegis:rolloutStage`` ``shadow`` | ``advise`` |
+``enforce`` on a text rule, a ceiling under the host's mode. Through the real CLI with a real
+catalogue (the embedded store, and a real Oxigraph refresh): a shadow rule is evaluated and
+recorded and shown to nobody; an advise rule only warns under a host at enforce; a bad stage
+fails the refresh naming subject and property while the prior cache keeps serving."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+
+import pytest
+from catalogue_kit import PREFIXES
+from conftest import run_yupana
+from guard_kit import AEGIS, Repo, hook
+
+TEXT = 'let host = "db1.corp.example";'
+
+
+def rule(stage: str | None) -> str:
+    staged = f'    aegis:rolloutStage "{stage}" ;\n' if stage else ""
+    return ("aegis:rule_no_corp_hosts a aegis:InternalIdentifierPattern ;\n"
+            '    rdfs:label "no internal hostnames" ;\n'
+            '    aegis:regex "\\\\b[a-z0-9-]+\\\\.corp\\\\.example\\\\b" ;\n'
+            f'    aegis:enforcementTier "block" ;\n{staged}'
+            '    rdfs:comment "hostnames leak topology" .\n'
+            'aegis:repo_widgets aegis:exposure "public" .\n')
+
+
+def catalogue(tmp_path, stage: str | None) -> str:
+    path = tmp_path / "catalogue" / "catalogue.ttl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PREFIXES + rule(stage))
+    return str(path)
+
+
+def configure(repo: Repo, endpoint: str, mode: str = "enforce", dialect: str | None = None) -> Repo:
+    lines = ["[yupana.policy]", f'mode = "{mode}"', "[yupana.quipu]", "enabled = true", f'endpoint = "{endpoint}"']
+    return repo.config("\n".join(lines + ([f'dialect = "{dialect}"'] if dialect else [])) + "\n")
+
+
+def project(repo: Repo, env) -> None:
+    done = run_yupana(["project"], env, cwd=repo.root, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def edit(env, repo: Repo):
+    return hook(env, repo.payload(rel="src/net.rs", old_string="", new_string=TEXT))
+
+
+@pytest.fixture
+def widgets(tmp_path, env) -> Repo:
+    return Repo(tmp_path / "repo", env, origin="git@github.com:acme/widgets.git")
+
+
+def staged(env, tmp_path, widgets, stage: str | None, mode: str = "enforce"):
+    project(configure(widgets, f"file:{catalogue(tmp_path, stage)}", mode), env)
+    return edit(env, widgets)
+
+
+def constraint(env) -> dict:
+    guard = env.records("guard")[-1]
+    [found] = [c for c in guard["constraints"] if c["id"] == "rule_no_corp_hosts"]
+    return found
+
+
+@pytest.mark.parametrize("mode", ["enforce", "advise"])
+def test_a_shadow_rule_is_recorded_and_shown_to_nobody(env, tmp_path, widgets, mode):
+    result = staged(env, tmp_path, widgets, "shadow", mode)
+    assert result.allowed_silently, result  # no deny, no notice, no context for the model
+    assert "corp.example" not in result.stderr and "no internal hostnames" not in result.stderr
+    guard = env.records("guard")[-1]
+    assert guard["result"] == "allow" and not guard.get("rule")
+    assert constraint(env) == {"id": "rule_no_corp_hosts", "plane": "text", "outcome": "unsatisfied",
+                               "response": "logged", "would_deny": True, "stage": "shadow"}
+    assert guard.get("would_deny") in (None, False)  # the call itself: enforce would not have refused it
+    assert not env.records("governed") and not env.records("fail_open")
+
+
+def test_an_advise_rule_only_warns_under_a_host_at_enforce(env, tmp_path, widgets):
+    result = staged(env, tmp_path, widgets, "advise")
+    assert not result.denied, result
+    shown = result.message + result.context
+    assert "no internal hostnames" in shown and "rollout stage advise, so only a warning" in shown
+    assert env.records("guard")[-1]["result"] == "notify"
+    assert constraint(env) == {"id": "rule_no_corp_hosts", "plane": "text", "outcome": "unsatisfied",
+                               "response": "warned", "would_deny": True, "stage": "advise"}
+    [gov] = env.records("governed")
+    assert gov["blocking"] is False and gov["rules"] == ["rule_no_corp_hosts"]
+
+
+@pytest.mark.parametrize("stage", ["enforce", None])
+def test_an_enforce_rule_or_one_with_no_stage_denies_as_today(env, tmp_path, widgets, stage):
+    result = staged(env, tmp_path, widgets, stage)
+    assert result.denied and "no internal hostnames" in result.reason, result
+    assert constraint(env) == {"id": "rule_no_corp_hosts", "plane": "text", "outcome": "unsatisfied",
+                               "response": "blocked"}
+
+
+def test_project_dump_shows_each_rules_stage(env, tmp_path, widgets):
+    project(configure(widgets, f"file:{catalogue(tmp_path, 'shadow')}"), env)
+    done = run_yupana(["project", "--dump"], env, cwd=widgets.root)
+    assert done.returncode == 0, done.stderr.decode()
+    table = done.stdout.decode()
+    assert "STAGE" in table and "shadow" in table.split("rule_no_corp_hosts", 1)[1].splitlines()[0]
+    dumped = run_yupana(["project", "--dump", "--json"], env, cwd=widgets.root)
+    [entry] = json.loads(dumped.stdout)["text_rules"]
+    assert entry["stage"] == "shadow"
+    turtle = run_yupana(["project", "--dump", "--format", "turtle"], env, cwd=widgets.root)
+    assert turtle.returncode == 0, turtle.stderr.decode()
+    assert 'aegis:rolloutStage "shadow"' in turtle.stdout.decode()
+
+
+def test_a_shadow_rule_on_oxigraph_is_recorded_not_shown(env, tmp_path, widgets, oxigraph_server):
+    url = oxigraph_server(catalogue(tmp_path, "shadow"))
+    project(configure(widgets, url, dialect="sparql11"), env)
+    result = edit(env, widgets)
+    assert result.allowed_silently, result
+    assert constraint(env)["stage"] == "shadow" and constraint(env)["would_deny"] is True
+
+
+@pytest.mark.parametrize("bad,problem", [
+    ('"staged"', "'staged' is not one of shadow, advise, enforce"),
+    ('"shadow" , "enforce"', "rolloutStage"),
+])
+def test_a_bad_stage_fails_the_refresh_naming_subject_and_property(env, tmp_path, widgets, oxigraph_server,
+                                                                   bad, problem):
+    from servers.oxigraph import update_url
+
+    url = oxigraph_server(catalogue(tmp_path, "shadow"), fresh=True)
+    project(configure(widgets, url, dialect="sparql11"), env)
+    before = env.cache_path.read_bytes()
+    s, p = f"<{AEGIS}rule_no_corp_hosts>", f"<{AEGIS}rolloutStage>"
+    update = f"DELETE WHERE {{ {s} {p} ?o }} ; INSERT DATA {{ {s} {p} {bad} }}"
+    urllib.request.urlopen(urllib.request.Request(update_url(url), data=urllib.parse.urlencode(
+        {"update": update}).encode(), method="POST"), timeout=10).read()
+    done = run_yupana(["project"], env, cwd=widgets.root, timeout=300)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert AEGIS + "rule_no_corp_hosts" in err or "aegis:rule_no_corp_hosts" in err, err
+    assert "aegis:rolloutStage" in err and problem in err, err
+    assert "prior cache kept" in err
+    assert env.cache_path.read_bytes() == before
+    assert edit(env, widgets).allowed_silently  # the prior cache (the rule in shadow) keeps serving
