@@ -143,3 +143,30 @@ def test_a_bad_stage_fails_the_refresh_naming_subject_and_property(env, tmp_path
     assert "prior cache kept" in err
     assert env.cache_path.read_bytes() == before
     assert edit(env, widgets).allowed_silently  # the prior cache (the rule in shadow) keeps serving
+
+
+def test_report_counts_each_shadow_rules_would_denies_apart(env, tmp_path, widgets):
+    staged(env, tmp_path, widgets, "shadow")
+    hook(env, widgets.payload(rel="src/lib.rs", old_string="", new_string="let x = 1;"))  # fires nothing
+    hook(env, widgets.payload(rel="src/net.rs", old_string="", new_string='h = "db2.corp.example"'))
+    done = run_yupana(["report", "--json"], env, cwd=widgets.root)
+    assert done.returncode == 0, done.stderr.decode()
+    doc = json.loads(done.stdout)
+    assert doc["shadow"] == [{"rule": "rule_no_corp_hosts", "fired": 2, "would_deny": 2}]
+    assert doc["totals"]["invocations"] == 3
+    assert doc["totals"]["would_deny"] == 0 and doc["totals"]["warned"] == 0  # nobody was shown anything
+    assert "rule_no_corp_hosts" not in {g["key"] for g in doc["groups"]}
+    text = run_yupana(["report"], env, cwd=widgets.root).stdout.decode()
+    assert "Shadow rules" in text and "rule_no_corp_hosts" in text.split("Shadow rules", 1)[1]
+
+
+def test_status_shows_each_shadow_rules_would_deny_count(env, tmp_path, widgets):
+    staged(env, tmp_path, widgets, "shadow")
+    hook(env, widgets.payload(rel="src/net.rs", old_string="", new_string='h = "db2.corp.example"'))
+    hook(env, widgets.payload(rel="src/lib.rs", old_string="", new_string="let x = 1;"))
+    done = run_yupana(["status", "--json"], env, cwd=widgets.root)
+    doc = json.loads(done.stdout)
+    assert doc["rollout"]["rules"] == [{"rule": "rule_no_corp_hosts", "stage": "shadow", "fired": 2, "would_deny": 2}]
+    text = run_yupana(["status"], env, cwd=widgets.root).stdout.decode()
+    line = next(x for x in text.splitlines() if "rule_no_corp_hosts" in x)
+    assert "shadow" in line and "would have denied 2" in line, text

@@ -56,6 +56,8 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
             failed_error = f"{state.get('last_error_kind') or 'error'}: {state.get('last_error') or 'unknown error'}"
         out["freshness"] = "stale" if (now - written > interval or failed_error) else "fresh"
         out["counts"] = plane_counts(body)
+        out["staged"] = {str(r.get("name")): r["stage"] for r in body.get("text_rules") or ()
+                         if isinstance(r, dict) and r.get("stage") in ("shadow", "advise")}
         out["structural"], out["text"] = out["counts"]["structural"], out["counts"]["text"]
         out["projected"] = out["structural"] + out["text"]
         from yupana.projection.dump import inert_policies
