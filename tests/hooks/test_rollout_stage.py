@@ -170,3 +170,16 @@ def test_status_shows_each_shadow_rules_would_deny_count(env, tmp_path, widgets)
     text = run_yupana(["status"], env, cwd=widgets.root).stdout.decode()
     line = next(x for x in text.splitlines() if "rule_no_corp_hosts" in x)
     assert "shadow" in line and "would have denied 2" in line, text
+
+
+def test_explain_names_a_shadow_findings_stage_and_predicts_no_notice(env, tmp_path, widgets):
+    project(configure(widgets, f"file:{catalogue(tmp_path, 'shadow')}"), env)
+    payload = widgets.payload(rel="src/net.rs", old_string="", new_string=TEXT)
+    done = run_yupana(["explain", "--json"], env, stdin=json.dumps(payload).encode(), cwd=widgets.root)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    report = json.loads(done.stdout)
+    [found] = [f for s in report["stages"] for f in s.get("findings", ()) if f["id"] == "rule_no_corp_hosts"]
+    assert found["stage"] == "shadow" and found["response"] == "logged" and found["outcome"] == "unsatisfied"
+    assert report["decision"] == "allow" and not report["stdout"]
+    text = run_yupana(["explain"], env, stdin=json.dumps(payload).encode(), cwd=widgets.root).stdout.decode()
+    assert "stage shadow" in text
