@@ -183,3 +183,77 @@ def test_explain_names_a_shadow_findings_stage_and_predicts_no_notice(env, tmp_p
     assert report["decision"] == "allow" and not report["stdout"]
     text = run_yupana(["explain"], env, stdin=json.dumps(payload).encode(), cwd=widgets.root).stdout.decode()
     assert "stage shadow" in text
+
+
+# ── structural policies (aegis:Policy with a tree-sitter selector) ─────────────────────
+
+POLICY = """
+aegis:sel_rust_method_calls a aegis:Selector ;
+    aegis:name "rust-method-calls" ;
+    aegis:evidenceSource "(call_expression function: (field_expression field: (field_identifier) @method))" ;
+    aegis:language "rust" ;
+    aegis:tier "tree-sitter" .
+aegis:pred_no_unwrap a aegis:Predicate ;
+    aegis:name "no-unwrap" ;
+    aegis:evidenceSource "^(?:unwrap|expect)$" ;
+    aegis:matchType "must-not-match" .
+aegis:policy_no_unwrap a aegis:Policy ;
+    rdfs:label "no-unwrap" ;
+    aegis:boundary "action" ;
+    aegis:selector aegis:sel_rust_method_calls ;
+    aegis:predicate aegis:pred_no_unwrap ;
+    aegis:effect "deny" ;
+    aegis:constraintClass "hard" ;
+    aegis:verificationPoint "PAG" %s.
+"""
+UNWRAP = "fn f() { let v = x.unwrap(); }"
+
+
+def policy_catalogue(tmp_path, stage: str | None) -> str:
+    path = tmp_path / "catalogue" / "policy.ttl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PREFIXES + POLICY % (f'; aegis:rolloutStage "{stage}" ' if stage else ""))
+    return str(path)
+
+
+@pytest.mark.parametrize("stage,denied,shown,response", [
+    ("shadow", False, False, "logged"),
+    ("advise", False, True, "warned"),
+    ("enforce", True, True, "blocked"),
+    (None, True, True, "blocked"),
+])
+def test_a_structural_policy_honours_its_stage(env, tmp_path, widgets, stage, denied, shown, response):
+    project(configure(widgets, f"file:{policy_catalogue(tmp_path, stage)}"), env)
+    result = hook(env, widgets.payload(rel="src/lib.rs", old_string="", new_string=UNWRAP))
+    assert result.denied is denied, result
+    assert (not result.allowed_silently) is shown, result
+    if stage == "advise":
+        assert "rollout stage advise, so only a warning" in result.message + result.context
+    guard = env.records("guard")[-1]
+    [found] = [c for c in guard["constraints"] if c["id"] == "no-unwrap" and c["outcome"] == "unsatisfied"]
+    assert found["response"] == response
+    assert found.get("stage") == (stage if stage in ("shadow", "advise") else None)
+    assert found.get("would_deny") == (True if stage in ("shadow", "advise") else None)
+    dump = json.loads(run_yupana(["project", "--dump", "--json"], env, cwd=widgets.root).stdout)
+    assert dump["policies"][0].get("stage") == stage
+
+
+def test_a_bad_policy_stage_fails_the_refresh_naming_subject_and_property(env, tmp_path, widgets):
+    project(configure(widgets, f"file:{policy_catalogue(tmp_path, 'shadow')}"), env)
+    (tmp_path / "catalogue" / "policy.ttl").write_text(PREFIXES + POLICY % '; aegis:rolloutStage "dark" ')
+    done = run_yupana(["project"], env, cwd=widgets.root, timeout=300)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "policy_no_unwrap" in err and "aegis:rolloutStage" in err and "prior cache kept" in err, err
+
+
+def test_a_stage_on_a_tripwire_which_does_not_honour_it_fails_the_refresh(env, tmp_path, widgets):
+    wire = ('aegis:wire_auth a aegis:Policy ; rdfs:label "auth" ; aegis:boundary "action" ; aegis:appliesTo "src/auth/**" ;'
+            ' aegis:effect "deny" ; aegis:rolloutStage "shadow" .\n')
+    path = tmp_path / "catalogue" / "wire.ttl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PREFIXES + wire)
+    done = run_yupana(["project"], configure(widgets, f"file:{path}").env, cwd=widgets.root, timeout=300)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "wire_auth" in err and "aegis:rolloutStage" in err and "not honoured by governed tripwires" in err, err

@@ -69,12 +69,14 @@ class GovernedStage(GuardContext):
                 self.cut("grounded rules", edit, during=True)
         text = self.split_errors(text, "projection-rules", "governed text rule")
         shape = self.split_errors(shape, "projection-rules", "governed structural policy")
+        _stage_policies(shape, policies)
         found = text + shape + ground
         self.findings += found
         # A shadow rule is recorded (self.findings: the guard record's constraints) and shown to nobody.
         lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(
             [f for f in text if stage_of(f) != "shadow"])]
-        lines += [f.message for f in shape if f.outcome == UNSATISFIED]
+        lines += [f.message + (" (rollout stage advise, so only a warning)" if f.blocking and stage_of(f) == "advise"
+                               else "") for f in shape if f.outcome == UNSATISFIED and stage_of(f) != "shadow"]
         for f in ground:
             line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
             if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines:
@@ -96,7 +98,7 @@ class GovernedStage(GuardContext):
             judged["exposure_reason"] = asked[0][1]
         self.effects.record("governed", {
             "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED and stage_of(f) != "shadow"}),
-            "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
+            "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED and stage_of(f) != "shadow"),
             "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
             "digest": self.rule_set(), "would_deny": blocking if self.mode == "advise" else None,
@@ -149,3 +151,13 @@ class GovernedStage(GuardContext):
                          f"enforced: {errors[0].extra['error']}", {"rules": sorted({f.id for f in errors})})
             self.findings += [Finding(f.id, f.plane, "", outcome=UNKNOWN, source=f.source) for f in errors]
         return [f for f in found if not f.extra.get("error")]
+
+
+def _stage_policies(found: list[Finding], policies: list[dict[str, Any]]) -> None:
+    """Tag each governed structural policy's finding with the policy's rollout stage below
+    enforce (``extra["stage"]``, as text rules' findings carry theirs)."""
+    stages = {p.get("iri"): p["stage"] for p in policies if p.get("stage") in ("shadow", "advise")}
+    if stages:
+        for f in found:
+            if f.source in stages:
+                f.extra["stage"] = stages[f.source]

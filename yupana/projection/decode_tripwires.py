@@ -16,7 +16,7 @@ from typing import Any
 import math
 import re
 
-from yupana.projection.decode_structural import check_boundary, placement
+from yupana.projection.decode_structural import check_boundary, placement, unstaged
 from yupana.projection.subject import Subject, glob, merged
 from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, TRIPWIRE_EFFECTS, A
 
@@ -32,6 +32,7 @@ def decode(wires: list[Subject]) -> list[dict[str, Any]]:
 
 def decode_wire(wire: Subject) -> dict[str, Any]:
     check_boundary(wire)
+    unstaged(wire, "governed tripwires")
     name = wire.string(RDFS_LABEL)
     paths = [glob(wire, A("appliesTo"), g) for g in wire.strings(A("appliesTo"), min_count=1)]
     effect = wire.string(A("effect"), required=False) or "warn"

@@ -120,13 +120,14 @@ def _structural(cache: dict[str, Any]) -> list[str]:
     for p in policies:
         r = p.get("rule") or {}
         lang = r.get("language") if has_grammar(r.get("language")) else f"{r.get('language')} INERT"
-        rows.append([r.get("name"), lang, r.get("match_type"), p.get("effect"), r.get("class"),
+        effect = p.get("effect") if p.get("stage") in (None, "enforce") else f"{p.get('effect')} ({p['stage']})"
+        rows.append([r.get("name"), lang, r.get("match_type"), effect, r.get("class"),
                      r.get("verification_point"), _globs(r.get("applies_to")), r.get("pattern"),
                      r.get("gate"), r.get("query")])
     note = (f"{len(inert)} INERT: no grammar for their language in this build ({', '.join(GRAMMARS)}), "
             "they never fire") if inert else ""
     return _section("STRUCTURAL POLICIES", policies, note) + _table(
-        ["NAME", "LANG", "MATCH", "EFFECT", "CLASS", "POINT", "APPLIES TO", "PATTERN", "GATE", "QUERY"],
+        ["NAME", "LANG", "MATCH", "EFFECT (STAGE)", "CLASS", "POINT", "APPLIES TO", "PATTERN", "GATE", "QUERY"],
         rows, [32, 16, 14, 16, 10, 12, 34, 34, 16, 40])
 
 

@@ -60,7 +60,7 @@ def _structural(cache: dict[str, Any], out: "_Writer") -> None:
             ("aegis:effect", p.get("effect")), ("aegis:constraintClass", r.get("class")),
             ("aegis:verificationPoint", r.get("verification_point")), ("aegis:hostedAtLayer", p.get("hosted_at_layer")),
             ("aegis:latencyBudgetMs", _Typed(p.get("latency_budget_ms"), "xsd:integer")),
-            ("aegis:backoffFormula", r.get("backoff_formula")),
+            ("aegis:backoffFormula", r.get("backoff_formula")), ("aegis:rolloutStage", p.get("stage")),
         ])
         out.subject(sel, "aegis:Selector", [("aegis:name", r["name"]), ("aegis:evidenceSource", r["query"]),
                                             ("aegis:language", r["language"]), ("aegis:tier", "tree-sitter")])

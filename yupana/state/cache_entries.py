@@ -104,6 +104,7 @@ def _policy(e: dict[str, Any], w: str) -> None:
         _field(rule, key, _OPT_STR, w + " rule", required=False)
     _strings(rule, "applies_to", w + " rule")
     _field(e, "effect", _STR, w, choices=EFFECTS)
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
 
 
 def _tripwire(e: dict[str, Any], w: str) -> None:
