@@ -257,3 +257,13 @@ def test_a_stage_on_a_tripwire_which_does_not_honour_it_fails_the_refresh(env, t
     err = done.stderr.decode()
     assert done.returncode == 1, err
     assert "wire_auth" in err and "aegis:rolloutStage" in err and "not honoured by governed tripwires" in err, err
+
+
+def test_yupana_test_sees_a_shadow_rule_fire_on_an_allowed_edit(env, tmp_path):
+    data = catalogue(tmp_path, "shadow")
+    cases = tmp_path / "shadow.test.toml"
+    cases.write_text('[[case]]\nname = "a staged rule fires, nobody sees it"\ntool = "Edit"\npath = "src/net.rs"\n'
+                     f'old = ""\nnew = {json.dumps(TEXT)}\nrepo = "widgets"\nexpect = "allow"\n'
+                     'rules = ["rule_no_corp_hosts"]\n')
+    done = run_yupana(["test", "--catalogue", data, str(cases), "--json"], env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
