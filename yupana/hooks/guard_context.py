@@ -198,14 +198,15 @@ class GuardContext(HookRuntime):
     def decide(self, found: list[Finding], plane: str, suffix: str = "", operator_suffix: str | None = None) -> bool:
         """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
         self.findings += found
-        bad = [f for f in found if f.outcome == UNSATISFIED]
+        # A governed rule in shadow is recorded (self.findings) and shown to nobody; one in advise only warns.
+        bad = [f for f in found if f.outcome == UNSATISFIED and stage_of(f) != "shadow"]
         if not bad:
             return False
         lines: list[str] = []
         for f in bad:
             if f.message not in lines:
                 lines.append(f.message)
-        self.verdict(lines, any(f.blocking for f in bad), plane, suffix, operator_suffix)
+        self.verdict(lines, any(f.blocking and stage_of(f) == "enforce" for f in bad), plane, suffix, operator_suffix)
         return True
 
     def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "",

@@ -144,6 +144,6 @@ def unstaged(subject: Subject, plane: str) -> None:
     """A plane that does not honour ``aegis:rolloutStage`` refuses one: a wire or a memory
     policy stated ``shadow`` would otherwise enforce while it reads as staged."""
     if subject.terms(A("rolloutStage")):
-        raise subject.error(A("rolloutStage"), f"is not honoured by {plane} (only text rules and structural "
-                            "policies have a rollout stage, docs/vocabulary.md); remove it, or this policy would "
+        raise subject.error(A("rolloutStage"), f"is not honoured by {plane} (only text rules, structural "
+                            "policies and governed tripwires have a rollout stage, docs/vocabulary.md); remove it, or this policy would "
                             "enforce while it reads as staged")

@@ -16,7 +16,7 @@ from typing import Any
 import math
 import re
 
-from yupana.projection.decode_structural import check_boundary, placement, unstaged
+from yupana.projection.decode_structural import check_boundary, placement, staged
 from yupana.projection.subject import Subject, glob, merged
 from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, TRIPWIRE_EFFECTS, A
 
@@ -32,7 +32,6 @@ def decode(wires: list[Subject]) -> list[dict[str, Any]]:
 
 def decode_wire(wire: Subject) -> dict[str, Any]:
     check_boundary(wire)
-    unstaged(wire, "governed tripwires")
     name = wire.string(RDFS_LABEL)
     paths = [glob(wire, A("appliesTo"), g) for g in wire.strings(A("appliesTo"), min_count=1)]
     effect = wire.string(A("effect"), required=False) or "warn"
@@ -56,6 +55,7 @@ def decode_wire(wire: Subject) -> dict[str, Any]:
         "backoff_formula": formula,
         "backoff": backoff,
         "message": merged(wire.strings(RDFS_COMMENT)),
+        **staged(wire),
     }
 
 

@@ -174,10 +174,11 @@ def _grounded(cache: dict[str, Any]) -> list[str]:
 
 def _tripwires(cache: dict[str, Any]) -> list[str]:
     wires = cache.get("tripwires") or []
-    rows = [[w.get("name"), w.get("effect"), w.get("class"), w.get("verification_point"),
+    rows = [[w.get("name"), w.get("effect") if w.get("stage") in (None, "enforce") else f"{w.get('effect')} ({w['stage']})",
+             w.get("class"), w.get("verification_point"),
              _backoff(w.get("backoff")), _globs(w.get("paths")), w.get("message")] for w in wires]
     return _section("TRIPWIRES", wires) + _table(
-        ["NAME", "EFFECT", "CLASS", "POINT", "BACK-OFF", "PATHS", "MESSAGE"], rows, [32, 8, 10, 12, 22, 50, 50])
+        ["NAME", "EFFECT (STAGE)", "CLASS", "POINT", "BACK-OFF", "PATHS", "MESSAGE"], rows, [32, 17, 10, 12, 22, 50, 50])
 
 
 def _memory(cache: dict[str, Any]) -> list[str]:

@@ -134,6 +134,7 @@ def _tripwires(cache: dict[str, Any], out: "_Writer") -> None:
             ("aegis:effect", w["effect"]), ("aegis:constraintClass", w.get("class")),
             ("aegis:verificationPoint", w.get("verification_point")), ("aegis:hostedAtLayer", w.get("hosted_at_layer")),
             ("aegis:backoffFormula", w.get("backoff_formula")), ("rdfs:comment", w.get("message")),
+            ("aegis:rolloutStage", w.get("stage")),
         ])
 
 

@@ -111,6 +111,7 @@ def _tripwire(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _strings(e, "paths", w, required=True)
     _field(e, "effect", _STR, w, choices=WIRE_EFFECTS)
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
     for key in ("class", "verification_point", "message"):
         _field(e, key, _OPT_STR, w, required=False)
     _field(e, "backoff", (dict, type(None)), w, required=False)
