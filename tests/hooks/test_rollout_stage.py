@@ -286,3 +286,13 @@ def test_a_stage_on_a_host_memory_policy_which_does_not_honour_it_fails_the_refr
     err = done.stderr.decode()
     assert done.returncode == 1, err
     assert "aegis:rolloutStage" in err and "not honoured by host-memory policies" in err, err
+
+
+def test_status_lists_a_staged_wire_that_fired_on_nothing_yet(env, tmp_path, widgets):
+    path = tmp_path / "catalogue" / "wire.ttl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PREFIXES + WIRE % '; aegis:rolloutStage "advise" ')
+    project(configure(widgets, f"file:{path}"), env)
+    doc = json.loads(run_yupana(["status", "--json"], env, cwd=widgets.root).stdout)
+    assert doc["rule_set"]["staged"] == {"tripwire:auth": "advise"}
+    assert doc["rollout"]["rules"] == [{"rule": "tripwire:auth", "stage": "advise", "fired": 0, "would_deny": 0}]
