@@ -296,3 +296,14 @@ def test_status_lists_a_staged_wire_that_fired_on_nothing_yet(env, tmp_path, wid
     doc = json.loads(run_yupana(["status", "--json"], env, cwd=widgets.root).stdout)
     assert doc["rule_set"]["staged"] == {"tripwire:auth": "advise"}
     assert doc["rollout"]["rules"] == [{"rule": "tripwire:auth", "stage": "advise", "fired": 0, "would_deny": 0}]
+
+
+def test_diff_calls_promoting_a_shadow_rule_to_enforce_a_raise(env, tmp_path):
+    old, new = tmp_path / "old.ttl", tmp_path / "new.ttl"
+    old.write_text(PREFIXES + rule("shadow"))
+    new.write_text(PREFIXES + rule(None))
+    done = run_yupana(["diff", str(old), str(new), "--json"], env, cwd=tmp_path, timeout=120)
+    doc = json.loads(done.stdout)
+    [change] = [c for c in doc["changes"] if c["name"] == "rule_no_corp_hosts"]
+    assert change["tier"] == {"old": "record", "new": "block", "move": "raised"}
+    assert {f["field"]: (f.get("old"), f.get("new")) for f in change["fields"]}["stage"] == ("shadow", None)
