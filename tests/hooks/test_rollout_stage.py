@@ -307,3 +307,12 @@ def test_diff_calls_promoting_a_shadow_rule_to_enforce_a_raise(env, tmp_path):
     [change] = [c for c in doc["changes"] if c["name"] == "rule_no_corp_hosts"]
     assert change["tier"] == {"old": "record", "new": "block", "move": "raised"}
     assert {f["field"]: (f.get("old"), f.get("new")) for f in change["fields"]}["stage"] == ("shadow", None)
+
+
+def test_shapes_validate_refuses_a_bad_stage_in_the_stores_ci(env, tmp_path):
+    path = tmp_path / "bad.ttl"
+    path.write_text(PREFIXES + rule("staged"))
+    done = run_yupana(["shapes", "validate", str(path)], env, cwd=tmp_path, timeout=120)
+    out = done.stdout.decode()
+    assert done.returncode == 1, out + done.stderr.decode()
+    assert "aegis:rule_no_corp_hosts" in out and "aegis:rolloutStage" in out and "shadow, advise, enforce" in out
