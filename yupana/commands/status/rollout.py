@@ -45,4 +45,8 @@ def render(rollout: dict[str, Any], add: Any) -> None:
     for r in rollout["rules"]:
         shown = "shown to nobody" if r["stage"] == "shadow" else "warns only"
         add("rollout", f"{r['rule']}: {r['stage']} ({shown}) — fired on {r['fired']} edit(s), would have denied "
-                       f"{r['would_deny']} at enforce (last {rollout['window_secs'] // 3600}h)")
+                       f"{r['would_deny']} at enforce (last {_span(rollout['window_secs'])})")
+
+
+def _span(secs: int) -> str:
+    return f"{secs // 3600}h" if secs % 3600 == 0 and secs else f"{secs}s"
