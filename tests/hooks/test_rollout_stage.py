@@ -316,3 +316,39 @@ def test_shapes_validate_refuses_a_bad_stage_in_the_stores_ci(env, tmp_path):
     out = done.stdout.decode()
     assert done.returncode == 1, out + done.stderr.decode()
     assert "aegis:rule_no_corp_hosts" in out and "aegis:rolloutStage" in out and "shadow, advise, enforce" in out
+
+
+# ── grounded predicates (aegis:Predicate, candidateSource token) ───────────────────────
+
+GROUNDED = """
+aegis:item_12 a aegis:WorkItem ; aegis:identifier "yup-12" .
+aegis:pred_no_ids a aegis:Predicate ;
+    aegis:name "no-ids" ;
+    rdfs:label "work-item ids stay out of source" ;
+    aegis:evidenceSource "graph:work-item-id-set" ;
+    aegis:candidateSource "token" ;
+    aegis:groundingQuery "SELECT ?id WHERE { ?w a aegis:WorkItem ; aegis:identifier ?id }" ;
+    aegis:matchType "must-not-ground" ;
+    aegis:enforcementTier "block" %s.
+"""
+
+
+@pytest.mark.parametrize("stage,denied,shown,response", [
+    ("shadow", False, False, "logged"),
+    ("advise", False, True, "warned"),
+    (None, True, True, "blocked"),
+])
+def test_a_grounded_predicate_honours_its_stage(env, tmp_path, widgets, stage, denied, shown, response):
+    path = tmp_path / "catalogue" / "grounded.ttl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PREFIXES + GROUNDED % (f'; aegis:rolloutStage "{stage}" ' if stage else ""))
+    project(configure(widgets, f"file:{path}"), env)
+    result = hook(env, widgets.payload(rel="src/lib.rs", old_string="", new_string="// see yup-99"))
+    assert result.denied is denied, result
+    assert (not result.allowed_silently) is shown, result
+    if stage == "advise":
+        assert "rollout stage advise, so only a warning" in result.message + result.context
+    [found] = [c for c in env.records("guard")[-1]["constraints"] if c["id"].startswith("no-ids")]
+    assert found["response"] == response and found.get("stage") == stage
+    table = run_yupana(["project", "--dump"], env, cwd=widgets.root).stdout.decode()
+    assert (stage or "enforce") in table.split("GROUNDED RULES", 1)[1].split("no-ids", 1)[1].splitlines()[0]

@@ -69,7 +69,8 @@ class GovernedStage(GuardContext):
                 self.cut("grounded rules", edit, during=True)
         text = self.split_errors(text, "projection-rules", "governed text rule")
         shape = self.split_errors(shape, "projection-rules", "governed structural policy")
-        _stage_policies(shape, policies)
+        _stage_by_source(shape, policies)
+        _stage_by_source(ground, cache.get("grounded_rules") or [])
         found = text + shape + ground
         self.findings += found
         # A shadow rule is recorded (self.findings: the guard record's constraints) and shown to nobody.
@@ -79,7 +80,9 @@ class GovernedStage(GuardContext):
                                else "") for f in shape if f.outcome == UNSATISFIED and stage_of(f) != "shadow"]
         for f in ground:
             line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
-            if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines:
+            if f.blocking and stage_of(f) == "advise":
+                line += " (rollout stage advise, so only a warning)"
+            if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines and stage_of(f) != "shadow":
                 lines.append(line)
         if not lines:
             return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
@@ -153,10 +156,10 @@ class GovernedStage(GuardContext):
         return [f for f in found if not f.extra.get("error")]
 
 
-def _stage_policies(found: list[Finding], policies: list[dict[str, Any]]) -> None:
-    """Tag each governed structural policy's finding with the policy's rollout stage below
-    enforce (``extra["stage"]``, as text rules' findings carry theirs)."""
-    stages = {p.get("iri"): p["stage"] for p in policies if p.get("stage") in ("shadow", "advise")}
+def _stage_by_source(found: list[Finding], entries: list[dict[str, Any]]) -> None:
+    """Tag each finding of a governed structural policy or grounded predicate with its entry's
+    rollout stage below enforce (``extra["stage"]``, as text rules' findings carry theirs)."""
+    stages = {p.get("iri"): p["stage"] for p in entries if p.get("stage") in ("shadow", "advise")}
     if stages:
         for f in found:
             if f.source in stages:

@@ -159,8 +159,10 @@ def _selectors(cache: dict[str, Any]) -> list[str]:
 
 def _grounded(cache: dict[str, Any]) -> list[str]:
     rules = cache.get("grounded_rules") or []
-    rows = [[r.get("name"), r.get("match_type"), r.get("tier"), r.get("label")] for r in rules]
-    out = _section("GROUNDED RULES", rules) + _table(["NAME", "MATCH", "TIER", "LABEL"], rows, [36, 16, 5, 60])
+    rows = [[r.get("name"), r.get("match_type"), r.get("tier"), r.get("stage") or "enforce", r.get("label")]
+            for r in rules]
+    out = _section("GROUNDED RULES", rules) + _table(["NAME", "MATCH", "TIER", "STAGE", "LABEL"], rows,
+                                                     [36, 16, 5, 7, 60])
     grounding = cache.get("grounding")
     if grounding is None:
         if rules:

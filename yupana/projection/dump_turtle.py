@@ -97,7 +97,7 @@ def _grounded(cache: dict[str, Any], out: "_Writer") -> None:
             ("aegis:name", g["name"]), ("rdfs:label", g.get("label")), ("aegis:evidenceSource", "graph:work-item-id-set"),
             ("aegis:candidateSource", "token"), ("aegis:groundingQuery", GROUNDING_QUERY),
             ("aegis:matchType", g["match_type"]), ("aegis:enforcementTier", g.get("tier")),
-            ("rdfs:comment", g.get("rationale")),
+            ("aegis:rolloutStage", g.get("stage")), ("rdfs:comment", g.get("rationale")),
         ])
     grounding, scopes, parents = cache.get("grounding"), cache.get("work_item_scopes"), cache.get("work_item_parents")
     ids = set((grounding or {}).get("ids") or [])

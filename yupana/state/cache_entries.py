@@ -89,6 +89,7 @@ def _grounded(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _field(e, "match_type", _STR, w, choices=GROUNDED_MATCH_TYPES)
     _field(e, "tier", _STR, w, required=False, choices=TEXT_TIERS)
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
     _field(e, "label", _OPT_STR, w, required=False)
 
 

@@ -91,10 +91,10 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
 def staged_rules(body: dict[str, Any]) -> dict[str, str]:
     """``{constraint id: stage}`` of each governed rule below enforce (``aegis:rolloutStage``
     shadow or advise), named as the guard record's constraints name it: a text rule's name, a
-    structural policy's label, ``tripwire:<label>``."""
+    structural policy's label, ``tripwire:<label>``, a grounded predicate's name."""
     out: dict[str, str] = {}
     for plane, name_of in (("text_rules", lambda e: e.get("name")), ("policies", lambda e: (e.get("rule") or {}).get("name")),
-                           ("tripwires", lambda e: f"tripwire:{e.get('name')}")):
+                           ("tripwires", lambda e: f"tripwire:{e.get('name')}"), ("grounded_rules", lambda e: e.get("name"))):
         for entry in body.get(plane) or ():
             if isinstance(entry, dict) and entry.get("stage") in ("shadow", "advise"):
                 out[str(name_of(entry))] = entry["stage"]
