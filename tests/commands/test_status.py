@@ -14,7 +14,7 @@ from catalogue_kit import PREFIXES, write_catalogue
 RUST_TOP_KEYS = {"base_ref", "base_commit", "tenant", "tiers", "languages", "quipu", "policy",
                  "policy_mode_provenance", "metrics", "rule_set", "signed_rule_set"}
 OUR_TOP_KEYS = {"schema", "yupana_version", "schema_version", "root", "tenant_source", "config", "hooks", "spool", "now", "exit_code",
-                "clients", "landing", "tamper"}
+                "clients", "landing", "tamper", "rollout"}
 RUST_RULE_SET_KEYS = {"local", "graph_enabled", "projected", "structural", "text", "error", "state", "digest",
                       "attempts", "cache_age_secs", "verification"}
 RUST_POLICY_KEYS = {"mode", "scope_configured", "scope", "enforcing_without_scope"}

@@ -16,6 +16,13 @@ def rung(setting: str, mode: str) -> str:
     return setting if LADDER.get(setting, 0) <= LADDER.get(mode, 0) else mode
 
 
+def stage_of(f: Finding) -> str:
+    """A finding's governed rollout stage (``aegis:rolloutStage``, docs/vocabulary.md): ``shadow``
+    (evaluated and recorded, shown to nobody), ``advise`` (at most a notice, whatever the host's
+    mode) or ``enforce`` (the host's mode decides; also when the rule states none)."""
+    return f.extra.get("stage") or "enforce"
+
+
 def strongest(modes: list[str]) -> str:
     """The highest of ``modes`` on the ladder (a Codex patch judged under several projects)."""
     return max(modes, key=lambda m: LADDER.get(m, -1))

@@ -13,6 +13,9 @@ Semantics (interop reference §1.2, with combined exemptions per docs/vocabulary
 * a malformed pattern yields no violations and an error; the hook turns any error into a
   loud ``projection-rules`` fail-open;
 * one violation per distinct matched substring, in first-seen order;
+* the rule's rollout stage (``stage``, ``aegis:rolloutStage``) rides on each finding's
+  ``extra["stage"]`` (``shadow`` or ``advise``; None = enforce): the hook shows a shadow
+  finding to nobody and lets an advise one only warn (:func:`yupana.evaluate.stage_of`);
 * tier × exposure: ``block`` + public blocks; ``block`` + internal is downgraded to a
   warning that says so; ``block`` + unknown warns and says the exposure is unknown;
   ``warn`` always warns. Exposure is asked for (through ``exposure_of``) only when a
@@ -135,13 +138,17 @@ def evaluate(rules: RuleSet, introduced: str, path_rel: str, exposure_of: Exposu
         if not found:
             continue
         blocking, verdict = _severity(rule.get("tier"), exposure_of)
+        stage = rule.get("stage")
+        if stage == "advise" and blocking:
+            verdict += "; rollout stage advise, so only a warning"
         label = rule.get("label") or name
         rationale = rule.get("rationale")
         tail = f", which text rule `{label}` forbids ({verdict})" + (f": {str(rationale).rstrip(' .')}" if rationale else "")
         for text in found:
             out.append(Finding(name, "text", f"introduces `{_clip(text)}`{tail}", blocking=blocking, source=source,
                                rel=path_rel, extra={"match": text, "tail": tail, "tier": rule.get("tier"),
-                                                    "identifier_class": rule.get("class")}))
+                                                    "identifier_class": rule.get("class"),
+                                                    "stage": stage if stage in ("shadow", "advise") else None}))
     if skipped:
         out.append(Finding("text-rules", "text", f"{skipped} text rule(s) not evaluated before the deadline",
                            outcome=UNKNOWN, rel=path_rel, extra={"deadline": skipped}))

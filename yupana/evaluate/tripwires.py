@@ -33,11 +33,12 @@ EFFECTS = ("deny", "warn", "throttle")
 class Wire:
     """One well-formed wire, ready to match."""
 
-    __slots__ = ("name", "globs", "patterns", "rule", "effect", "class_", "message", "backoff", "source", "iri")
+    __slots__ = ("name", "globs", "patterns", "rule", "effect", "class_", "message", "backoff", "source", "iri",
+                 "stage")
 
     def __init__(self, name: str, compiled: list[Glob], patterns: list[str], rule: str | None, effect: str,
                  class_: str | None, message: str | None, backoff: dict[str, Any] | None, source: str,
-                 iri: str | None) -> None:
+                 iri: str | None, stage: str | None = None) -> None:
         self.name = name
         self.globs = compiled
         self.patterns = patterns
@@ -48,6 +49,7 @@ class Wire:
         self.backoff = backoff
         self.source = source
         self.iri = iri
+        self.stage = stage if stage in ("shadow", "advise") else None  # a governed wire's rollout stage
 
     @property
     def constraint_id(self) -> str:
@@ -110,7 +112,8 @@ def load_governed(entries: list[dict[str, Any]]) -> tuple[list[Wire], list[tuple
             broken.append((name, f"governed tripwire `{name}` ({entry.get('iri')}): throttle without a compiled back-off"))
         else:
             wires.append(Wire(name, list(compiled), list(entry.get("paths") or ()), None, effect, entry.get("class"),
-                              entry.get("message"), entry.get("backoff"), "governed", entry.get("iri")))
+                              entry.get("message"), entry.get("backoff"), "governed", entry.get("iri"),
+                              entry.get("stage")))
     return wires, broken
 
 
@@ -141,10 +144,13 @@ def evaluate(wires: list[Wire], rel: str, real_rel: str | None, fired: set[str],
         text = f"edit to {rel} crosses tripwire `{wire.name}` {verdict}"
         if wire.message:
             text += f": {wire.message}"
+        if blocking and wire.stage == "advise":
+            text += " (rollout stage advise, so only a warning)"
         out.append(Finding(wire.constraint_id, "tripwire", text, blocking=blocking, class_=wire.class_,
                            verification_point="PAG", source=wire.iri or "config", rel=rel, extra=_extra(wire)))
     return out
 
 
 def _extra(wire: Wire) -> dict[str, Any]:
-    return {"effect": wire.effect, "backoff": wire.backoff, "wire_source": wire.source, "tier": "tree-sitter"}
+    return {"effect": wire.effect, "backoff": wire.backoff, "wire_source": wire.source, "tier": "tree-sitter",
+            "stage": wire.stage}

@@ -14,7 +14,7 @@ The order of the stages lives in :mod:`yupana.hooks.pre_edit`.
 
 from __future__ import annotations
 
-from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding
+from yupana.evaluate import SATISFIED, UNKNOWN, UNSATISFIED, Finding, stage_of
 from yupana.hooks import protocol
 from yupana.hooks.guard_context import GuardContext
 from yupana.hooks.runtime import RAN, SKIPPED
@@ -69,17 +69,24 @@ class GovernedStage(GuardContext):
                 self.cut("grounded rules", edit, during=True)
         text = self.split_errors(text, "projection-rules", "governed text rule")
         shape = self.split_errors(shape, "projection-rules", "governed structural policy")
+        _stage_by_source(shape, policies)
+        _stage_by_source(ground, cache.get("grounded_rules") or [])
         found = text + shape + ground
         self.findings += found
-        lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(text)]
-        lines += [f.message for f in shape if f.outcome == UNSATISFIED]
+        # A shadow rule is recorded (self.findings: the guard record's constraints) and shown to nobody.
+        lines = [f"edit to {edit.rel} {line}" for line in text_rules.summarize(
+            [f for f in text if stage_of(f) != "shadow"])]
+        lines += [f.message + (" (rollout stage advise, so only a warning)" if f.blocking and stage_of(f) == "advise"
+                               else "") for f in shape if f.outcome == UNSATISFIED and stage_of(f) != "shadow"]
         for f in ground:
             line = f.message if f.outcome == UNKNOWN else f"edit to {edit.rel} {f.message}"
-            if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines:
+            if f.blocking and stage_of(f) == "advise":
+                line += " (rollout stage advise, so only a warning)"
+            if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines and stage_of(f) != "shadow":
                 lines.append(line)
         if not lines:
             return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
-        blocking = any(f.blocking and f.outcome == UNSATISFIED for f in found)
+        blocking = any(f.blocking and f.outcome == UNSATISFIED and stage_of(f) == "enforce" for f in found)
         source = f" (exposure: {asked[0][1]})" if asked and asked[0][1] else ""
         self.verdict(lines, blocking, "governed", suffix=" " + gov.model_note(),
                      operator_suffix=" " + gov.note() + source)
@@ -93,8 +100,8 @@ class GovernedStage(GuardContext):
         if asked and exposure == "unknown":
             judged["exposure_reason"] = asked[0][1]
         self.effects.record("governed", {
-            "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED}),
-            "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED),
+            "rules": sorted({f.id for f in text + ground if f.outcome != SATISFIED and stage_of(f) != "shadow"}),
+            "mode": self.mode, "structural": sum(1 for f in shape if f.outcome == UNSATISFIED and stage_of(f) != "shadow"),
             "blocking": blocking and self.mode == "enforce", "exposure": exposure, "repo": repo, **judged,
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
             "digest": self.rule_set(), "would_deny": blocking if self.mode == "advise" else None,
@@ -147,3 +154,13 @@ class GovernedStage(GuardContext):
                          f"enforced: {errors[0].extra['error']}", {"rules": sorted({f.id for f in errors})})
             self.findings += [Finding(f.id, f.plane, "", outcome=UNKNOWN, source=f.source) for f in errors]
         return [f for f in found if not f.extra.get("error")]
+
+
+def _stage_by_source(found: list[Finding], entries: list[dict[str, Any]]) -> None:
+    """Tag each finding of a governed structural policy or grounded predicate with its entry's
+    rollout stage below enforce (``extra["stage"]``, as text rules' findings carry theirs)."""
+    stages = {p.get("iri"): p["stage"] for p in entries if p.get("stage") in ("shadow", "advise")}
+    if stages:
+        for f in found:
+            if f.source in stages:
+                f.extra["stage"] = stages[f.source]

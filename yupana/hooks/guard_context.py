@@ -22,7 +22,7 @@ import os
 import time
 
 from yupana import self_protection
-from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding
+from yupana.evaluate import UNKNOWN, UNSATISFIED, Finding, stage_of
 from yupana.edit import payload
 from yupana.hooks import protocol
 from yupana.hooks.effects import Effects
@@ -208,19 +208,20 @@ class GuardContext(HookRuntime):
         enforce would (no check is shadowed by a notice), so the answer is the real hook's."""
         if self.mode != "advise":
             return None
-        return any(f.outcome == UNSATISFIED and f.blocking for f in self.findings)
+        return any(f.outcome == UNSATISFIED and f.blocking and stage_of(f) == "enforce" for f in self.findings)
 
     def decide(self, found: list[Finding], plane: str, suffix: str = "", operator_suffix: str | None = None) -> bool:
         """Record ``found``; its violations deny (enforce + blocking) or notify. True if any."""
         self.findings += found
-        bad = [f for f in found if f.outcome == UNSATISFIED]
+        # A governed rule in shadow is recorded (self.findings) and shown to nobody; one in advise only warns.
+        bad = [f for f in found if f.outcome == UNSATISFIED and stage_of(f) != "shadow"]
         if not bad:
             return False
         lines: list[str] = []
         for f in bad:
             if f.message not in lines:
                 lines.append(f.message)
-        self.verdict(lines, any(f.blocking for f in bad), plane, suffix, operator_suffix)
+        self.verdict(lines, any(f.blocking and stage_of(f) == "enforce" for f in bad), plane, suffix, operator_suffix)
         return True
 
     def verdict(self, lines: list[str], blocking: bool, plane: str, suffix: str = "",
@@ -302,13 +303,16 @@ class GuardContext(HookRuntime):
         self.note("throttles", RAN, "", active=active)
 
     def constraint(self, f: Finding) -> dict[str, Any]:
-        if f.outcome == UNSATISFIED:
-            response = "blocked" if f.blocking and self.mode == "enforce" else "warned"
+        stage = stage_of(f)  # a governed rule's rollout stage: a ceiling under the host's mode
+        if f.outcome == UNSATISFIED and stage != "shadow":
+            response = "blocked" if f.blocking and self.mode == "enforce" and stage == "enforce" else "warned"
         else:
-            response = "logged" if f.outcome == UNKNOWN else "no-action"
+            response = "logged" if f.outcome in (UNKNOWN, UNSATISFIED) else "no-action"
         out: dict[str, Any] = {"id": f.id, "plane": f.plane, "outcome": f.outcome, "response": response}
-        if f.outcome == UNSATISFIED and self.mode == "advise":
-            out["would_deny"] = f.blocking  # which constraint enforce would have refused for
+        if f.outcome == UNSATISFIED and (self.mode == "advise" or stage != "enforce"):
+            out["would_deny"] = f.blocking  # which constraint enforce (host and rule) would have refused for
+        if stage != "enforce":
+            out["stage"] = stage
         if f.class_:
             out["class"] = f.class_
         if f.verification_point:
@@ -335,7 +339,7 @@ class GuardContext(HookRuntime):
             if len(self.findings) > MAX_RECORDED_CONSTRAINTS:
                 fields["constraints_dropped"] = len(self.findings) - MAX_RECORDED_CONSTRAINTS
             fields["policy_freshness"] = "unavailable" if self.unavailable else "stale" if self.stale else "fresh"
-            rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED}))
+            rule = "+".join(sorted({f.id for f in self.findings if f.outcome == UNSATISFIED and stage_of(f) != "shadow"}))
             fields["rule"] = rule or None
         if self.governed_fields:
             fields.update(self.governed_fields)

@@ -395,10 +395,11 @@ class Guard(GovernedStage):
         governed = any(f.extra.get("wire_source") == "governed" for f in found)
         self.decide(found, "tripwire", suffix=" " + gov.note() if governed and gov else "")
         for f in found:
-            if f.outcome != UNSATISFIED:
+            if f.outcome != UNSATISFIED or f.extra.get("stage") == "shadow":  # shadow: the guard record's only
                 continue
             effect = f.extra.get("effect")
-            result = "deny" if f.blocking and self.mode == "enforce" else ("advise" if f.blocking else "notify")
+            armed = f.blocking and f.extra.get("stage") != "advise"
+            result = "deny" if armed and self.mode == "enforce" else ("advise" if f.blocking else "notify")
             self.effects.record("tripwire", {"name": f.id.split(":", 1)[1], "effect": effect, "source": f.extra.get("wire_source"),
                                       "iri": f.source if f.source != "config" else None, "result": result,
                                       "session": self.sid}, item=self.plate_item())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from yupana.projection.decode_structural import staged
 from yupana.projection.subject import Subject, merged, name_from_iri
 from yupana.projection.vocab import GROUNDED_MATCH_TYPES, RDFS_COMMENT, RDFS_LABEL, TEXT_TIERS, A
 
@@ -31,4 +32,5 @@ def decode_predicate(pred: Subject) -> dict[str, Any]:
         "match_type": pred.enum(A("matchType"), GROUNDED_MATCH_TYPES, required=True),
         "tier": pred.enum(A("enforcementTier"), TEXT_TIERS, default="warn"),
         "rationale": merged(pred.strings(RDFS_COMMENT)),
+        **staged(pred),
     }

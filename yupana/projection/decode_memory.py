@@ -15,7 +15,7 @@ from typing import Any
 
 import math
 
-from yupana.projection.decode_structural import check_boundary, linked_atom, placement
+from yupana.projection.decode_structural import check_boundary, linked_atom, placement, unstaged
 from yupana.projection.subject import Subject, merged, regex
 from yupana.projection.vocab import MEMORY_BASIS, MEMORY_EFFECTS, RDFS_COMMENT, RDFS_LABEL, A
 
@@ -27,6 +27,7 @@ def decode(policies: list[Subject], atoms: dict[str, Subject]) -> list[dict[str,
 
 def decode_policy(policy: Subject, atoms: dict[str, Subject]) -> dict[str, Any]:
     check_boundary(policy)
+    unstaged(policy, "host-memory policies")
     name = policy.string(RDFS_LABEL)
     selector = linked_atom(policy, A("selector"), atoms, A("Selector"))
     predicate = linked_atom(policy, A("predicate"), atoms, A("Predicate"))

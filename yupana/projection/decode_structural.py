@@ -25,6 +25,7 @@ from yupana.projection.vocab import (
     EFFECTS,
     HOSTED_AT_LAYERS,
     RDFS_LABEL,
+    ROLLOUT_STAGES,
     STRUCTURAL_MATCH_TYPES,
     VERIFICATION_POINTS,
     A,
@@ -73,7 +74,15 @@ def decode_policy(policy: Subject, atoms: dict[str, Subject]) -> dict[str, Any]:
         "effect": policy.enum(A("effect"), EFFECTS, default="warn"),
         "latency_budget_ms": latency_budget_ms(policy),
         "hosted_at_layer": place["hosted_at_layer"],
+        **staged(policy),
     }
+
+
+def staged(subject: Subject) -> dict[str, str]:
+    """``{"stage": …}`` when the subject states an ``aegis:rolloutStage`` (one of shadow, advise,
+    enforce; two values or another word fail the projection), else ``{}`` = enforce."""
+    stage = subject.enum(A("rolloutStage"), ROLLOUT_STAGES)
+    return {"stage": stage} if stage is not None else {}
 
 
 def check_boundary(policy: Subject) -> None:
@@ -130,3 +139,11 @@ def overclaims(entries: list[dict[str, Any]], plane: str) -> list[str]:
             )
     return out
 
+
+def unstaged(subject: Subject, plane: str) -> None:
+    """A plane that does not honour ``aegis:rolloutStage`` refuses one: a wire or a memory
+    policy stated ``shadow`` would otherwise enforce while it reads as staged."""
+    if subject.terms(A("rolloutStage")):
+        raise subject.error(A("rolloutStage"), f"is not honoured by {plane} (only text rules, structural "
+                            "policies and governed tripwires have a rollout stage, docs/vocabulary.md); remove it, or this policy would "
+                            "enforce while it reads as staged")

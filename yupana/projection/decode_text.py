@@ -3,8 +3,9 @@
 Text rule (interop §1.2, docs/vocabulary.md): the name is the IRI after its last ``/``;
 ``aegis:regex`` (exactly 1, RE2), ``aegis:enforcementTier`` (exactly 1, ``block``|``warn``),
 ``rdfs:label`` (1..n), ``aegis:identifierClass`` (0..n), ``rdfs:comment`` (0..n, the
-rationale), ``aegis:exemptPathRegex`` (0..n, each RE2) and ``aegis:exemptionSelector``
-(0..n links). Repeated labels, classes and rationales are kept as lists and merged with an
+rationale), ``aegis:exemptPathRegex`` (0..n, each RE2), ``aegis:exemptionSelector``
+(0..n links) and ``aegis:rolloutStage`` (0..1, ``shadow``|``advise``|``enforce``: the
+entry's ``stage``, absent when not stated = enforce). Repeated labels, classes and rationales are kept as lists and merged with an
 em-dash for the single-string fields the Rust original has.
 
 Exemptions are *alternatives*: the rule's own regexes (sorted) then each linked selector's
@@ -25,10 +26,11 @@ from typing import Any
 
 from yupana.projection.errors import ProjectionError
 from yupana.projection.subject import Subject, merged, name_from_iri, regex
-from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, TEXT_TIERS, A
+from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, ROLLOUT_STAGES, TEXT_TIERS, A
 
 LINK = A("exemptionSelector")
 EXEMPT = A("exemptPathRegex")
+STAGE = A("rolloutStage")
 
 
 def selector_links(rules: dict[str, Subject]) -> list[str]:
@@ -89,6 +91,7 @@ def decode_rule(rule: Subject, selectors: dict[str, dict[str, Any]]) -> dict[str
     name = name_from_iri(rule)
     pattern = regex(rule, A("regex"), rule.string(A("regex")))
     tier = rule.enum(A("enforcementTier"), TEXT_TIERS, required=True)
+    stage = rule.enum(STAGE, ROLLOUT_STAGES)
     labels = rule.strings(RDFS_LABEL, min_count=1)
     classes = rule.strings(A("identifierClass"))
     rationales = rule.strings(RDFS_COMMENT)
@@ -101,7 +104,7 @@ def decode_rule(rule: Subject, selectors: dict[str, dict[str, Any]]) -> dict[str
     exempt = combine(alternatives)
     if exempt is not None:
         regex(rule, EXEMPT, exempt)
-    return {
+    entry = {
         "iri": rule.iri,
         "name": name,
         "label": merged(labels),
@@ -115,6 +118,9 @@ def decode_rule(rule: Subject, selectors: dict[str, dict[str, Any]]) -> dict[str
         "rationale": merged(rationales),
         "rationales": rationales,
     }
+    if stage is not None:  # absent = enforce; kept out of the entry so an unstaged rule's digest is unchanged
+        entry["stage"] = stage
+    return entry
 
 
 def combine(alternatives: list[str]) -> str | None:

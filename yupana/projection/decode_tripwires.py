@@ -16,7 +16,7 @@ from typing import Any
 import math
 import re
 
-from yupana.projection.decode_structural import check_boundary, placement
+from yupana.projection.decode_structural import check_boundary, placement, staged
 from yupana.projection.subject import Subject, glob, merged
 from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, TRIPWIRE_EFFECTS, A
 
@@ -55,6 +55,7 @@ def decode_wire(wire: Subject) -> dict[str, Any]:
         "backoff_formula": formula,
         "backoff": backoff,
         "message": merged(wire.strings(RDFS_COMMENT)),
+        **staged(wire),
     }
 
 

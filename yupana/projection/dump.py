@@ -120,13 +120,14 @@ def _structural(cache: dict[str, Any]) -> list[str]:
     for p in policies:
         r = p.get("rule") or {}
         lang = r.get("language") if has_grammar(r.get("language")) else f"{r.get('language')} INERT"
-        rows.append([r.get("name"), lang, r.get("match_type"), p.get("effect"), r.get("class"),
+        effect = p.get("effect") if p.get("stage") in (None, "enforce") else f"{p.get('effect')} ({p['stage']})"
+        rows.append([r.get("name"), lang, r.get("match_type"), effect, r.get("class"),
                      r.get("verification_point"), _globs(r.get("applies_to")), r.get("pattern"),
                      r.get("gate"), r.get("query")])
     note = (f"{len(inert)} INERT: no grammar for their language in this build ({', '.join(GRAMMARS)}), "
             "they never fire") if inert else ""
     return _section("STRUCTURAL POLICIES", policies, note) + _table(
-        ["NAME", "LANG", "MATCH", "EFFECT", "CLASS", "POINT", "APPLIES TO", "PATTERN", "GATE", "QUERY"],
+        ["NAME", "LANG", "MATCH", "EFFECT (STAGE)", "CLASS", "POINT", "APPLIES TO", "PATTERN", "GATE", "QUERY"],
         rows, [32, 16, 14, 16, 10, 12, 34, 34, 16, 40])
 
 
@@ -137,11 +138,11 @@ def _text_rules(cache: dict[str, Any]) -> list[str]:
     for r in rules:
         exempt = list(r.get("exempt_path_regexes") or [])
         exempt += [f"@{names.get(iri) or _tail(iri)}" for iri in r.get("exemption_selectors") or []]
-        rows.append([r.get("name"), r.get("tier"), r.get("class"), r.get("label"), r.get("pattern"),
-                     ", ".join(exempt) or "-"])
+        rows.append([r.get("name"), r.get("tier"), r.get("stage") or "enforce", r.get("class"), r.get("label"),
+                     r.get("pattern"), ", ".join(exempt) or "-"])
     return _section("TEXT RULES", rules) + _table(
-        ["NAME", "TIER", "CLASS", "LABEL", "PATTERN", "EXEMPT (regex, @shared selector)"],
-        rows, [36, 5, 20, 30, 40, 60])
+        ["NAME", "TIER", "STAGE", "CLASS", "LABEL", "PATTERN", "EXEMPT (regex, @shared selector)"],
+        rows, [36, 5, 7, 20, 30, 40, 60])
 
 
 def _selectors(cache: dict[str, Any]) -> list[str]:
@@ -158,8 +159,10 @@ def _selectors(cache: dict[str, Any]) -> list[str]:
 
 def _grounded(cache: dict[str, Any]) -> list[str]:
     rules = cache.get("grounded_rules") or []
-    rows = [[r.get("name"), r.get("match_type"), r.get("tier"), r.get("label")] for r in rules]
-    out = _section("GROUNDED RULES", rules) + _table(["NAME", "MATCH", "TIER", "LABEL"], rows, [36, 16, 5, 60])
+    rows = [[r.get("name"), r.get("match_type"), r.get("tier"), r.get("stage") or "enforce", r.get("label")]
+            for r in rules]
+    out = _section("GROUNDED RULES", rules) + _table(["NAME", "MATCH", "TIER", "STAGE", "LABEL"], rows,
+                                                     [36, 16, 5, 7, 60])
     grounding = cache.get("grounding")
     if grounding is None:
         if rules:
@@ -173,10 +176,11 @@ def _grounded(cache: dict[str, Any]) -> list[str]:
 
 def _tripwires(cache: dict[str, Any]) -> list[str]:
     wires = cache.get("tripwires") or []
-    rows = [[w.get("name"), w.get("effect"), w.get("class"), w.get("verification_point"),
+    rows = [[w.get("name"), w.get("effect") if w.get("stage") in (None, "enforce") else f"{w.get('effect')} ({w['stage']})",
+             w.get("class"), w.get("verification_point"),
              _backoff(w.get("backoff")), _globs(w.get("paths")), w.get("message")] for w in wires]
     return _section("TRIPWIRES", wires) + _table(
-        ["NAME", "EFFECT", "CLASS", "POINT", "BACK-OFF", "PATHS", "MESSAGE"], rows, [32, 8, 10, 12, 22, 50, 50])
+        ["NAME", "EFFECT (STAGE)", "CLASS", "POINT", "BACK-OFF", "PATHS", "MESSAGE"], rows, [32, 17, 10, 12, 22, 50, 50])
 
 
 def _memory(cache: dict[str, Any]) -> list[str]:

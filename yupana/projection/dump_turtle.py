@@ -60,7 +60,7 @@ def _structural(cache: dict[str, Any], out: "_Writer") -> None:
             ("aegis:effect", p.get("effect")), ("aegis:constraintClass", r.get("class")),
             ("aegis:verificationPoint", r.get("verification_point")), ("aegis:hostedAtLayer", p.get("hosted_at_layer")),
             ("aegis:latencyBudgetMs", _Typed(p.get("latency_budget_ms"), "xsd:integer")),
-            ("aegis:backoffFormula", r.get("backoff_formula")),
+            ("aegis:backoffFormula", r.get("backoff_formula")), ("aegis:rolloutStage", p.get("stage")),
         ])
         out.subject(sel, "aegis:Selector", [("aegis:name", r["name"]), ("aegis:evidenceSource", r["query"]),
                                             ("aegis:language", r["language"]), ("aegis:tier", "tree-sitter")])
@@ -74,7 +74,7 @@ def _text_rules(cache: dict[str, Any], out: "_Writer") -> None:
         out.subject(r["iri"], "aegis:TextRule", [
             *[("rdfs:label", label) for label in r.get("labels") or []],
             ("aegis:regex", r["pattern"]), ("aegis:enforcementTier", r["tier"]),
-            ("aegis:identifierClass", r.get("class")),
+            ("aegis:rolloutStage", r.get("stage")), ("aegis:identifierClass", r.get("class")),
             *[("aegis:exemptPathRegex", x) for x in r.get("exempt_path_regexes") or []],
             *[("aegis:exemptionSelector", _Iri(s)) for s in r.get("exemption_selectors") or []],
             *[("rdfs:comment", c) for c in r.get("rationales") or []],
@@ -97,7 +97,7 @@ def _grounded(cache: dict[str, Any], out: "_Writer") -> None:
             ("aegis:name", g["name"]), ("rdfs:label", g.get("label")), ("aegis:evidenceSource", "graph:work-item-id-set"),
             ("aegis:candidateSource", "token"), ("aegis:groundingQuery", GROUNDING_QUERY),
             ("aegis:matchType", g["match_type"]), ("aegis:enforcementTier", g.get("tier")),
-            ("rdfs:comment", g.get("rationale")),
+            ("aegis:rolloutStage", g.get("stage")), ("rdfs:comment", g.get("rationale")),
         ])
     grounding, scopes, parents = cache.get("grounding"), cache.get("work_item_scopes"), cache.get("work_item_parents")
     ids = set((grounding or {}).get("ids") or [])
@@ -134,6 +134,7 @@ def _tripwires(cache: dict[str, Any], out: "_Writer") -> None:
             ("aegis:effect", w["effect"]), ("aegis:constraintClass", w.get("class")),
             ("aegis:verificationPoint", w.get("verification_point")), ("aegis:hostedAtLayer", w.get("hosted_at_layer")),
             ("aegis:backoffFormula", w.get("backoff_formula")), ("rdfs:comment", w.get("message")),
+            ("aegis:rolloutStage", w.get("stage")),
         ])
 
 

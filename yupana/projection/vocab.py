@@ -37,6 +37,7 @@ HOSTED_AT_LAYERS = ("orchestration", "tool", "policy")
 STRUCTURAL_MATCH_TYPES = ("must-match", "must-not-match", "must-exist")
 GROUNDED_MATCH_TYPES = ("must-ground", "must-not-ground")
 TEXT_TIERS = ("block", "warn")
+ROLLOUT_STAGES = ("shadow", "advise", "enforce")  # aegis:rolloutStage, a ceiling under the host's mode
 TRIPWIRE_EFFECTS = ("deny", "warn", "throttle")
 MEMORY_EFFECTS = ("deny", "warn")
 CI_COVERAGE = ("complete", "partial")

@@ -21,6 +21,7 @@ _OPT_STR = (str, type(None))
 _NUM = (int, float)
 
 TEXT_TIERS = ("block", "warn")
+ROLLOUT_STAGES = ("shadow", "advise", "enforce")  # a text rule's ``stage`` (aegis:rolloutStage)
 GROUNDED_MATCH_TYPES = ("must-ground", "must-not-ground")
 STRUCTURAL_MATCH_TYPES = ("must-match", "must-not-match", "must-exist")
 EFFECTS = ("allow", "warn", "require-approval", "deny", "escalate", "record", "throttle")
@@ -77,6 +78,7 @@ def _text_rule(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _field(e, "pattern", _STR, w, nonempty=True)
     _field(e, "tier", _STR, w, required=False, choices=TEXT_TIERS)  # absent: warn
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
     for key in ("label", "class", "exempt_path_regex", "rationale"):
         _field(e, key, _OPT_STR, w, required=False)
     for key in ("labels", "rationales", "exempt_path_regexes", "exemption_selectors"):
@@ -87,6 +89,7 @@ def _grounded(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _field(e, "match_type", _STR, w, choices=GROUNDED_MATCH_TYPES)
     _field(e, "tier", _STR, w, required=False, choices=TEXT_TIERS)
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
     _field(e, "label", _OPT_STR, w, required=False)
 
 
@@ -102,12 +105,14 @@ def _policy(e: dict[str, Any], w: str) -> None:
         _field(rule, key, _OPT_STR, w + " rule", required=False)
     _strings(rule, "applies_to", w + " rule")
     _field(e, "effect", _STR, w, choices=EFFECTS)
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
 
 
 def _tripwire(e: dict[str, Any], w: str) -> None:
     _field(e, "name", _STR, w, nonempty=True)
     _strings(e, "paths", w, required=True)
     _field(e, "effect", _STR, w, choices=WIRE_EFFECTS)
+    _field(e, "stage", _STR, w, required=False, choices=ROLLOUT_STAGES)  # absent: enforce
     for key in ("class", "verification_point", "message"):
         _field(e, key, _OPT_STR, w, required=False)
     _field(e, "backoff", (dict, type(None)), w, required=False)

@@ -8,7 +8,9 @@ reviewer needs are made on top:
 
 * the **tier** — what the rule does when it matches: ``block``, ``warn`` or ``record`` —
   computed with the hooks' own functions (:func:`yupana.evaluate.policy_blocks`, the text
-  tiers), so a tier ``raised`` or ``lowered`` is what the hooks will do differently;
+  tiers) under the rule's rollout stage (``shadow``: ``record``; ``advise``: at most
+  ``warn``), so a tier ``raised`` or ``lowered`` is what the hooks will do differently —
+  promoting a rule from shadow to enforce is a raise;
 * a text rule's **exemptions** — every path regex that exempts it: its own and those of the
   selectors it links, in the side's own catalogue — ``widened`` (regexes added), ``narrowed``
   (removed) or both. A selector edited changes the exemptions of every rule linking it, and
@@ -187,6 +189,16 @@ def _coverage(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
 def tier_of(plane: str, entry: dict[str, Any]) -> str | None:
     """What a rule does when it matches — block, warn or record — as the hooks decide it;
     None for an entry that is not a rule."""
+    tier = _tier(plane, entry)
+    stage = entry.get("stage")  # aegis:rolloutStage, a ceiling (docs/vocabulary.md "Rollout stage")
+    if tier is None or stage in (None, "enforce"):
+        return tier
+    if stage == "shadow":
+        return "record"  # evaluated and recorded, shown to nobody
+    return "warn" if tier == "block" else tier  # advise: at most a warning
+
+
+def _tier(plane: str, entry: dict[str, Any]) -> str | None:
     if plane in ("text_rules", "grounded_rules"):
         return "block" if entry.get("tier") == "block" else "warn"  # absent: warn (docs/vocabulary.md)
     if plane in ("policies", "tripwires", "memory_policies"):

@@ -175,7 +175,7 @@ def _finding(f: dict[str, Any], lines: list[str]) -> None:
         flags.append(f["response"])
     if f["blocking"]:
         flags.append("blocking")
-    for key in ("class", "verification_point", "tier", "freshness"):
+    for key in ("class", "verification_point", "tier", "freshness", "stage"):
         if f.get(key):
             flags.append(f"{key.replace('_', ' ')} {f[key]}")
     lines.append(f"      • {f['id']} ({', '.join(flags)})")

@@ -110,7 +110,7 @@ def finding(f: Any, ctx: Context, owner: Any, trace: Trace) -> dict[str, Any]:
     if hasattr(owner, "constraint"):  # pre-edit: exactly the guard record's constraint entry
         recorded = owner.constraint(f)
         out["response"] = recorded["response"]
-        for key in ("class", "verification_point", "tier", "freshness"):
+        for key in ("class", "verification_point", "tier", "freshness", "stage"):
             if recorded.get(key):
                 out[key] = recorded[key]
     else:

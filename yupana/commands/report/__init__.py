@@ -99,7 +99,7 @@ def document(counted: tally.Tally, sources: list[read.Source], by: str, since: i
     return {"by": by, "since": since, "window_secs": window, "generated_at": now,
             "sources": [s.as_json() for s in sources], "hosts": len({s.host for s in sources}),
             "malformed": sum(s.malformed for s in sources),
-            "totals": counted.total.as_json(), "groups": counted.rows(),
+            "totals": counted.total.as_json(), "groups": counted.rows(), "shadow": counted.shadow_rows(),
             "unattributed": dict(sorted(counted.unattributed.items()))}
 
 

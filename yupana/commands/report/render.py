@@ -45,6 +45,11 @@ def render(doc: dict[str, Any]) -> str:
              f"{g['served_from_cache']} ({_pct(g['served_from_cache_rate'])})",
              ", ".join(f"{k} {n}" for k, n in _top(g["fail_kinds"])) or "-"] for g in doc["groups"]]
     lines += terminal.table([doc["by"], *HEADERS], rows, terminal.width(), wrap_last=True)
+    if doc.get("shadow"):
+        lines += ["", "Shadow rules (rollout stage shadow: evaluated and recorded, shown to nobody):"]
+        lines += terminal.table(["rule", "fired on", "would deny"],
+                                [[r["rule"], str(r["fired"]), str(r["would_deny"])] for r in doc["shadow"]],
+                                terminal.width())
     return terminal.show(lines)
 
 

@@ -13,7 +13,9 @@ they complete (:class:`Tally`), so memory does not grow with the spools.
 
 Each invocation's rule hits say, per rule, whether it would have denied under enforce
 (``would_deny``: the guard record's per-constraint flag, pre-bash's decision records' flag),
-was denied, or warned. Grouping by ``rule`` counts an invocation under each rule it hit (one
+was denied, or warned. A rule at rollout stage ``shadow`` (its constraint's ``stage``) was
+shown to nobody: its hits are kept apart (:meth:`Tally.shadow_rows`: per rule, the calls it
+fired on and would have denied) and count in no group's figures. Grouping by ``rule`` counts an invocation under each rule it hit (one
 with none under ``(no rule)``); by ``tenant``, ``repo`` or ``client`` under its one value.
 """
 
@@ -42,7 +44,7 @@ class Hit:
 class Invocation:
     """One hook call as its records tell it."""
 
-    __slots__ = ("hook", "client", "tenant", "repo", "result", "would_deny", "hits", "fail_kinds",
+    __slots__ = ("hook", "client", "tenant", "repo", "result", "would_deny", "hits", "shadow", "fail_kinds",
                  "served_from_cache", "digest", "advise")
 
     def __init__(self, hook: str, rec: dict[str, Any]) -> None:
@@ -58,12 +60,14 @@ class Invocation:
         self.would_deny: bool | None = would if isinstance(would, bool) else None
         self.advise = rec.get("mode") == "advise" or self.would_deny is not None
         self.hits: list[Hit] = []
+        self.shadow: list[Hit] = []  # shadow-stage rules' hits: recorded, shown to nobody, counted apart
         self.fail_kinds: list[str] = []
         self.served_from_cache = False
         digest = rec.get("digest")
         self.digest = digest if isinstance(digest, str) and digest else None
         if hook == "pre-edit":
             self.hits = _guard_hits(rec, self.result == "deny")
+            self.shadow = _guard_hits(rec, False, shadow=True)
 
     def degraded(self, rec: dict[str, Any]) -> None:
         if rec.get("kind") == "served_from_cache":
@@ -106,19 +110,24 @@ class Invocation:
         return [h for h in self.hits if h.rule == key] if by == "rule" else self.hits
 
 
-def _guard_hits(rec: dict[str, Any], denied: bool) -> list[Hit]:
+def _guard_hits(rec: dict[str, Any], denied: bool, *, shadow: bool = False) -> list[Hit]:
     """The rules a ``guard`` record found unsatisfied: its constraints (each with its own
     would_deny and response), else its ``rule`` join (older records: the record's would_deny
-    is a rule's only when it names one rule; a denial is each named rule's)."""
+    is a rule's only when it names one rule; a denial is each named rule's). ``shadow``: only
+    the constraints of rules at rollout stage ``shadow`` (else: every other one)."""
     constraints = rec.get("constraints")
     if isinstance(constraints, list) and constraints:
         hits = []
         for c in constraints:
             if not isinstance(c, dict) or c.get("outcome") != "unsatisfied" or not isinstance(c.get("id"), str):
                 continue
+            if (c.get("stage") == "shadow") != shadow:
+                continue
             would = c.get("would_deny")
             hits.append(Hit(c["id"], would if isinstance(would, bool) else None, c.get("response") == "blocked"))
         return hits
+    if shadow:
+        return []
     rule = rec.get("rule")
     names = [r for r in rule.split("+") if r] if isinstance(rule, str) else []
     would = rec.get("would_deny")
@@ -186,6 +195,7 @@ class Tally:
         self.total = Figures()
         self.groups: dict[str, Figures] = {}
         self.unattributed: dict[str, int] = {}  # "fail_open:<kind>" / "served_from_cache" -> count
+        self.shadow: dict[str, list[int]] = {}  # shadow rule -> [calls it fired on, calls it would have denied]
 
     def read(self, records: Any) -> None:
         """Fold one file's records (in file order) into calls, each counted once complete: a
@@ -229,6 +239,10 @@ class Tally:
                     self._lost(lost)
 
     def count(self, inv: Invocation) -> None:
+        for rule in sorted({h.rule for h in inv.shadow}):
+            counts = self.shadow.setdefault(rule, [0, 0])
+            counts[0] += 1
+            counts[1] += any(h.would_deny for h in inv.shadow if h.rule == rule)
         self.total.add(inv, inv.hits, per_rule=False)
         for key in inv.keys(self.by):
             self.groups.setdefault(key, Figures()).add(inv, inv.hits_for(key, self.by), per_rule=self.by == "rule")
@@ -238,6 +252,11 @@ class Tally:
         rows = [{"key": key, **figures.as_json()} for key, figures in self.groups.items()]
         rows.sort(key=lambda r: (-r["would_deny"], -r["invocations"], r["key"]))
         return rows
+
+    def shadow_rows(self) -> list[dict[str, Any]]:
+        """``[{rule, fired, would_deny}]`` of every shadow-stage rule seen, the most would-denies first."""
+        ordered = sorted(self.shadow.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+        return [{"rule": rule, "fired": n[0], "would_deny": n[1]} for rule, n in ordered]
 
     def _lost(self, rec: dict[str, Any]) -> None:
         key = "served_from_cache" if rec["kind"] == "served_from_cache" else f"fail_open:{_text(rec.get('fail_kind'))}"

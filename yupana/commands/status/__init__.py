@@ -172,6 +172,9 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
     from yupana.commands.status import tamper as status_tamper
 
     report["tamper"] = status_tamper.section(records, root, now, window_secs)
+    from yupana.commands.status import rollout as status_rollout
+
+    report["rollout"] = status_rollout.section(records, rule_set.get("staged") or {}, now, window_secs)
     report["exit_code"] = exit_code(report)
     return report
 

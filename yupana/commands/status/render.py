@@ -34,6 +34,10 @@ def render(report: dict[str, Any]) -> str:
         from yupana.commands.status import tamper
 
         tamper.render(report["tamper"], add, WARN)
+    if report.get("rollout"):
+        from yupana.commands.status import rollout
+
+        rollout.render(report["rollout"], add)
     _hooks(report, add)
     _clients(report, add)
     from yupana import terminal

@@ -56,6 +56,7 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
             failed_error = f"{state.get('last_error_kind') or 'error'}: {state.get('last_error') or 'unknown error'}"
         out["freshness"] = "stale" if (now - written > interval or failed_error) else "fresh"
         out["counts"] = plane_counts(body)
+        out["staged"] = staged_rules(body)
         out["structural"], out["text"] = out["counts"]["structural"], out["counts"]["text"]
         out["projected"] = out["structural"] + out["text"]
         from yupana.projection.dump import inert_policies
@@ -84,6 +85,19 @@ def rule_set_section(cfg: dict[str, Any], root: str, now: int, live: str) -> dic
         out["state"] = "stale"
     else:
         out["state"] = "loaded" if any(out["counts"][p] for p in RULE_PLANES) else "empty"
+    return out
+
+
+def staged_rules(body: dict[str, Any]) -> dict[str, str]:
+    """``{constraint id: stage}`` of each governed rule below enforce (``aegis:rolloutStage``
+    shadow or advise), named as the guard record's constraints name it: a text rule's name, a
+    structural policy's label, ``tripwire:<label>``, a grounded predicate's name."""
+    out: dict[str, str] = {}
+    for plane, name_of in (("text_rules", lambda e: e.get("name")), ("policies", lambda e: (e.get("rule") or {}).get("name")),
+                           ("tripwires", lambda e: f"tripwire:{e.get('name')}"), ("grounded_rules", lambda e: e.get("name"))):
+        for entry in body.get(plane) or ():
+            if isinstance(entry, dict) and entry.get("stage") in ("shadow", "advise"):
+                out[str(name_of(entry))] = entry["stage"]
     return out
 
 
