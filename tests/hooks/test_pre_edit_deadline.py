@@ -3,7 +3,9 @@
 A blown budget leaves the expensive checks UNKNOWN: a ``deadline`` constraint and a
 ``fail_open`` record naming the stage that was cut on every invocation, the notice once per
 session. Declared path scope, path-only tripwires and throttle records run first and a deny
-they reach stands, however large the edit.
+they reach stands, however large the edit. Text rules on a small edit are bounded checks
+and are never cut (issue 25 §3: tests/hooks/test_pre_edit_contention.py), so the cuts here
+come from edits beyond the bound.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ def _config(deadline_ms: int, deny: str = "src/config.rs", verify: bool = False,
             f'[yupana.quipu]\nenabled = true\nendpoint = "{ENDPOINT}"\ndialect = "quipu"\n')
 
 
+BEYOND_BOUND = "zq1 zq2\n" * 10_000  # 80 000 characters: more than text_rules.BOUNDED_CHARS
+
+
 def _huge(size: int) -> str:
     line = "fn f() { let zq1 = 1; let zq2 = 2; }\n"
     return line * (size // len(line))
@@ -30,7 +35,7 @@ def _huge(size: int) -> str:
 def test_blown_deadline_leaves_the_analysis_unknown_with_a_notice_once_per_session(env, tmp_path):
     write_cache(env, ENDPOINT, text_rules=SLOW_RULES)
     repo = Repo(tmp_path / "repo", env).config(_config(1, deny="vendor/**"))
-    payload = repo.payload(rel="src/config.rs", new_string="zq1 zq2")
+    payload = repo.payload(rel="src/config.rs", new_string=BEYOND_BOUND)
     first = hook(env, payload, "--tenant", "polecat-3")
     assert not first.denied and "deadline" in first.message and "UNKNOWN" in first.message
     second = hook(env, payload, "--tenant", "polecat-3")
@@ -77,7 +82,7 @@ def test_a_throttle_is_recorded_on_a_huge_edit_past_the_deadline(env, tmp_path):
 def test_every_cut_edit_is_recorded_and_the_notice_names_the_stage_really_cut(env, tmp_path):
     write_cache(env, ENDPOINT, text_rules=SLOW_RULES)
     repo = Repo(tmp_path / "repo", env).config(_config(1, deny="vendor/**", verify=False))
-    payload = repo.payload(rel="src/config.rs", new_string="zq1 zq2")
+    payload = repo.payload(rel="src/config.rs", new_string=BEYOND_BOUND)
     first = hook(env, payload, "--tenant", "polecat-3")
     hook(env, payload, "--tenant", "polecat-3")
     assert "verify" not in first.message  # verify is off: it cannot be what was cut

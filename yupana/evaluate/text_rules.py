@@ -27,7 +27,9 @@ Errors come back as :class:`Finding` objects with outcome ``unknown`` and
 Bounded on huge inputs: for an introduced text over 64 KB the deadline is checked between
 rules and, inside a rule, between windows — 1 MB windows of the case fold, 256 KB windows of
 each literal prefilter search and of the regex scan (:func:`_windowed`, which finds what a
-whole scan finds); the rules left over are one UNKNOWN ``text-rules`` finding.
+whole scan finds); the rules left over are one UNKNOWN ``text-rules`` finding. A text of at
+most :data:`BOUNDED_CHARS` is a check of bounded, small cost (:func:`bounded`): the hook runs
+it whole whatever the wall clock says, so CPU contention never cuts it (issue 25 §3).
 """
 
 from __future__ import annotations
@@ -51,7 +53,18 @@ if TYPE_CHECKING:
 MAX_SHOWN = 3  # matched substrings quoted per rule in a message
 SCAN_OVERLAP = 64 * 1024  # how far past its chunk a window reads, so a match straddling the boundary is whole
 
+# Introduced text up to this many characters is scanned whole, never cut by the deadline: its
+# cost is bounded by the text and the index, not by how long the process waited for a CPU
+# (benchmarks/contention.py measures it). Above it the deadline is checked between windows.
+BOUNDED_CHARS = CHECK_ABOVE_CHARS
+
 _compiled: dict[str, Any] = {}
+
+
+def bounded(introduced: str) -> bool:
+    """Whether the text-rule pass over ``introduced`` is of bounded, small cost: the hook
+    runs it to completion whatever the deadline says."""
+    return len(introduced) <= BOUNDED_CHARS
 
 
 def _compile(pattern: str) -> Any:

@@ -4,9 +4,12 @@
 :class:`GovernedStage` is the part of :class:`yupana.hooks.pre_edit.Guard` that judges the
 introduced text of one file against the servable cache (:meth:`GovernedStage.governed`)
 and runs structural policies through the codegraph evaluator
-(:meth:`GovernedStage.structural`, also what local ``[[yupana.policy.rules]]`` use). Each
-is bounded by the deadline: text rules and grounded predicates take ``deadline_at`` and
-stop between windows; tree-sitter work through :func:`yupana.codegraph.parse.bind_deadline`.
+(:meth:`GovernedStage.structural`, also what local ``[[yupana.policy.rules]]`` use). Text
+rules and grounded predicates on introduced text of at most
+:data:`yupana.evaluate.text_rules.BOUNDED_CHARS` are checks of bounded cost: they run whole,
+whatever the deadline says, even after it cut another stage (issue 25 §3). Beyond that bound
+they take ``deadline_at`` and stop between windows; structural policies are bounded by the
+deadline, tree-sitter work through :func:`yupana.codegraph.parse.bind_deadline`.
 A cut is :meth:`GuardContext.cut` with the stage's own name (``text rules``,
 ``structural`` / ``local rules``, ``grounded rules``); what was found before it stands.
 The order of the stages lives in :mod:`yupana.hooks.pre_edit`.
@@ -44,27 +47,30 @@ class GovernedStage(GuardContext):
         gov = self.gov()
         if gov is None:
             return self.note("governed", self.gov_why[0], self.gov_why[1], edit)
-        if not self.budget("governed", edit):
-            return
         from yupana.evaluate import text_rules
 
+        # Text rules and grounded predicates on a bounded text cost what the text and the index
+        # cost, not what the clock says: they run whole even past the deadline (issue 25 §3).
+        whole = text_rules.bounded(edit.introduced)
+        if not whole and not self.budget("governed", edit):
+            return
+        until = None if whole else self.deadline_at
         cache = gov.cache
         assert cache is not None  # gov() answers only a served cache
         text_rel = edit.rel  # the one repo-relative path (project root) every plane matches
         exposure_of, asked = self.exposure_for(edit)
         notes = self.effects.scratch({"path": text_rel})  # None live: only a dry run reports what was admitted
-        text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of,
-                                   self.deadline_at, notes)
+        text = text_rules.evaluate(cache.get("text_rules") or [], edit.introduced, text_rel, exposure_of, until, notes)
         if any(f.extra.get("deadline") for f in text):
             self.cut("text rules", edit, during=True)  # what was found before the cut still stands
         policies = [p for p in cache.get("policies") or () if (p.get("rule") or {}).get("verification_point") != "PAA"]
         shape = self.structural(policies, edit, "projection-rules") if policies and not self.blown else []
         ground = []
-        if cache.get("grounded_rules") and self.budget("grounded rules", edit):
+        if cache.get("grounded_rules") and (whole or self.budget("grounded rules", edit)):
             from yupana.evaluate import grounded
 
             ground = grounded.evaluate(cache["grounded_rules"], cache.get("grounding"), edit.introduced, edit.rel,
-                                       self.deadline_at)
+                                       until)
             if any(f.extra.get("deadline") for f in ground):
                 self.cut("grounded rules", edit, during=True)
         text = self.split_errors(text, "projection-rules", "governed text rule")
@@ -85,7 +91,7 @@ class GovernedStage(GuardContext):
             if f.outcome != SATISFIED and not f.extra.get("deadline") and line not in lines and stage_of(f) != "shadow":
                 lines.append(line)
         if not lines:
-            return self.note("governed", RAN, "", edit, text=notes, exposure=asked)
+            return self.note("governed", RAN, self.past_deadline(whole), edit, text=notes, exposure=asked)
         blocking = any(f.blocking and f.outcome == UNSATISFIED and stage_of(f) == "enforce" for f in found)
         source = f" (exposure: {asked[0][1]})" if asked and asked[0][1] else ""
         self.verdict(lines, blocking, "governed", suffix=" " + gov.model_note(),
@@ -106,7 +112,16 @@ class GovernedStage(GuardContext):
             "policy_source": "cache", "policy_age_secs": gov.age_secs, "policy_freshness": gov.freshness,
             "digest": self.rule_set(), "would_deny": blocking if self.mode == "advise" else None,
             "session": self.sid}, item=self.plate_item())
-        self.note("governed", RAN, "", edit, text=notes, exposure=asked)
+        self.note("governed", RAN, self.past_deadline(whole), edit, text=notes, exposure=asked)
+
+    def past_deadline(self, whole: bool) -> str:
+        """What a dry run says of a governed stage the deadline cut around its bounded checks."""
+        if not (self.blown and whole):
+            return ""
+        from yupana.evaluate.text_rules import BOUNDED_CHARS
+
+        return (f"the deadline ran out, yet its text rules and grounded predicates ran whole (introduced text of at "
+                f"most {BOUNDED_CHARS} characters is a bounded check); what grows with the tree was cut")
 
     def structural(self, policies: list[dict[str, Any]], edit: FileEdit, kind: str,
                    stage: str = "structural") -> list[Finding]:

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from yupana.hooks.registry import HookArgs
 
 MAX_RECORDED_CONSTRAINTS = 200
+# The checks of bounded, small cost, never cut by the deadline (issue 25 §3); 65536 is
+# yupana.evaluate.text_rules.BOUNDED_CHARS (not imported here: a hook without text rules skips it).
+BOUNDED_CHECKS = ("the guard's own controls, path scope, tripwires, and text rules and grounded predicates on "
+                  "introduced text up to 65536 characters")
 
 
 class GuardContext(HookRuntime):
@@ -240,7 +244,8 @@ class GuardContext(HookRuntime):
         self.outcome.advise(f"yupana ({label}): {full}", model=f"yupana ({label}): {body}" if full != body else None)
     def budget(self, stage: str, edit: FileEdit | None = None) -> bool:
         """Whether ``stage`` (about to do its work) still has time; False, and the cut said,
-        once ``deadline_ms`` has run out."""
+        once ``deadline_ms`` has run out. Only stages whose cost grows with the tree or the
+        buffer ask: the bounded checks (:data:`BOUNDED_CHECKS`) never do."""
         if self.blown:
             return False
         if time.monotonic() <= self.deadline_at:
@@ -256,12 +261,12 @@ class GuardContext(HookRuntime):
         self.blown = True
         ms = self.cfg["policy"]["deadline_ms"]
         where = f"{'during' if during else 'before'} the {stage} check" + (f" of {edit.rel}" if edit else "")
-        decided = ("the path-only checks' deny stands" if self.outcome.decision == protocol.DENY
-                   else "the edit is allowed")
         self.findings.append(Finding("deadline", "guard", "", outcome=UNKNOWN, extra={"stage": stage}))
-        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline {where}; the remaining checks of "
-                     f"this edit are UNKNOWN and {decided}", {"stage": stage, "deadline_ms": ms, "during": during})
-        self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks are UNKNOWN")
+        self.degrade("deadline", f"policy guard ran out of its {ms} ms deadline {where}; the remaining checks whose "
+                     f"cost grows with the tree or the buffer are UNKNOWN — {BOUNDED_CHECKS} still ran to completion, "
+                     "and a deny they reach stands", {"stage": stage, "deadline_ms": ms, "during": during})
+        self.note("deadline", UNKNOWN, f"{ms} ms ran out {where}: the remaining checks whose cost grows with the "
+                  f"tree or the buffer are UNKNOWN; {BOUNDED_CHECKS} still ran")
 
     # ── what it leaves behind ─────────────────────────────────────────────────────
     def record_throttle(self, edit: FileEdit, found: Finding) -> None:

@@ -13,7 +13,10 @@ Decision order (the guard contract; interop reference §5.3):
    (a deny they reach stands, and rides with whatever else is found): the active throttle
    records are loaded; the declared path scope (deny beats allow; without one, the
    work-item ladder); the path-only tripwires, local and governed;
-4. the expensive stages, file by file, each bounded by ``deadline_ms``: local
+4. the other stages, file by file: what grows with the tree or the buffer bounded by
+   ``deadline_ms``; the governed text rules and grounded predicates on introduced text of at
+   most :data:`yupana.evaluate.text_rules.BOUNDED_CHARS` whole, even once it ran out (issue
+   25 §3: a bounded check is never cut by CPU contention) — local
    ``[[yupana.policy.rules]]`` (compile errors fail open, ``rules``; a violation decides the
    edit and short-circuits the governed plane, verify and blast radius, unless it is a
    non-blocking one under enforce); the governed plane (the servable cache, or a loud
@@ -96,9 +99,8 @@ class Guard(GovernedStage):
             self.throttle_table()  # active back-offs: loaded before any analysis, folded in below
             for edit in edits:  # the decisive, path-only checks first, for every file, never cut
                 self.path_checks(edit)
-            for edit in edits:
-                if self.blown or not self.check_edit(edit):
-                    break
+            for edit in edits:  # every file: a blown deadline still leaves each its bounded checks
+                self.check_edit(edit)
         if configured:
             self.fold_throttles()
         if len(self.modes) > 1:  # the record names the strongest mode the patch was judged under
@@ -182,25 +184,25 @@ class Guard(GovernedStage):
         self.path_scope(edit)
         self.tripwires(edit, set(), set(), rule_wires=False)
 
-    def check_edit(self, edit: FileEdit) -> bool:
-        """The expensive stages for one file, each within the deadline; False once it is blown."""
+    def check_edit(self, edit: FileEdit) -> None:
+        """The other stages for one file: those whose cost grows with the tree or the buffer
+        within the deadline; the governed plane's bounded checks (text rules and grounded
+        predicates on a bounded text) whole, even once the deadline is blown."""
         fired: set[str] = set()
         evaluated: set[str] = set()
         if edit.path in self.refused:
-            self.note("checks", SKIPPED, "one of the guard's own controls: refused", edit)
-            return True
-        if not self.local_rules(edit, fired, evaluated):
-            for stage in (self.governed, self.verify, self.blast_radius):
+            return self.note("checks", SKIPPED, "one of the guard's own controls: refused", edit)
+        if self.blown or not self.local_rules(edit, fired, evaluated):
+            self.governed(edit)  # past the deadline: only what is bounded runs (governed_stage)
+            for stage in (self.verify, self.blast_radius):
                 if self.blown:
-                    return False
+                    return
                 stage(edit)
         else:
             for name in ("governed", "verify", "blast radius"):
                 self.note(name, SKIPPED, "a local rule decided the edit", edit)
-        if self.blown:
-            return False
-        self.tripwires(edit, fired, evaluated, rule_wires=True)
-        return not self.blown
+        if not self.blown:
+            self.tripwires(edit, fired, evaluated, rule_wires=True)
 
     # ── stages ─────────────────────────────────────────────────────────────────────
     def patch_problems(self) -> None:
