@@ -12,6 +12,9 @@ Semantics (interop reference §1.2, with combined exemptions per docs/vocabulary
   the rule still applies and the error is reported;
 * a malformed pattern yields no violations and an error; the hook turns any error into a
   loud ``projection-rules`` fail-open;
+* a rule with required keywords (``keywords``) runs only when the introduced text contains
+  one, case-insensitively; a match its content checks allow (entropy below ``min_entropy``,
+  an allowlist regex or stopword: :mod:`yupana.evaluate.text_precision`) does not fire;
 * one violation per distinct matched substring, in first-seen order;
 * the rule's rollout stage (``stage``, ``aegis:rolloutStage``) rides on each finding's
   ``extra["stage"]`` (``shadow`` or ``advise``; None = enforce): the hook shows a shadow
@@ -37,6 +40,7 @@ from __future__ import annotations
 import time
 
 from yupana.evaluate import UNKNOWN, Finding
+from yupana.evaluate.text_precision import allowed, has_precision, keywords_absent
 from yupana.regex.prefilter import CHECK_ABOVE_CHARS, SCAN_CHUNK, Admission
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
@@ -120,12 +124,23 @@ def evaluate(rules: RuleSet, introduced: str, path_rel: str, exposure_of: Exposu
         notes["admitted"] = [str(r.get("name") or r.get("iri") or "?") for r in admitted]
         notes["exemptions"] = []
     check = deadline_at is not None and len(introduced) > CHECK_ABOVE_CHARS
+    folded: list[str] = []
+
+    def fold() -> str:  # the introduced text case-folded, once per edit and only if a rule has keywords
+        if not folded:
+            folded.append(introduced.casefold())
+        return folded[0]
+
     for n, rule in enumerate(admitted):
         if check and deadline_at is not None and time.monotonic() > deadline_at:
             skipped += len(admitted) - n
             break
         name = str(rule.get("name") or rule.get("iri") or "?")
         source = rule.get("iri") or name
+        if keywords_absent(rule, fold):
+            if notes is not None:
+                notes.setdefault("no_keyword", []).append(name)
+            continue
         exempt = rule.get("exempt_path_regex")
         if exempt:
             try:
@@ -144,7 +159,12 @@ def evaluate(rules: RuleSet, introduced: str, path_rel: str, exposure_of: Exposu
         except ValueError as exc:
             out.append(_error(name, source, path_rel, f"text rule `{name}`: pattern {pattern!r} does not compile ({exc})"))
             continue
-        found, complete = _matches(regex, introduced, deadline_at if check else None)
+        keep = None
+        if has_precision(rule):
+            keep, broken = _content_gate(rule, name, notes)
+            if broken:
+                out.append(_error(name, source, path_rel, broken))
+        found, complete = _matches(regex, introduced, deadline_at if check else None, keep)
         if not complete:
             skipped += len(admitted) - n
             break
@@ -168,21 +188,41 @@ def evaluate(rules: RuleSet, introduced: str, path_rel: str, exposure_of: Exposu
     return out
 
 
-def _matches(regex: Any, text: str, deadline_at: float | None) -> tuple[list[str], bool]:
-    """Distinct matched substrings of ``regex`` in ``text`` (first-seen order), and whether
-    the scan finished: without a deadline one whole ``finditer``; with one, window by window."""
+def _matches(regex: Any, text: str, deadline_at: float | None,
+             keep: Callable[[Any], bool] | None = None) -> tuple[list[str], bool]:
+    """Distinct matched substrings of ``regex`` in ``text`` (first-seen order) that ``keep``
+    (the rule's content checks, when it has any) keeps, and whether the scan finished: without
+    a deadline one whole ``finditer``; with one, window by window."""
     found: list[str] = []
-    if deadline_at is None:
-        for match in regex.finditer(text):
-            if match.group(0) and match.group(0) not in found:
-                found.append(match.group(0))
-        return found, True
-    for match in _windowed(regex, text, deadline_at):
+    matches = regex.finditer(text) if deadline_at is None else _windowed(regex, text, deadline_at)
+    for match in matches:
         if match is None:
             return found, False
-        if match.group(0) and match.group(0) not in found:
+        if match.group(0) and match.group(0) not in found and (keep is None or keep(match)):
             found.append(match.group(0))
     return found, True
+
+
+def _content_gate(rule: Rule, name: str, notes: dict[str, Any] | None) -> tuple[Callable[[Any], bool], str | None]:
+    """``keep(match)`` for a rule with precision properties (entropy, allowlists), and the
+    error when its allowlist regex does not compile (then only its other checks apply)."""
+    broken: str | None = None
+    allow = rule.get("allow_match_regex")
+    if allow:
+        try:
+            _compile(allow)
+        except ValueError as exc:
+            broken = (f"text rule `{name}`: allowlist regex {allow!r} does not compile ({exc}); "
+                      "it allows nothing")
+            rule = dict(rule, allow_match_regex=None)
+
+    def keep(match: Any) -> bool:
+        why = allowed(rule, match, _compile)
+        if why is not None and notes is not None:
+            notes.setdefault("allowed", []).append({"rule": name, "match": match.group(0), "why": why})
+        return why is None
+
+    return keep, broken
 
 
 def _windowed(regex: Any, text: str, deadline_at: float) -> Iterator[Any]:

@@ -5,7 +5,8 @@ Text rule (interop §1.2, docs/vocabulary.md): the name is the IRI after its las
 ``rdfs:label`` (1..n), ``aegis:identifierClass`` (0..n), ``rdfs:comment`` (0..n, the
 rationale), ``aegis:exemptPathRegex`` (0..n, each RE2), ``aegis:exemptionSelector``
 (0..n links) and ``aegis:rolloutStage`` (0..1, ``shadow``|``advise``|``enforce``: the
-entry's ``stage``, absent when not stated = enforce). Repeated labels, classes and rationales are kept as lists and merged with an
+entry's ``stage``, absent when not stated = enforce), and the optional precision properties of
+:mod:`yupana.projection.decode_precision` (minimum entropy, secret group, required keywords, content allowlists). Repeated labels, classes and rationales are kept as lists and merged with an
 em-dash for the single-string fields the Rust original has.
 
 Exemptions are *alternatives*: the rule's own regexes (sorted) then each linked selector's
@@ -14,7 +15,8 @@ them matches is exempt. A single regex is kept as written, so the rule-set diges
 the Rust original's for the common case.
 
 Exemption selector: an ``aegis:Selector`` with ``aegis:name`` (1), ``aegis:evidenceSource``
-(1, prose) and ``aegis:exemptPathRegex`` (1..n, each a non-empty RE2 regex), read once per
+(1, prose), ``aegis:exemptPathRegex`` (0..n, each a non-empty RE2 regex) and a shared content
+allowlist (``aegis:allowMatchRegex``, ``aegis:allowStopword``) — at least one of them — read once per
 refresh; links on a selector are not followed. A link that is not an IRI, names nothing,
 names something that is not a Selector, or a selector with a missing, empty or refused
 regex fails the projection — it never becomes an exemption for every file.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from yupana.projection.decode_precision import rule_precision, selector_allowlist
 from yupana.projection.errors import ProjectionError
 from yupana.projection.subject import Subject, merged, name_from_iri, regex
 from yupana.projection.vocab import RDFS_COMMENT, RDFS_LABEL, ROLLOUT_STAGES, TEXT_TIERS, A
@@ -78,12 +81,17 @@ def decode_selector(selector: Subject, rules: dict[str, Subject], linked_from: l
     try:
         name = selector.string(A("name"))
         evidence = selector.string(A("evidenceSource"))
-        regexes = [regex(selector, EXEMPT, r) for r in selector.strings(EXEMPT, min_count=1)]
+        regexes = [regex(selector, EXEMPT, r) for r in selector.strings(EXEMPT)]
+        allowlist = selector_allowlist(selector)
+        if not regexes and not allowlist:
+            raise selector.error(EXEMPT, "is missing; an exemption selector needs at least one aegis:exemptPathRegex "
+                                 "(or a content allowlist: aegis:allowMatchRegex, aegis:allowStopword)")
     except ProjectionError as exc:
         shown = ", ".join(f"<{r}>" for r in linked_from)
         raise ProjectionError(exc.subject, exc.property,
                               f"{exc.message} (exemption selector linked from {shown})") from None
-    return {"iri": selector.iri, "name": name, "evidence_source": evidence, "exempt_path_regexes": regexes}
+    return {"iri": selector.iri, "name": name, "evidence_source": evidence, "exempt_path_regexes": regexes,
+            **allowlist}
 
 
 def decode_rule(rule: Subject, selectors: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -120,6 +128,7 @@ def decode_rule(rule: Subject, selectors: dict[str, dict[str, Any]]) -> dict[str
     }
     if stage is not None:  # absent = enforce; kept out of the entry so an unstaged rule's digest is unchanged
         entry["stage"] = stage
+    entry.update(rule_precision(rule, pattern, [selectors[sel] for sel in links]))
     return entry
 
 

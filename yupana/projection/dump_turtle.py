@@ -78,6 +78,10 @@ def _text_rules(cache: dict[str, Any], out: "_Writer") -> None:
             *[("aegis:exemptPathRegex", x) for x in r.get("exempt_path_regexes") or []],
             *[("aegis:exemptionSelector", _Iri(s)) for s in r.get("exemption_selectors") or []],
             *[("rdfs:comment", c) for c in r.get("rationales") or []],
+            ("aegis:minEntropy", _Typed(r.get("min_entropy"), "xsd:decimal")), ("aegis:secretGroup", r.get("secret_group")),
+            *[("aegis:requiredKeyword", k) for k in r.get("keywords") or []],
+            *[("aegis:allowMatchRegex", x) for x in r.get("allow_match_regexes") or []],
+            *[("aegis:allowStopword", w) for w in r.get("allow_stopwords") or []],
         ])
 
 
@@ -87,6 +91,8 @@ def _selectors(cache: dict[str, Any], out: "_Writer") -> None:
         out.subject(s["iri"], "aegis:Selector", [
             ("aegis:name", s["name"]), ("aegis:evidenceSource", s["evidence_source"]),
             *[("aegis:exemptPathRegex", x) for x in s.get("exempt_path_regexes") or []],
+            *[("aegis:allowMatchRegex", x) for x in s.get("allow_match_regexes") or []],
+            *[("aegis:allowStopword", w) for w in s.get("stopwords") or []],
         ])
 
 

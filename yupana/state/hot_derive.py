@@ -161,6 +161,17 @@ def _text_rule(rule: dict[str, Any], memo: Memo | None, remember: bool) -> dict[
     return rule
 
 
+def index_key(rule: dict[str, Any]) -> Any:
+    """The literals the index files ``rule`` under: its pattern's literal prefilter, or, for a
+    pattern without one, its required keywords (case-folded; the rule cannot fire on a text
+    without one, docs/vocabulary.md), so a keyword-anchored generic rule is not run on every edit."""
+    found = rule.get("_prefilter")
+    keywords = rule.get("keywords")
+    if found is not None or not keywords:
+        return found
+    return tuple(sorted({str(k).casefold() for k in keywords}, key=lambda x: (-len(x), x))), True
+
+
 def _text_rule_sections(rules: Iterable[dict[str, Any]], sections: dict[str, Any], extras: dict[str, Any]) -> None:
     """The derived text rules marshalled as they come (one record each, behind their offsets
     and the literal index): 50,000 derived rules are never all alive at once."""
@@ -171,7 +182,7 @@ def _text_rule_sections(rules: Iterable[dict[str, Any]], sections: dict[str, Any
         record = marshal.dumps(rule)
         records.append(record)
         offsets.append(offsets[-1] + len(record))
-        filters.append(rule["_prefilter"])
+        filters.append(index_key(rule))
     sections[RULES] = records
     sections[RULE_OFFSETS] = rule_index.u32_array(offsets)
     index_meta, index_sections = rule_index.build(filters)

@@ -43,7 +43,7 @@ MAGIC = b"YUPANAHT"
 PREFIX = len(MAGIC) + 8  # the magic, the header's length and its CRC-32
 HEAD_READ = 1 << 16  # the first read takes the header whole in the common case
 #: Bumped whenever the layout changes (a twin of another format is derived again).
-HOT_FORMAT = 5
+HOT_FORMAT = 6
 #: Bytes of a section under one checksum: a hook reading one rule reads (and checks) ~4 KiB.
 BLOCK = 4096
 

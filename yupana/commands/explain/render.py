@@ -255,6 +255,10 @@ def _detail(s: dict[str, Any], lines: list[str]) -> None:
                           if e.get("would_match") else "") + ")") if e["exempted"] else "not exempted"
             lines.append(f"{pad}exemption of {e['rule']} ({e.get('iri')}): /{_clip(e['regex'], 100)}/ on "
                          f"{e['path']} → {verdict}")
+        if d.get("no_keyword"):
+            lines.append(f"{pad}not run, no required keyword in the text: {', '.join(d['no_keyword'][:8])}")
+        for a in d.get("allowed") or ():
+            lines.append(f"{pad}allowed match of {a['rule']}: `{_clip(a['match'], 60)}` ({a['why']})")
         exposure = d["exposure"]
         lines.append(f"{pad}exposure: " + (exposure if isinstance(exposure, str) else
                                            f"{exposure['exposure']} (repo {exposure['repo']}"

@@ -163,7 +163,8 @@ def _detail(n: Any, ctx: Context) -> dict[str, Any]:
                     if asked else "not asked: no block-tier text rule fired")
         counts = {p.key: len(ctx.cache.get(p.key) or ()) for p in planes.PLANES if p.stage == "governed"}
         return {"rules": counts, "prefilter_admitted": text.get("admitted", []), "checked_path": text.get("path"),
-                "exemptions": text.get("exemptions", []), "exposure": exposure}
+                "exemptions": text.get("exemptions", []), "no_keyword": text.get("no_keyword", []),
+                "allowed": text.get("allowed", []), "exposure": exposure}
     if stage in ("scope", "blast radius"):
         tenant = d.get("tenant")
         if tenant is None:
