@@ -127,7 +127,8 @@ def test_a_notice_goes_to_the_model_because_copilot_shows_the_user_none(repo, en
     """Copilot drops systemMessage; a flat additionalContext reaches the model."""
     repo.config('[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\nallow_paths = ["src/***"]\n')
     done = hook(env, recorded("adapter-edit", repo), "--client", "copilot")
-    assert "malformed glob" in done.out["additionalContext"]
+    # the model is told a check could not run (issue 22 §3); the operator's detail is on stderr and in the spool
+    assert "could not be fully checked" in done.out["additionalContext"] and "malformed glob" in done.stderr
     assert "permissionDecision" not in done.out
 
 
@@ -144,7 +145,8 @@ def test_a_copilot_tool_yupana_does_not_read_is_a_loud_unknown(repo, env):
     """``view`` (recorded) reaching pre-edit is not an edit yupana can read: never a silent allow."""
     repo.config(ENFORCE)
     done = hook(env, recorded("adapter-view", repo), "--client", "copilot")
-    assert "view" in done.out["additionalContext"] and "permissionDecision" not in done.out
+    assert "could not be fully checked" in done.out["additionalContext"] and "permissionDecision" not in done.out
+    assert "view" in done.stderr
     [fail] = records(env, "fail_open")
     assert (fail["fail_kind"], fail["client"], fail["tool"]) == ("unknown_tool", "copilot", "view")
 

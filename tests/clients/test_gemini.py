@@ -61,7 +61,7 @@ def test_a_deny_paths_write_is_denied_and_the_model_is_sent_the_reason(case, mod
     assert not target.exists()
     [result] = run.tool_results()
     assert result.startswith("Tool execution blocked: yupana: edit to secrets/prod.env is outside the capability")
-    assert "deny_paths `secrets/**`" in result
+    assert "the denied path `secrets/**`" in result
     [guard] = case.records("guard")
     assert (guard["result"], guard["rule"], guard["client"]) == ("deny", "scope-declared:polecat-3", "gemini")
 
@@ -111,7 +111,7 @@ def test_pre_bash_denies_a_resolved_prod_host_and_lets_an_echo_of_it_run(case):
     assert case.ssh_calls() == []
     [result] = run.tool_results()
     assert result.startswith("Tool execution blocked: yupana: this command would act on host `prod-db.example.com`")
-    assert "deny_targets matches `host:prod-*`" in result
+    assert "the denied target `host:prod-*`" in result
     assert [(r["result"], r["target"]) for r in case.records("action_scope")] == [("deny", "prod-db.example.com")]
     assert [r["client"] for r in case.records("pre_bash_invoked")] == ["gemini"]
 
@@ -253,7 +253,7 @@ def test_after_yupana_install_gemini_the_deny_cases_hold_and_after_uninstall_the
     target = case.repo / "secrets" / "prod.env"
     run = case.run(gk.write_file(str(target), "API_KEY=1\n"))
     assert not target.exists()
-    assert "deny_paths `secrets/**`" in run.tool_results()[0]
+    assert "the denied path `secrets/**`" in run.tool_results()[0]
     run = case.run(gk.shell("ssh prod-db.example.com uptime"))
     assert case.ssh_calls() == [] and "host `prod-db.example.com`" in run.tool_results()[0]
     assert [(r["result"], r["client"]) for r in case.records("guard")] == [("deny", "gemini")]
@@ -281,7 +281,7 @@ def test_an_agent_started_in_a_subdirectory_reads_no_project_registration_and_st
     target.unlink()
     assert case.yupana("install", "gemini", "--user").returncode == 0
     run = case.run(gk.write_file(str(target), "KEY\n"), cwd=case.repo / "src")
-    assert not target.exists() and "deny_paths `src/vault/**`" in run.tool_results()[0]
+    assert not target.exists() and "the denied path `src/vault/**`" in run.tool_results()[0]
 
 
 def test_skip_trust_alone_skips_a_project_registration_silently_but_not_a_user_one(tmp_path):
@@ -300,6 +300,6 @@ def test_skip_trust_alone_skips_a_project_registration_silently_but_not_a_user_o
     assert case.yupana("uninstall", "gemini").returncode == 0
     assert case.yupana("install", "gemini", "--user").returncode == 0
     run = case.run(gk.write_file(str(target), "API_KEY=1\n"))
-    assert not target.exists() and "deny_paths `secrets/**`" in run.tool_results()[0]
+    assert not target.exists() and "the denied path `secrets/**`" in run.tool_results()[0]
     done = case.yupana("status", "--json", "--offline")
     assert done.returncode == 0 and json.loads(done.stdout)["clients"]["gemini"]["state"] == "ok"

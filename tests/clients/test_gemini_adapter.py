@@ -75,7 +75,7 @@ def test_a_recorded_replace_is_read_as_an_edit_of_its_file(env, repo):
     assert answer(env, recorded("replace", repo)) == {}
     assert [(g["result"], g["client"]) for g in env.records("guard")] == [("allow", "gemini")]
     out = answer(env, recorded("replace", repo, file_path=str(repo.root / "secrets" / "a.env")))
-    assert out["decision"] == "deny" and "deny_paths `secrets/**`" in out["reason"]
+    assert out["decision"] == "deny" and "the denied path `secrets/**`" in out["reason"]
 
 
 GOVERNED = """[yupana.policy]

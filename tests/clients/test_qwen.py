@@ -52,7 +52,7 @@ def test_a_deny_paths_write_file_is_denied_nothing_is_written_and_the_model_read
     assert not target.exists()
     [result] = run.tool_results()
     assert result.startswith("yupana: edit to secrets/prod.env is outside the capability")
-    assert "deny_paths `secrets/**`" in result
+    assert "the denied path `secrets/**`" in result
     [guard] = case.records("guard")
     assert (guard["result"], guard["rule"], guard["tool"], guard["client"]) == (
         "deny", "scope-declared:polecat-3", "write_file", "qwen")
@@ -90,7 +90,7 @@ def test_pre_bash_denies_a_resolved_prod_host_and_lets_an_echo_of_it_run(case):
     run = case.run(qwen_kit.shell("ssh prod-db.example.com uptime"))
     assert case.ssh_calls() == []
     [result] = run.tool_results()
-    assert "host `prod-db.example.com`" in result and "deny_targets matches `host:prod-*`" in result
+    assert "host `prod-db.example.com`" in result and "the denied target `host:prod-*`" in result
     assert [(r["result"], r["target"]) for r in case.records("action_scope")] == [("deny", "prod-db.example.com")]
 
     run = case.run(qwen_kit.shell('echo "ssh prod-db.example.com uptime"'))
@@ -108,7 +108,7 @@ def test_a_notice_beside_a_deny_reaches_the_model_in_the_reason(case):
     run = case.run(qwen_kit.write_file(str(target), "API_KEY=1\n"))
     assert not target.exists()
     [result] = run.tool_results()
-    assert "deny_paths `secrets/**`" in result and "misconfigured" in result
+    assert "the denied path `secrets/**`" in result and "could not be fully checked" in result
 
 
 def test_the_agent_cannot_switch_the_guard_off_through_qwens_settings(case):
@@ -187,7 +187,7 @@ def test_after_yupana_install_qwen_in_a_fresh_repo_the_deny_cases_hold(case):
     assert done.returncode == 0, done.stderr
     target = case.repo / "secrets" / "prod.env"
     run = case.run(qwen_kit.write_file(str(target), "API_KEY=1\n"))
-    assert not target.exists() and "deny_paths `secrets/**`" in run.tool_results()[0]
+    assert not target.exists() and "the denied path `secrets/**`" in run.tool_results()[0]
     run = case.run(qwen_kit.shell("ssh prod-db.example.com uptime"))
     assert case.ssh_calls() == [] and "host `prod-db.example.com`" in run.tool_results()[0]
     assert [(r["result"], r["client"]) for r in case.records("guard")] == [("deny", "qwen")]
@@ -237,4 +237,4 @@ def test_an_agent_started_in_a_subdirectory_is_governed_by_a_user_registration(c
     assert case.yupana("uninstall", "qwen").returncode == 0
     assert case.yupana("install", "qwen", "--user").returncode == 0
     run = case.run(qwen_kit.write_file(str(target), "K\n"), cwd=case.repo / "src")
-    assert not target.exists() and "deny_paths `secrets/**`" in run.tool_results()[0]
+    assert not target.exists() and "the denied path `secrets/**`" in run.tool_results()[0]

@@ -99,7 +99,7 @@ def test_a_known_clients_unknown_tool_is_a_loud_unknown_not_a_silent_allow(env, 
                "tool_name": "shell_command", "tool_input": {"command": "ssh prod-db uptime"}}
     first = hook(env, payload, "--tenant", "t", event="pre-bash")
     assert "Codex tool 'shell_command' is not one yupana reads" in first.message
-    assert "NOT checked" in first.context  # Codex shows the user nothing: the model is told
+    assert "could not be fully checked" in first.context  # Codex shows the user nothing: the model is told
     again = hook(env, dict(payload, tool_use_id="2"), "--tenant", "t", event="pre-bash")
     assert again.allowed_silently  # the notice once per session; the record every time
     fails = [r for r in env.records("fail_open") if r.get("fail_kind") == "unknown_tool"]

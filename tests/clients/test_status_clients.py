@@ -95,7 +95,9 @@ def test_codex_trust_as_status_computes_it_agrees_with_the_app_server(tmp_path):
 
     assert case.yupana("install", "codex").returncode == 0
     code, out = status(case)
-    assert code == 0 and {h["trust"] for h in out["clients"]["codex"]["registrations"][0]["hooks"]} == {"trusted"}
+    # exit 4 only for the tamper evidence: the hook file was changed behind the guard's back above
+    assert code == (4 if (out.get("tamper") or {}).get("warn") else 0)
+    assert {h["trust"] for h in out["clients"]["codex"]["registrations"][0]["hooks"]} == {"trusted"}
 
 
 def server_says_modified(case: kit.Case, key: str) -> bool:

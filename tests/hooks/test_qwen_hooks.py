@@ -64,7 +64,7 @@ def test_a_tripwire_write_file_is_denied_in_the_channel_qwen_reads(env, repo):
 def test_a_deny_paths_edit_is_denied(env, repo):
     repo.file("README.md", "hello\n")
     result = hook(env, recorded("edit", repo))
-    assert result.denied and "deny_paths `README.md`" in result.reason
+    assert result.denied and "the denied path `README.md`" in result.reason
     [guard] = env.records("guard")
     assert (guard["result"], guard["tool"], guard["client"]) == ("deny", "edit", "qwen")
 
@@ -98,7 +98,7 @@ def test_a_notebook_edit_is_read_as_an_edit(env, repo):
                        tool_input={"notebook_path": str(repo.root / "secrets" / "a.ipynb"), "new_source": "x = 1",
                                    "cell_id": "c1", "edit_mode": "replace"})
     result = hook(env, payload)
-    assert result.denied and "deny_paths `secrets/**`" in result.reason
+    assert result.denied and "the denied path `secrets/**`" in result.reason
 
 
 def test_pre_bash_denies_the_resolved_prod_host_of_run_shell_command(env, repo):
