@@ -63,7 +63,8 @@ def test_a_secret_in_a_small_edit_is_denied_while_the_structural_check_is_cut(en
     assert _cuts(env) == ["local rules"]
     guard = env.records("guard")[-1]
     assert guard["result"] == "deny" and guard["rule"] == "rule_aws_key"
-    assert {"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"} in guard["constraints"]
+    assert any({"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"}.items() <= c.items()
+               for c in guard["constraints"])
     assert not any(c["id"] == "no-ticket-in-comment" for c in guard["constraints"])  # never judged: not clean
     assert env.records("governed")[-1]["rules"] == ["rule_aws_key"]
     assert "the remaining checks whose cost grows with the tree or the buffer are UNKNOWN" in done.stderr
@@ -87,7 +88,8 @@ def test_the_bound_is_exact_a_text_one_character_longer_is_cut(env, tmp_path):
     assert _cuts(env) == ["governed"]
     guard = env.records("guard")[-1]
     assert guard["result"] == "notify"  # allowed, with the notice
-    assert {"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"} in guard["constraints"]
+    assert any({"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"}.items() <= c.items()
+               for c in guard["constraints"])
 
 
 def test_every_file_of_a_patch_keeps_its_bounded_checks_after_the_cut(env, tmp_path):

@@ -42,7 +42,8 @@ def test_blown_deadline_leaves_the_analysis_unknown_with_a_notice_once_per_sessi
     assert second.allowed_silently and "deadline" in second.stderr
     guard = env.records("guard")[-1]
     assert guard["result"] == "allow"
-    assert {"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"} in guard["constraints"]
+    assert any({"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"}.items() <= c.items()
+               for c in guard["constraints"])
     # every cut edit gets its own record, the notice is once per session
     assert [r["fail_kind"] for r in env.records("fail_open")] == ["deadline", "deadline"]
 
@@ -107,4 +108,5 @@ def test_grounded_rules_on_a_huge_edit_stop_at_the_deadline_and_are_named(env, t
     assert cut["stage"] == "grounded rules" and "grounded rules" in done.message
     constraints = env.records("guard")[-1]["constraints"]
     assert {"id": "no-ticket", "plane": "grounded", "outcome": "unknown", "response": "logged"} in constraints
-    assert {"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"} in constraints
+    assert any({"id": "deadline", "plane": "guard", "outcome": "unknown", "response": "logged"}.items() <= c.items()
+               for c in constraints)
