@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/config_cold.py [--runs N] [--concurrent N] [--refreshes N]
 
 A hook whose configuration snapshot misses (a fresh state directory, or an operator just
-edited a file) resolves the configuration in process (``yupana.config_resolve``) and
+edited a file) resolves the configuration in process (``yupana.config.resolver``) and
 rewrites the snapshot. Reported, in the same run:
 
 * ``yupana hook pre-edit`` as a whole process right after a config edit (every run edits

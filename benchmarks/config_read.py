@@ -7,7 +7,7 @@ reads the snapshot that ``yupana.settings`` keeps keyed by the config files' fin
 Reported: the in-process median of ``settings.load`` on a hit; the whole process
 ``python -c "from yupana import settings; settings.load(root)"`` against ``python -c pass``
 in the same run (ratio); and the cost of a miss in process (an operator edited the file: the
-next hook resolves once with ``yupana.config_resolve``; the whole first hook is
+next hook resolves once with ``yupana.config.resolver``; the whole first hook is
 benchmarks/config_cold.py).
 """
 

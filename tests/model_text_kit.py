@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from yupana import config_schema
+from yupana.config import schema as config_schema
 
 
 def _keys(spec: dict, out: set[str]) -> set[str]:

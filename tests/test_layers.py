@@ -2,7 +2,7 @@
 
     cli ─► commands/ ─► workers/ ─► endpoint/, projection/     (the cold path)
     cli ─► hooks/ ─► evaluate/, codegraph/ ─► edit/, shell/     (the hot path)
-           every layer ─► state/ and the flat base modules (globs, redact, …)
+           every layer ─► state/, config/ and the flat base modules (globs, redact, …)
 
 Nothing below imports what is above it, the hot packages never import the cold ones, and
 there is no import cycle among modules imported at load time. The hooks' effects object
@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "yupana"
 
 COLD_PACKAGES = ("yupana.commands", "yupana.clients.install", "yupana.endpoint", "yupana.projection", "yupana.workers.refresher",
                  "yupana.workers.refresh_worker", "yupana.workers.bundle_fetch", "yupana.workers.exposure_worker", "yupana.workers.disk_flush",
-                 "yupana.config_model", "yupana.config_controls", "yupana.cli")
+                 "yupana.config.model", "yupana.config.controls", "yupana.cli")
 COLD_LIBRARIES = ("rdflib", "pyshacl", "httpx", "httpcore", "pydantic", "pydantic_settings", "rich", "typer",
                   "SPARQLWrapper", "diskcache", "pyoxigraph", "cryptography")
 HOT_PACKAGES = ("yupana.hooks", "yupana.edit", "yupana.evaluate", "yupana.shell", "yupana.regex")

@@ -46,7 +46,7 @@ class Project:
     (no project config: ``root`` is a git top-level or the cwd, and only the user
     configuration applies). ``nested`` are the directories below ``root``, outermost first,
     whose own ``.bobbin/config.toml`` lies on the way to the path: layers that can only
-    tighten the project's configuration (:mod:`yupana.config_resolve`).
+    tighten the project's configuration (:mod:`yupana.config.resolver`).
     """
 
     __slots__ = ("root", "found", "nested")

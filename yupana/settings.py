@@ -1,7 +1,7 @@
 """Configuration for the hot path, in well under a millisecond, without pydantic.
 
-The configuration is resolved by :mod:`yupana.config_resolve` (standard library only, on
-the schema table of :mod:`yupana.config_schema`) and kept as a *snapshot* keyed by a
+The configuration is resolved by :mod:`yupana.config.resolver` (standard library only, on
+the schema table of :mod:`yupana.config.schema`) and kept as a *snapshot* keyed by a
 fingerprint of everything it was resolved from: the user and project config files (path,
 inode, size, mtime, or their absence), the ``YUPANA_*__*`` environment and the resolver and
 schema themselves. A hook stats those files, loads the snapshot (marshal) and compares
@@ -20,7 +20,7 @@ import os
 
 from yupana import redact
 # Part of this module's API: hooks catch settings.ConfigError.
-from yupana.config_error import TOP_LEVEL_ENV, ConfigError as ConfigError  # ConfigError: re-exported
+from yupana.config.error import TOP_LEVEL_ENV, ConfigError as ConfigError  # ConfigError: re-exported
 from yupana.state import paths
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
@@ -33,8 +33,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
 # What a snapshot holds beyond the resolution: 2 added [yupana.quipu] masked_digest (state/dataset.py).
 SNAPSHOT_FORMAT = 2
-_MODEL_FILES = tuple(os.path.join(_HERE, f) for f in ("config_schema.py", "config_validate.py", "config_resolve.py",
-                                                      "config_lattice.py", "config_error.py"))
+_MODEL_FILES = tuple(os.path.join(_HERE, "config", f) for f in ("schema.py", "validate.py", "resolver.py", "lattice.py",
+                                                                "error.py"))
 
 
 
@@ -119,7 +119,7 @@ def control_changes(before: dict[str, Any], after: dict[str, Any], root: str) ->
     files = [p for p in dict.fromkeys([*old, *new]) if old.get(p) != new.get(p)]
     if not files:
         return []
-    from yupana import config_lattice
+    from yupana.config import lattice as config_lattice
 
     try:
         loosened = config_lattice.looser(before["config"], after["config"])
@@ -142,7 +142,7 @@ def resolve_and_store(root: str, override: str | None, fp: Fingerprint,
 
     ``fp`` is the fingerprint taken before any file was read (see :func:`write_snapshot`).
     """
-    from yupana import config_resolve
+    from yupana.config import resolver as config_resolve
 
     resolved, error = None, None
     try:
@@ -167,7 +167,7 @@ def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
     """
     if not resolved:
         return resolved
-    from yupana.config_schema import URL_KEYS  # resolution loaded it: no cost on a hook's hit
+    from yupana.config.schema import URL_KEYS  # resolution loaded it: no cost on a hook's hit
 
     out = dict(resolved)
     config = dict(out.get("config") or {})

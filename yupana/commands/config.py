@@ -2,7 +2,7 @@
 
 ``check`` resolves the configuration (the same resolver the hooks run), prints every key
 with its value and where it came from, the unknown keys, and then compiles every local
-control the hooks would compile (:mod:`yupana.config_controls`): each broken one is named
+control the hooks would compile (:mod:`yupana.config.controls`): each broken one is named
 with its file, key and fix. Exit 0 when the configuration resolves and every control
 compiles; 1 on a configuration error or any broken control. ``--json``: docs/configuration.md.
 
@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
 def gather(root: str, override: str | None, error: str | None, nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``config check --json`` object (docs/configuration.md)."""
-    from yupana import config_controls, config_resolve, settings
+    from yupana import settings
+    from yupana.config import controls as config_controls, resolver as config_resolve
 
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "root": root, "ok": False, "error": error, "config": None,
                     "origins": None, "sources": [], "provenance": None, "warnings": [], "notes": [], "findings": [],

@@ -83,7 +83,7 @@ def gather_records() -> list[dict[str, Any]]:
 
 def rule_set(root: str, override: str | None, now: int) -> dict[str, Any]:
     """``status``'s rule-set section, offline (no probe, nothing written)."""
-    from yupana import config_controls
+    from yupana.config import controls as config_controls
     from yupana.commands.status.rule_set import rule_set_section
 
     cfg = config_controls.check(root, override)["resolved"]["config"]

@@ -178,7 +178,7 @@ def _setting(quipu: dict[str, Any], key: str) -> Any:
         return quipu[key]
     from yupana.config import Quipu
 
-    return Quipu.model_fields[key].default  # type: ignore[attr-defined]  # config's lazy __getattr__ is typed object
+    return Quipu.model_fields[key].default
 
 
 def _is_update_url(endpoint: str) -> bool:

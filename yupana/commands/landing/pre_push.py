@@ -86,7 +86,7 @@ class PrePush:
     # ── the order ──────────────────────────────────────────────────────────────────
     def run(self, raw: bytes) -> int:
         from yupana import project_root, settings
-        from yupana.config_error import ConfigError
+        from yupana.config.error import ConfigError
         from yupana.edit.git_repo import git_top
         from yupana.evaluate import rung
 

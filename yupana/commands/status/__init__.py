@@ -123,7 +123,8 @@ def gather(root: str, override: str | None, tenant: tuple[str | None, str | None
            live: str = "auto", window_secs: int = DEFAULT_WINDOW_SECS, last_n: int = DEFAULT_LAST_N,
            nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """The whole ``status --json`` object (docs/status.md). Raises ``config.ConfigError``."""
-    from yupana import block_tier, config_controls
+    from yupana import block_tier
+    from yupana.config import controls as config_controls
     from yupana.state import paths, spool
     from yupana.commands.status import health as status_health
     from yupana.redact import redact_url

@@ -10,7 +10,7 @@ import pytest
 from yupana import config
 from yupana.config import ConfigError, Settings, resolve
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 @pytest.fixture
@@ -178,7 +178,7 @@ CORPUS = [
 
 @pytest.mark.parametrize("table", CORPUS, ids=[str(i) for i in range(len(CORPUS))])
 def test_the_model_and_the_hooks_resolver_give_the_same_answers(table):
-    from yupana import config_resolve, config_schema
+    from yupana.config import resolver as config_resolve, schema as config_schema
 
     errors: list = []
     value = config_resolve.validate(table, config_schema.SETTINGS, (), errors)
@@ -186,7 +186,7 @@ def test_the_model_and_the_hooks_resolver_give_the_same_answers(table):
 
 
 def test_the_model_declares_every_key_of_the_schema_and_nothing_else():
-    from yupana import config_schema
+    from yupana.config import schema as config_schema
 
     def schema_keys(spec, prefix=""):
         for name, sub in spec["fields"].items():
@@ -213,7 +213,8 @@ def test_an_unknown_environment_key_is_a_warning_and_json_values_parse(home, mon
 
 
 def test_the_top_level_variables_are_the_schemas_top_level_keys(home, monkeypatch):
-    from yupana import config_schema, settings
+    from yupana import settings
+    from yupana.config import schema as config_schema
 
     top = [f"YUPANA_{n.upper()}" for n, s in config_schema.SETTINGS["fields"].items() if s["kind"] != "table"]
     assert sorted(settings.TOP_LEVEL_ENV) == sorted(top)

@@ -3,10 +3,10 @@
 Resolution, lowest to highest precedence, merged per key (tables deep-merge; arrays and
 scalars replace):
 
-1. the defaults of :mod:`yupana.config_schema`;
+1. the defaults of :mod:`yupana.config.schema`;
 2. the managed file, ``/etc/bobbin/config.toml`` (``$YUPANA_MANAGED_CONFIG``): also the
    *floor* — every layer above may tighten what it sets, never loosen it
-   (:mod:`yupana.config_lattice`; a lower value is dropped and listed in ``lowered``);
+   (:mod:`yupana.config.lattice`; a lower value is dropped and listed in ``lowered``);
 3. the user file, ``$HOME/.config/bobbin/config.toml``;
 4. the project file, ``<root>/.bobbin/config.toml``;
 5. environment variables ``YUPANA_<TABLE>__<KEY>`` (for example ``YUPANA_POLICY__MODE``;
@@ -29,19 +29,19 @@ from __future__ import annotations
 
 import os
 
-from yupana import config_schema as schema
+from yupana.config import schema as schema
 from yupana.state import paths
 from yupana import redact
-from yupana.config_validate import validate, validate_table  # noqa: F401 - validate: part of this module's interface
-from yupana.config_error import TOP_LEVEL_ENV, ConfigError
+from yupana.config.validate import validate, validate_table  # noqa: F401 - validate: part of this module's interface
+from yupana.config.error import TOP_LEVEL_ENV, ConfigError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from yupana.config_schema import Spec
-    from yupana.config_validate import Loc, Problem
+    from yupana.config.schema import Spec
+    from yupana.config.validate import Loc, Problem
 
     Layer = tuple[str, str, dict[str, Any]]  # (layer, path, table) read from one file
 
@@ -235,7 +235,7 @@ def resolve_layers(root: str, override: str | None = None,
     ``nested``: the directories below ``root`` (outermost first) whose ``.bobbin/config.toml``
     applies to the path being judged — each a layer that can only tighten what is above it.
     """
-    from yupana import config_lattice as lattice
+    from yupana.config import lattice as lattice
 
     managed = managed_layer()
     floor = managed[2] if managed else {}

@@ -1,7 +1,7 @@
 """The one settings schema: every ``[yupana.*]`` key, its type, default and allowed values.
 
 Plain data, standard library only, so that a hook can resolve a changed configuration in
-process (:mod:`yupana.config_resolve`) in a few milliseconds. The pydantic-settings model
+process (:mod:`yupana.config.resolver`) in a few milliseconds. The pydantic-settings model
 of :mod:`yupana.config` is *built from* this table; nothing else declares a key.
 
 A field is a dict made by :func:`field`:
@@ -16,7 +16,7 @@ A field is a dict made by :func:`field`:
 
 * ``tighten``: which way the key may move above a floor (the managed file, or the project
   above a nested config): ``rung``, ``more``, ``narrower``, ``lower``, ``higher``, ``true``,
-  ``fixed`` or ``free`` (:mod:`yupana.config_lattice`; docs/configuration.md, "The managed floor").
+  ``fixed`` or ``free`` (:mod:`yupana.config.lattice`; docs/configuration.md, "The managed floor").
 
 Merge rule (the same for every key): tables merge key by key; arrays and scalars replace.
 Unknown keys are kept inside tables and dropped at the top level, and are reported.

@@ -30,7 +30,7 @@ RE2_FIX = ("RE2 has no look-around, backreferences or possessive quantifiers; re
 def check(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """``{"resolved", "findings", "notes", "layers"}`` for the configuration of ``root`` (with the
     ``nested`` config layers below it, outermost first). Raises ConfigError."""
-    from yupana import config_resolve
+    from yupana.config import resolver as config_resolve
 
     resolved, read = config_resolve.resolve_layers(root, override, nested)
     findings, notes = controls(resolved["config"], lambda loc: config_resolve.origin(loc, read))

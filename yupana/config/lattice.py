@@ -1,6 +1,6 @@
 """The tightening lattice: which way each ``[yupana]`` key may move above a floor. Standard library only.
 
-Every row of :mod:`yupana.config_schema` carries a ``tighten`` kind (docs/configuration.md,
+Every row of :mod:`yupana.config.schema` carries a ``tighten`` kind (docs/configuration.md,
 "The managed floor", holds the table). A *floor* — the managed file, or for a nested
 ``.bobbin/config.toml`` the configuration of the project above it — may be tightened by any
 layer above it, never loosened:
@@ -18,19 +18,19 @@ layer above it, never loosened:
 * ``free``: no safety meaning; any layer may set it.
 
 :func:`clamp` applies the floor to one layer's table and returns what was lowered, so the
-resolver (:mod:`yupana.config_resolve`) applies it once, for every key and every plane.
+resolver (:mod:`yupana.config.resolver`) applies it once, for every key and every plane.
 """
 
 from __future__ import annotations
 
-from yupana import config_schema as schema
-from yupana.config_validate import validate
+from yupana.config import schema as schema
+from yupana.config.validate import validate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-    from yupana.config_schema import Spec
+    from yupana.config.schema import Spec
 
     Lowered = tuple[tuple[str, ...], object, object]  # (key path, value tried, value kept)
 

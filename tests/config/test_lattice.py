@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from yupana import config_lattice, config_schema
+from yupana.config import lattice as config_lattice, schema as config_schema
 from yupana.config import ConfigError, resolve
 
 

@@ -2,18 +2,18 @@
 
 :func:`validate` fills defaults and collects every problem as ``(loc, message, input)`` in
 pydantic's own words ("Input should be 'off', 'advise' or 'enforce'"), so an error reads the
-same whichever engine found it (tests/test_config.py holds the two to the same answers).
+same whichever engine found it (tests/config/test_resolver.py holds the two to the same answers).
 """
 
 from __future__ import annotations
 
-from yupana import config_schema as schema
+from yupana.config import schema as schema
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-    from yupana.config_schema import Spec
+    from yupana.config.schema import Spec
 
     Loc = tuple[str | int, ...]  # where a key is: ("policy", "rules", 0, "pattern")
     Problem = tuple[Loc, str, object]  # (loc, message, input)

@@ -1,9 +1,9 @@
-"""The pydantic-settings model, built from the one schema table (:mod:`yupana.config_schema`). Cold path.
+"""The pydantic-settings model, built from the one schema table (:mod:`yupana.config.schema`). Cold path.
 
 Loaded on first use of :class:`yupana.config.Settings` (or another model) only: resolution
-itself is :mod:`yupana.config_resolve`, standard library, so the cold commands and the
+itself is :mod:`yupana.config.resolver`, standard library, so the cold commands and the
 refresher do not pay pydantic's ~250 ms import to read their configuration.
-``tests/test_config.py`` holds the model and the resolver to the same answers (values and
+``tests/config/test_resolver.py`` holds the model and the resolver to the same answers (values and
 error messages) on a corpus of configurations.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from yupana import config_schema as schema
+from yupana.config import schema as schema
 
 Mode = Literal[schema.MODES]  # type: ignore[valid-type]
 
@@ -110,7 +110,7 @@ class _FileOnly(Settings):  # type: ignore[valid-type, misc]
 def model_check(table: dict[str, Any]) -> tuple[dict[str, Any] | None, list[tuple[tuple[Any, ...], str, Any]]]:
     """``table`` through the pydantic model: (dump, None) or (None, [(loc, message, input)]).
 
-    What :func:`yupana.config_resolve.check` answers, by the other engine (the parity test).
+    What :func:`yupana.config.resolver.check` answers, by the other engine (the parity test).
     """
     try:
         return _FileOnly(**table).model_dump(mode="json", by_alias=True), []

@@ -1,8 +1,8 @@
 """The one configuration error, and the top-level keys' variables: below the snapshot reader
-(:mod:`yupana.settings`) and the resolver (:mod:`yupana.config_resolve`), which both use them.
+(:mod:`yupana.settings`) and the resolver (:mod:`yupana.config.resolver`), which both use them.
 Standard library only; imports nothing."""
 
-# The top-level keys' variables (the schema's non-table keys; tests/test_config.py holds them equal).
+# The top-level keys' variables (the schema's non-table keys; tests/config/test_resolver.py holds them equal).
 TOP_LEVEL_ENV = ("YUPANA_BASE_REF", "YUPANA_ENABLE_LSP", "YUPANA_ENABLE_CPG", "YUPANA_LANGUAGES")
 
 
