@@ -192,3 +192,18 @@ def test_a_projected_catalogue_against_its_edited_rdf_files(env, tmp_path):
     assert doc["groups"]["newly_notified"]["rule"] == {"rule_no_staging_urls": 1}
     assert doc["groups"]["no_longer_notified"]["rule"] == {"rule_no_ops_channels": 1}
     assert doc["groups"]["newly_notified"]["repo"] == {"widgets": 1}
+
+
+def test_a_hosts_capture_and_spool_named_as_files_are_one_host(env, tmp_path):
+    """The capture lives beside the spool: read by default, or named as two files, they are one
+    host, so the calls its spool recorded are matched with its captured inputs (none missing)."""
+    fleet = Fleet(tmp_path, env)
+    fleet.on("host-a", "polecat-1")
+    assert fleet.edit("src/db.rs", 'let h = "db1.corp.example";').denied
+    assert fleet.edit("src/ok.rs", "let a = 1;").allowed_silently
+    host = fleet.dir / "host-a"
+    for spool in ((), ("--spool", str(host / "inputs.jsonl"), str(host / "metrics.jsonl"))):
+        done, doc = replay(env, "--candidate", "@cache", *spool, "--json", cwd=fleet.repo.root)
+        assert done.returncode == 0, done.stderr
+        assert doc["judged"] == 2 and doc["not_judged"]["not_captured"] == 0, spool
+        assert {s["host"] for s in doc["sources"]} == {str(host)}

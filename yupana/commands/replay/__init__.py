@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
     now = int(time.time())
     try:
         window = parse_since(args.since)
-        files = read.sources(args.spool if args.spool else _local())
+        files = _one_host_per_directory(read.sources(args.spool if args.spool else _local()))
     except (ValueError, read.ReportError) as exc:
         return _fail(as_json, EXIT_INPUT, "usage", str(exc))
     if args.shapes and not os.path.isdir(args.shapes):
@@ -134,6 +134,17 @@ def _local() -> list[str]:
         raise ReportError(f"no captured inputs on this host ({capture or 'no state directory'}): set [yupana.metrics] "
                           "record_inputs = \"masked\" (or \"full\") and let the hooks run, or give --spool PATH")
     return found
+
+
+def _one_host_per_directory(files: list[Any]) -> list[Any]:
+    """A log named as a file stands for the host of its directory: a host keeps its capture
+    beside its spool (``inputs.jsonl`` and ``metrics.jsonl``), so both — this host's default,
+    or the two files given to ``--spool`` — are one host, and its calls judged without a
+    captured input are counted against its own capture (``not_captured``)."""
+    for source in files:
+        if source.host == (source.path[:-4] if source.path.endswith(".old") else source.path):
+            source.host = os.path.dirname(source.host) or "."
+    return files
 
 
 def _read(files: list[Any], since: int | None) -> tuple[list[tuple[dict[str, Any], str]], dict[str, int]]:
