@@ -1,6 +1,6 @@
 """``yupana replay`` over traffic a real client made (issue 24's proof): the real Claude Code CLI
 (pinned, from npm), driven by a scripted fake model, runs a short session — writes, edits (one
-replacing every occurrence) and a command, some the live catalogue denies and some it allows — under a catalogue
+replacing every occurrence) and commands (one after a ``cd``), some the live catalogue denies and some it allows — under a catalogue
 projected from RDF files, with ``record_inputs = "full"``. That session's capture is then
 replayed against a candidate that adds one rule (hitting an edit that was allowed) and retires
 another (that denied an edit), and the flips are asserted through the CLI's ``--json``."""
@@ -82,6 +82,9 @@ def session(tmp_path):
                                     "replace_all": True}}],
         [{"tool": "Write", "input": {"file_path": str(r / "secrets" / "prod.env"), "content": "REGION=eu\n"}}],
         [{"tool": "Bash", "input": {"command": "ls src", "description": "list the sources"}}],
+        [{"tool": "Bash", "input": {"command": "cd src", "description": "go to the sources"}}],
+        # the client keeps the cd: from src, `..` is the project, and with it the guard's configuration
+        [{"tool": "Bash", "input": {"command": "rm -rf ..", "description": "clean up"}}],
     ]
     run = case.run(turns, mode="bypassPermissions")
     return case, run, live
@@ -93,21 +96,26 @@ def test_a_recorded_claude_code_session_replayed_against_a_candidate_flips_exact
     # the live session: denied, denied, allowed, allowed, denied, allowed — as the client saw it
     assert not (r / "src" / "net.rs").exists() and not (r / "src" / "fabric.rs").exists()
     assert "staging.larkspur.example" in (r / "src" / "lib.rs").read_text()
-    assert not (r / "secrets" / "prod.env").exists()
+    assert not (r / "secrets" / "prod.env").exists() and (r / ".bobbin" / "config.toml").exists()
     guard = [(g["tool"], g["result"]) for g in case.records("guard")]
     assert guard == [("Write", "deny"), ("Write", "deny"), ("Edit", "allow"), ("Edit", "allow"),
                      ("Write", "deny")], run
     captured = [json.loads(line) for line in (case.state / "yupana" / "inputs.jsonl").read_text().splitlines()]
-    assert [c["tool"] for c in captured] == ["Write", "Write", "Edit", "Edit", "Write", "Bash"], captured
+    assert [(c["tool"], c["decision"]) for c in captured] == [
+        ("Write", "deny"), ("Write", "deny"), ("Edit", "allow"), ("Edit", "allow"), ("Write", "deny"),
+        ("Bash", "allow"), ("Bash", "allow"), ("Bash", "deny")], captured
+    assert captured[-1]["cwd"] == "src" and "cwd" not in captured[-2]  # where each command ran
 
     candidate = candidate_of(live, tmp_path / "candidate")
     done, doc = replay(case, "--candidate", str(candidate))
     assert done.returncode == 0, done.stderr
     assert doc["error"] is None and doc["live"]["kind"] == "cache" and doc["candidate"]["kind"] == "files"
-    assert doc["inputs"] == doc["judged"] == 6, doc["not_judged"]
+    assert doc["inputs"] == doc["judged"] == 8, doc["not_judged"]
     assert doc["counts"] == {"newly_denied": 1, "no_longer_denied": 1, "newly_notified": 0,
                              "no_longer_notified": 0}, json.dumps(doc["examples"])
-    assert doc["unchanged"] == 4
+    assert doc["unchanged"] == 6
+    # the live side, replayed, decides every input as the hook did: the replay saw what the hook saw
+    assert doc["recorded"] == {"compared": 8, "differed": 0, "examples": []}
     [newly] = doc["examples"]["newly_denied"]
     assert (newly["tool"], newly["paths"], newly["rules"]) == ("Edit", ["src/lib.rs"], [ADDED])
     assert (newly["live"], newly["candidate"], newly["client"]) == ("allow", "deny", "claude-code")
@@ -122,4 +130,4 @@ def test_a_recorded_claude_code_session_replayed_against_a_candidate_flips_exact
     done, doc = replay(case, "--candidate", str(candidate), "--fail-on-flip")
     assert done.returncode == 1 and doc["exit_code"] == 1, done.stderr
     done, doc = replay(case, "--candidate", f"{live}", "--fail-on-flip")  # the live files themselves: no flip
-    assert done.returncode == 0 and doc["total"] == 0 and doc["unchanged"] == 6, json.dumps(doc["examples"])
+    assert done.returncode == 0 and doc["total"] == 0 and doc["unchanged"] == 8, json.dumps(doc["examples"])

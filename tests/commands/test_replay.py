@@ -207,3 +207,21 @@ def test_a_hosts_capture_and_spool_named_as_files_are_one_host(env, tmp_path):
         assert done.returncode == 0, done.stderr
         assert doc["judged"] == 2 and doc["not_judged"]["not_captured"] == 0, spool
         assert {s["host"] for s in doc["sources"]} == {str(host)}
+
+
+def test_a_command_is_replayed_in_the_directory_it_ran_in_and_reproduces_the_recorded_decision(env, tmp_path):
+    """Removing ``..`` from a subdirectory takes the project (and the guard's configuration) with
+    it: refused live. Replayed from the same directory of the sandbox, the live side decides as the
+    hook recorded (``recorded``), so a flip there would be the candidate's, not the replay's."""
+    fleet = Fleet(tmp_path, env)
+    fleet.on("host-a", "polecat-1")
+    (fleet.repo.root / "src").mkdir()
+    denied = bash_hook(env, "rm -rf ..", cwd=fleet.repo.root / "src")
+    assert b'"deny"' in denied.stdout
+    assert fleet.edit("src/ok.rs", "let a = 1;").allowed_silently
+    done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", cwd=fleet.repo.root)
+    assert done.returncode == 0, done.stderr
+    assert doc["judged"] == 2 and doc["total"] == 0
+    assert doc["recorded"] == {"compared": 2, "differed": 0, "examples": []}
+    done, _ = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), cwd=fleet.repo.root)
+    assert "replayed as recorded: 2 of 2 input(s)" in done.stdout.decode()

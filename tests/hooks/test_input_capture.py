@@ -53,6 +53,17 @@ def test_edits_and_commands_are_captured_beside_the_spool_private_and_masked(tmp
     assert db["decision"] == "deny" and db["exposure"] == "public" and db["masked"] == ["rule_no_internal_hostnames"]
     assert "db1.corp.example" not in path.read_text() and '"***"; ok' in db["edits"][0]["text"]
     assert ls["hook"] == "pre-bash" and ls["command"] == "ls -la src" and "edits" not in ls
+    assert "cwd" not in ls  # at the project root
+
+
+def test_a_command_keeps_the_directory_it_runs_in_relative_to_the_project(tmp_path, env):
+    """A client keeps an agent's ``cd`` (Claude Code sends the new cwd): the capture keeps where
+    the command ran, relative to the project root, so replay runs it there."""
+    repo = _setup(tmp_path, env, capture="full")
+    (repo.root / "src" / "deep").mkdir(parents=True)
+    bash_hook(env, "ls ..", cwd=repo.root / "src" / "deep")
+    [ls] = _captured(tmp_path)
+    assert ls["cwd"] == "src/deep" and ls["command"] == "ls .."
 
 
 def test_full_keeps_the_text_the_rules_caught(tmp_path, env):

@@ -116,11 +116,15 @@ class PreBash(HookRuntime):
                       "the command is denied")
 
     def judged_inputs(self) -> tuple[list[tuple[str, str, str]], str | None, list[tuple[str, str]], dict[str, Any]] | None:
-        """The command as the hook read it (:meth:`HookRuntime.capture_inputs`)."""
+        """The command as the hook read it, and the directory it runs in relative to the project
+        root (a client keeps an agent's ``cd``; none at the root) (:meth:`HookRuntime.capture_inputs`)."""
         if not self.raw_command:
             return None
         top = payload.git_top(self.root) if self.root else None
-        return [], self.raw_command, [], {"repo": payload.repo_name(top) if top else None}
+        cwd, root = self.parsed.cwd, self.root.rstrip("/")
+        inside = bool(root) and cwd.startswith(root + "/")
+        return [], self.raw_command, [], {"repo": payload.repo_name(top) if top else None,
+                                          "cwd": cwd[len(root) + 1:] if inside else None}
 
     def advised(self, would: bool) -> bool | None:
         """A decision record's ``would_deny`` under ``advise`` (whether ``enforce`` would have

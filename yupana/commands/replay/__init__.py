@@ -101,6 +101,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
                 continue
             live, candidate = (side.judge(rec, number) for side in sides)
             flips.add(rec, host, live, candidate)
+            flips.compare_recorded(rec, host, live, sides[0].digest)
     finally:
         for judged in sides:
             judged.remove()

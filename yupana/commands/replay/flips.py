@@ -57,6 +57,7 @@ class Flips:
         self.judged = 0
         self.unchanged = 0
         self.truncated = 0
+        self.recorded: dict[str, Any] = {"compared": 0, "differed": 0, "examples": []}
 
     @property
     def total(self) -> int:
@@ -89,12 +90,31 @@ class Flips:
         if len(self.examples[kind]) < MAX_EXAMPLES:
             self.examples[kind].append(example)
 
+    def compare_recorded(self, rec: dict[str, Any], host: str, live: Verdict, digest: object) -> None:
+        """The live side's decision against the one the hook recorded, for an input captured under
+        the same rule set in ``enforce`` (under advise the hook never refused): a difference says
+        the replay did not see what the hook saw (the host's own configuration, the file's prior
+        content, throttles, the tracker, a stale cache's notice) — a reason to read its flips with care."""
+        recorded = rec.get("decision")
+        if (rec.get("masked") or rec.get("redacted") or rec.get("mode") != "enforce" or not digest
+                or rec.get("digest") != digest or recorded not in ("allow", "notify", "deny")):
+            return
+        self.recorded["compared"] += 1
+        if recorded == live.decision:
+            return
+        self.recorded["differed"] += 1
+        if len(self.recorded["examples"]) < MAX_EXAMPLES:
+            example = _example(rec, host, live, live, live.rules)
+            del example["candidate"]
+            self.recorded["examples"].append(dict(example, recorded=recorded))
+
     def as_json(self) -> dict[str, Any]:
         return {"counts": dict(self.counts), "total": self.total, "judged": self.judged, "unchanged": self.unchanged,
                 "truncated_inputs": self.truncated,
                 "groups": {k: {g: dict(sorted(t.items(), key=lambda kv: (-kv[1], kv[0]))) for g, t in v.items()}
                            for k, v in self.groups.items()},
-                "examples": self.examples, "not_judged": dict(self.not_judged), "masked_flips": self.masked_flips}
+                "examples": self.examples, "not_judged": dict(self.not_judged), "masked_flips": self.masked_flips,
+                "recorded": {k: (list(v) if isinstance(v, list) else v) for k, v in self.recorded.items()}}
 
 
 def _text(value: object, default: str) -> str:

@@ -79,8 +79,10 @@ class Side:
             if exposure in EXPOSURES:  # the config's last table is [yupana.policy]
                 with open(os.path.join(root, ".bobbin", "config.toml"), "a", encoding="utf-8") as fh:
                     fh.write(f'exposure = "{exposure}"\n')
-            os.chdir(root)
-            raw = json.dumps(payload(rec, root, f"yupana-replay-{number}")).encode("utf-8", "surrogatepass")
+            cwd = workdir(rec, root)
+            os.makedirs(cwd, exist_ok=True)
+            os.chdir(cwd)
+            raw = json.dumps(payload(rec, root, f"yupana-replay-{number}", cwd)).encode("utf-8", "surrogatepass")
             tenant = rec.get("tenant") if isinstance(rec.get("tenant"), str) else None
             report = explain.explain(raw, hook_of(rec), "the captured input", tenant, None)
         fired = runner.fired_rules(report, self.rules)
@@ -117,9 +119,22 @@ def judgeable(rec: dict[str, Any]) -> bool:
         for e in edits)
 
 
-def payload(rec: dict[str, Any], root: str, session: str) -> dict[str, Any]:
-    """The client payload that puts ``rec``'s input before the hook again (Claude Code's shape)."""
-    base: dict[str, Any] = {"session_id": session, "cwd": root, "hook_event_name": "PreToolUse"}
+def workdir(rec: dict[str, Any], root: str) -> str:
+    """Where the input ran: the captured ``cwd`` (relative to the project root: an agent's
+    ``cd`` a client kept) under ``root``, else ``root`` itself (also for a ``cwd`` that would leave it)."""
+    cwd = rec.get("cwd")
+    if not isinstance(cwd, str) or not cwd or cwd.startswith("/") or "\0" in cwd:
+        return root
+    parts = [p for p in cwd.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return root
+    return os.path.join(root, *parts)
+
+
+def payload(rec: dict[str, Any], root: str, session: str, cwd: str | None = None) -> dict[str, Any]:
+    """The client payload that puts ``rec``'s input before the hook again (Claude Code's shape),
+    run from ``cwd`` (default: the project root); captured paths are relative to ``root``."""
+    base: dict[str, Any] = {"session_id": session, "cwd": cwd or root, "hook_event_name": "PreToolUse"}
     if hook_of(rec) == "pre-bash":
         return dict(base, tool_name="Bash", tool_input={"command": rec["command"]})
     edits = rec["edits"]

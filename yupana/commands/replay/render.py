@@ -42,6 +42,15 @@ def render(doc: dict[str, Any]) -> str:
                  f"{nj['unreadable']} unreadable capture(s)")
     if doc["truncated_inputs"]:
         lines.append(f"judged on a truncated text: {doc['truncated_inputs']} input(s)")
+    rec = doc.get("recorded") or {}
+    if rec.get("compared"):
+        lines.append(f"replayed as recorded: {rec['compared'] - rec['differed']} of {rec['compared']} input(s) captured "
+                     "under the live rule set in enforce")
+        for ex in rec["examples"]:
+            where = ", ".join(ex.get("paths") or []) or "$ " + str(ex.get("command") or "")
+            lines.append(f"  differed: {ex.get('tool')} {where}: recorded {ex['recorded']}, replayed {ex['live']} "
+                         "(the replay does not see the host's own configuration, the file's prior content, "
+                         "throttles or the tracker)")
     for ex in doc["masked_flips"]:
         lines.append(f"  masked: {ex.get('tool')} {', '.join(ex.get('paths') or [])}: {ex['live']} -> "
                      f"{ex['candidate']} ({TITLES[ex['kind']]}?)")
