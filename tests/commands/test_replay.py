@@ -225,3 +225,20 @@ def test_a_command_is_replayed_in_the_directory_it_ran_in_and_reproduces_the_rec
     assert doc["recorded"] == {"compared": 2, "differed": 0, "examples": []}
     done, _ = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), cwd=fleet.repo.root)
     assert "replayed as recorded: 2 of 2 input(s)" in done.stdout.decode()
+
+
+def test_an_edit_outside_the_project_is_replayed_outside_the_sandbox_never_at_this_machines_path(env, tmp_path):
+    """A file outside any project is captured under its absolute path. Replayed, it is put outside
+    the sandbox's project — not at that path, where the replaying machine may now have a project
+    of its own (here one that denies everything) that would judge it instead of the catalogue."""
+    fleet = Fleet(tmp_path, env)
+    fleet.on("host-a", "polecat-1")
+    assert fleet.edit("../elsewhere/notes.md", "remember the milk").allowed_silently
+    [captured] = [json.loads(line) for line in (fleet.dir / "host-a" / "inputs.jsonl").read_text().splitlines()]
+    assert captured["edits"][0]["path"] == str(tmp_path / "elsewhere" / "notes.md")
+    Repo(tmp_path / "elsewhere", env, origin=None).config(
+        '[yupana.policy]\nmode = "enforce"\n[[yupana.policy.tripwires]]\nname = "everything"\npaths = ["**"]\n'
+        'effect = "deny"\nmessage = "this machine\'s own project"\n')
+    done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", cwd=fleet.repo.root)
+    assert done.returncode == 0, done.stderr
+    assert doc["judged"] == 1 and doc["recorded"] == {"compared": 1, "differed": 0, "examples": []}

@@ -82,7 +82,8 @@ class Side:
             cwd = workdir(rec, root)
             os.makedirs(cwd, exist_ok=True)
             os.chdir(cwd)
-            raw = json.dumps(payload(rec, root, f"yupana-replay-{number}", cwd)).encode("utf-8", "surrogatepass")
+            outside = os.path.join(self.sandbox.dir, "outside")
+            raw = json.dumps(payload(rec, root, f"yupana-replay-{number}", cwd, outside)).encode("utf-8", "surrogatepass")
             tenant = rec.get("tenant") if isinstance(rec.get("tenant"), str) else None
             report = explain.explain(raw, hook_of(rec), "the captured input", tenant, None)
         fired = runner.fired_rules(report, self.rules)
@@ -131,19 +132,31 @@ def workdir(rec: dict[str, Any], root: str) -> str:
     return os.path.join(root, *parts)
 
 
-def payload(rec: dict[str, Any], root: str, session: str, cwd: str | None = None) -> dict[str, Any]:
+def located(path: str, root: str, outside: str | None = None) -> str:
+    """Where a captured ``path`` is put before the hook: a relative one (the file's path in its
+    project) under ``root``; an absolute one (a file outside the project, as the hook named it)
+    under ``outside`` — still outside the sandbox's project, never at this machine's own path,
+    where a project of the replaying machine could be found and judge it."""
+    if os.path.isabs(path) and outside:
+        return os.path.join(outside, path.lstrip("/"))
+    return os.path.join(root, path)
+
+
+def payload(rec: dict[str, Any], root: str, session: str, cwd: str | None = None,
+            outside: str | None = None) -> dict[str, Any]:
     """The client payload that puts ``rec``'s input before the hook again (Claude Code's shape),
-    run from ``cwd`` (default: the project root); captured paths are relative to ``root``."""
+    run from ``cwd`` (default: the project root); captured paths are relative to ``root``
+    (absolute ones are put under ``outside``: :func:`located`)."""
     base: dict[str, Any] = {"session_id": session, "cwd": cwd or root, "hook_event_name": "PreToolUse"}
     if hook_of(rec) == "pre-bash":
         return dict(base, tool_name="Bash", tool_input={"command": rec["command"]})
     edits = rec["edits"]
     if len(edits) == 1:
-        path = os.path.join(root, edits[0]["path"])
+        path = located(edits[0]["path"], root, outside)
         return dict(base, tool_name="Write", tool_input={"file_path": path, "content": edits[0]["text"]})
     body = ["*** Begin Patch"]
     for e in edits:
-        body.append(f"*** Add File: {os.path.join(root, e['path'])}")
+        body.append(f"*** Add File: {located(e['path'], root, outside)}")
         body += ["+" + line for line in e["text"].split("\n")]
     body.append("*** End Patch")
     return dict(base, tool_name="apply_patch", turn_id=f"{session}-turn", tool_input={"command": "\n".join(body) + "\n"})
