@@ -242,3 +242,16 @@ def test_an_edit_outside_the_project_is_replayed_outside_the_sandbox_never_at_th
     done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", cwd=fleet.repo.root)
     assert done.returncode == 0, done.stderr
     assert doc["judged"] == 1 and doc["recorded"] == {"compared": 1, "differed": 0, "examples": []}
+
+
+def test_advise_traffic_is_compared_with_what_enforce_would_have_answered(env, tmp_path):
+    """An advise host notified where enforce would refuse; its capture says so (``would_deny``),
+    so the live side's replay (judged as enforce) is compared with it: a would-deny is a deny."""
+    fleet = Fleet(tmp_path, env)
+    fleet.on("host-a", "polecat-1")
+    fleet.repo.config(_config("full").replace('mode = "enforce"', 'mode = "advise"'))
+    assert fleet.edit("src/db.rs", 'let h = "db1.corp.example";').message  # would deny: a notice
+    assert fleet.edit("src/ok.rs", "let a = 1;").allowed_silently
+    done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", cwd=fleet.repo.root)
+    assert done.returncode == 0, done.stderr
+    assert doc["judged"] == 2 and doc["recorded"] == {"compared": 2, "differed": 0, "examples": []}

@@ -115,3 +115,16 @@ def test_the_file_rotates_into_one_old_slot_and_is_kept_private(tmp_path, monkey
     assert inputs.append({"kind": "input", "ts": 3}, str(path))
     assert [json.loads(x)["ts"] for x in (tmp_path / "inputs.jsonl.old").read_text().splitlines()] == [1, 2]
     assert [json.loads(x)["ts"] for x in path.read_text().splitlines()] == [3]
+
+
+def test_under_advise_an_edit_keeps_what_enforce_would_have_answered(tmp_path, env):
+    repo = _setup(tmp_path, env, capture="full")
+    repo.config(_config("full", mode="advise"))
+    assert hook(env, repo.payload(rel="src/db.rs", old_string="x", new_string='let h = "db1.corp.example";')).message
+    assert hook(env, repo.payload(rel="src/ok.rs", old_string="x", new_string="let a = 1;")).allowed_silently
+    db, ok = _captured(tmp_path)
+    assert (db["mode"], db["decision"], db["would_deny"]) == ("advise", "notify", True)
+    assert (ok["decision"], ok["would_deny"]) == ("allow", False)
+    repo.config(_config("full"))
+    assert hook(env, repo.payload(rel="src/db.rs", old_string="x", new_string='let h = "db1.corp.example";')).denied
+    assert "would_deny" not in _captured(tmp_path)[-1]  # under enforce the decision says it

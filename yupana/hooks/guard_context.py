@@ -374,7 +374,8 @@ class GuardContext(HookRuntime):
         exposure = judged.get("exposure")
         if exposure in (None, "n/a") and self._gov is not None and self._gov.cache is not None:
             exposure = self.known_exposure(inv.edits[0])  # what a block-tier rule would be judged under
-        extra = {"repo": judged.get("repo") or self.repo(inv.edits[0]), "exposure": exposure}
+        extra = {"repo": judged.get("repo") or self.repo(inv.edits[0]), "exposure": exposure,
+                 "would_deny": self.would_deny()}  # under advise: what enforce would have answered
         return [(e.rel, e.op, e.introduced) for e in inv.edits], None, caught, extra
 
     def crash_subject(self) -> str:

@@ -92,12 +92,17 @@ class Flips:
 
     def compare_recorded(self, rec: dict[str, Any], host: str, live: Verdict, digest: object) -> None:
         """The live side's decision against the one the hook recorded, for an input captured under
-        the same rule set in ``enforce`` (under advise the hook never refused): a difference says
-        the replay did not see what the hook saw (the host's own configuration, the file's prior
+        the same rule set in ``enforce``, or in ``advise`` where the capture says what enforce would
+        have answered (pre-edit's ``would_deny``: a would-deny is a deny): a difference says the
+        replay did not see what the hook saw (the host's own configuration, the file's prior
         content, throttles, the tracker, a stale cache's notice) — a reason to read its flips with care."""
         recorded = rec.get("decision")
-        if (rec.get("masked") or rec.get("redacted") or rec.get("mode") != "enforce" or not digest
-                or rec.get("digest") != digest or recorded not in ("allow", "notify", "deny")):
+        if rec.get("mode") == "advise" and isinstance(rec.get("would_deny"), bool):
+            recorded = "deny" if rec["would_deny"] else recorded
+        elif rec.get("mode") != "enforce":
+            return
+        if (rec.get("masked") or rec.get("redacted") or not digest or rec.get("digest") != digest
+                or recorded not in ("allow", "notify", "deny")):
             return
         self.recorded["compared"] += 1
         if recorded == live.decision:
