@@ -255,3 +255,22 @@ def test_advise_traffic_is_compared_with_what_enforce_would_have_answered(env, t
     done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", cwd=fleet.repo.root)
     assert done.returncode == 0, done.stderr
     assert doc["judged"] == 2 and doc["recorded"] == {"compared": 2, "differed": 0, "examples": []}
+
+
+def test_a_decision_the_replay_cannot_reproduce_is_reported_with_why(env, tmp_path):
+    """The host's own configuration is not captured: a path its scope denied is allowed by the
+    replayed live side, and the report says the replay did not see what the hook saw."""
+    fleet = Fleet(tmp_path, env)
+    fleet.on("host-a", "polecat-1")
+    fleet.repo.config(_config("full") + '[yupana.policy.scopes.polecat-1]\ndeny_paths = ["vault/**"]\n')
+    assert fleet.edit("vault/key.rs", "let a = 1;").denied
+    assert fleet.edit("src/ok.rs", "let a = 1;").allowed_silently
+    done, doc = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), "--json", cwd=fleet.repo.root)
+    assert done.returncode == 0, done.stderr
+    assert (doc["recorded"]["compared"], doc["recorded"]["differed"]) == (2, 1)
+    [ex] = doc["recorded"]["examples"]
+    assert (ex["paths"], ex["recorded"], ex["live"]) == (["vault/key.rs"], "deny", "allow")
+    done, _ = replay(env, "--candidate", "@cache", "--spool", str(fleet.dir), cwd=fleet.repo.root)
+    out = done.stdout.decode()
+    assert "replayed as recorded: 1 of 2 input(s)" in out
+    assert "differed: Edit vault/key.rs: recorded deny, replayed allow (the replay does not see the host's own" in out

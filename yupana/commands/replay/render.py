@@ -44,8 +44,8 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"judged on a truncated text: {doc['truncated_inputs']} input(s)")
     rec = doc.get("recorded") or {}
     if rec.get("compared"):
-        lines.append(f"replayed as recorded: {rec['compared'] - rec['differed']} of {rec['compared']} input(s) captured "
-                     "under the live rule set in enforce")
+        lines.append(f"replayed as recorded: {rec['compared'] - rec['differed']} of {rec['compared']} input(s) whose "
+                     "capture says what enforce answered under the live rule set")
         for ex in rec["examples"]:
             where = ", ".join(ex.get("paths") or []) or "$ " + str(ex.get("command") or "")
             lines.append(f"  differed: {ex.get('tool')} {where}: recorded {ex['recorded']}, replayed {ex['live']} "
