@@ -274,3 +274,16 @@ def test_a_decision_the_replay_cannot_reproduce_is_reported_with_why(env, tmp_pa
     out = done.stdout.decode()
     assert "replayed as recorded: 1 of 2 input(s)" in out
     assert "differed: Edit vault/key.rs: recorded deny, replayed allow (the replay does not see the host's own" in out
+
+
+def test_a_capture_line_cannot_move_the_replay_out_of_its_sandbox(tmp_path):
+    """Shipped logs are data: a ``cwd`` that climbs out or is absolute runs at the project root,
+    and an absolute file path lands below the sandbox's outside directory, never at itself."""
+    from yupana.commands.replay.judge import located, workdir
+
+    root, outside = str(tmp_path / "case"), str(tmp_path / "outside")
+    assert workdir({"cwd": "src/deep"}, root) == f"{root}/src/deep"
+    for cwd in ("../..", "src/../../x", "/etc", "", ".", None, 7):
+        assert workdir({"cwd": cwd}, root) == root, cwd
+    assert located("src/a.rs", root, outside) == f"{root}/src/a.rs"
+    assert located("/etc/passwd", root, outside) == f"{outside}/etc/passwd"
