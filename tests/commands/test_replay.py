@@ -278,7 +278,8 @@ def test_a_decision_the_replay_cannot_reproduce_is_reported_with_why(env, tmp_pa
 
 def test_a_capture_line_cannot_move_the_replay_out_of_its_sandbox(tmp_path):
     """Shipped logs are data: a ``cwd`` that climbs out or is absolute runs at the project root,
-    and an absolute file path lands below the sandbox's outside directory, never at itself."""
+    and an absolute file path (or one climbing out) lands below the sandbox's outside directory,
+    never at itself."""
     from yupana.commands.replay.judge import located, workdir
 
     root, outside = str(tmp_path / "case"), str(tmp_path / "outside")
@@ -287,3 +288,4 @@ def test_a_capture_line_cannot_move_the_replay_out_of_its_sandbox(tmp_path):
         assert workdir({"cwd": cwd}, root) == root, cwd
     assert located("src/a.rs", root, outside) == f"{root}/src/a.rs"
     assert located("/etc/passwd", root, outside) == f"{outside}/etc/passwd"
+    assert located("../../etc/passwd", root, outside) == f"{outside}/etc/passwd"

@@ -136,10 +136,12 @@ def located(path: str, root: str, outside: str | None = None) -> str:
     """Where a captured ``path`` is put before the hook: a relative one (the file's path in its
     project) under ``root``; an absolute one (a file outside the project, as the hook named it)
     under ``outside`` — still outside the sandbox's project, never at this machine's own path,
-    where a project of the replaying machine could be found and judge it."""
-    if os.path.isabs(path) and outside:
-        return os.path.join(outside, path.lstrip("/"))
-    return os.path.join(root, path)
+    where a project of the replaying machine could be found and judge it. A relative path that
+    climbs out of the project is put there too."""
+    inside = os.path.normpath(os.path.join(root, path))
+    if outside and (os.path.isabs(path) or not inside.startswith(root.rstrip("/") + "/")):
+        return os.path.join(outside, *[p for p in path.split("/") if p not in ("", ".", "..")])
+    return inside
 
 
 def payload(rec: dict[str, Any], root: str, session: str, cwd: str | None = None,
