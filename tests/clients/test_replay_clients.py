@@ -1,9 +1,11 @@
-"""``yupana replay`` over traffic a real client made (issue 24's proof): the real Claude Code CLI
-(pinned, from npm), driven by a scripted fake model, runs a short session — writes, edits (one
-replacing every occurrence) and commands (one after a ``cd``), some the live catalogue denies and some it allows — under a catalogue
-projected from RDF files, with ``record_inputs = "full"``. That session's capture is then
-replayed against a candidate that adds one rule (hitting an edit that was allowed) and retires
-another (that denied an edit), and the flips are asserted through the CLI's ``--json``."""
+"""``yupana replay`` over traffic a real client made (issue 24's proof). The real Claude Code and
+Codex CLIs (pinned, from npm), driven by a scripted fake model, each run a short session — writes,
+edits and patches, commands (one after a ``cd``), some the live catalogue denies and some it
+allows — under a catalogue projected from RDF files, with ``record_inputs = "full"``. The
+session's capture is then replayed against a candidate that adds one rule (hitting an edit that
+was allowed) and retires another (that denied an edit), and the flips are asserted through the
+CLI's ``--json``: exactly those two, each naming its rule; the rest unchanged; the live side
+reproducing every recorded decision; ``--fail-on-flip`` exiting 1."""
 
 from __future__ import annotations
 
