@@ -191,7 +191,7 @@ def allowed_by(note: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     property allowed it — ``"rule"`` (its own aegis:minEntropy, aegis:allowStopword or
     aegis:allowMatchRegex) or ``"selector <name>"`` for each linked selector whose shared
     allowlist allows the secret (docs/vocabulary.md "Precision")."""
-    rule = next((r for r in cache.get("text_rules") or () if note.get("rule") in (r.get("name"), r.get("iri"))), {})
+    rule: dict[str, Any] = next((r for r in cache.get("text_rules") or () if note.get("rule") in (r.get("name"), r.get("iri"))), {})
     secret = str(note.get("secret") if note.get("secret") is not None else note.get("match") or "")
     why = str(note.get("why") or "")
     linked = set(rule.get("exemption_selectors") or ())
