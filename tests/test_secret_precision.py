@@ -51,3 +51,20 @@ def test_the_path_scope_of_a_file_type_rule_exempts_exactly_the_other_types():
     exempt = re2.compile(port.not_ending_with(("m", "cs", "c")))
     assert not any(exempt.search(p) for p in ("a.m", "src/b.cs", "c.c"))
     assert all(exempt.search(p) for p in ("a.mm", "b.cc", "x.py", "adhoc", "c", "dir.c/x.go"))
+
+
+def test_the_jwt_allowlist_never_allows_a_token_whose_segments_are_json_objects():
+    import base64
+    import random
+
+    import re2
+
+    allow = re2.compile(port.jwt_not_json())
+    rnd = random.Random(25)
+    for _ in range(500):
+        header = json.dumps({"alg": "HS256", "kid": "k" * rnd.randint(0, 9), "n": rnd.randint(0, 10 ** rnd.randint(0, 8))})
+        body = json.dumps({"sub": "u" * rnd.randint(0, 13), "iat": rnd.randint(0, 2 ** 31)})
+        token = ".".join(base64.urlsafe_b64encode(p.encode()).decode().rstrip("=") for p in (header, body)) + "."
+        assert not allow.search(token), token
+    for bad in ("eyJAAAA.eyJBBB", "eyJBB.eyJCC.", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ.eyJzdWIiOiIxIn0."):
+        assert allow.search(bad), bad

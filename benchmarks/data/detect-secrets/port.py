@@ -21,7 +21,9 @@ Apache-2.0, LICENSE beside this file), rewritten only where RE2 lacks a construc
   paths of the other file types (``aegis:exemptPathRegex``, as detect_secrets/util/filetype.py
   maps extensions);
 * what RE2 cannot say at all stays out of "before": IPPublicDetector's private-range lookahead
-  (in "after" it is an allowlist regex on the address), JwtTokenDetector's base64/JSON check.
+  (in "after" it is an allowlist regex on the address) and JwtTokenDetector's base64/JSON check
+  (in "after", an allowlist regex for the segments that cannot decode to a JSON object:
+  :func:`jwt_not_json`).
 """
 
 from __future__ import annotations
@@ -125,6 +127,24 @@ UUID = r"(?i)[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"
 SEQUENTIAL_WORDS = ("abcdef", "123456789")
 
 
+def jwt_not_json() -> str:
+    """JwtTokenDetector.is_formally_valid as far as a regex can say it: the match's first or
+    second segment (base64url of what must be a JSON object, since it starts `eyJ` = `{"`)
+    cannot decode to a text ending in `}` — a length of 1 mod 4 never decodes, and the last
+    base64 characters of a `}` are `fQ`, `?[HXn3]0` or `??[BFJNRVZdhlptx159]9` by length mod 4.
+    A segment with `=` padding is not judged (it fires, as before)."""
+    b = r"[\w-]"
+
+    def but(chars: str) -> str:  # a base64url character other than these (the match holds no other)
+        return f"[^{chars}=.]"
+
+    tail = "|".join([b, f"{but('f')}{b}", f"f{but('Q')}", f"{b}{but('HXn3')}{b}", f"{b}[HXn3]{but('0')}",
+                     f"{b}{b}{but('BFJNRVZdhlptx159')}{b}", f"{b}{b}{b}{but('9')}"])
+    segment = f"(?:{b}{{4}})*(?:{tail})"
+    return f"^{segment}\\.|^{b}+\\.{segment}(?:\\.|$)"
+
+
+
 def rules() -> list[tuple[str, str, str, list[tuple[str, str]]]]:
     shared = [("exemptionSelector", SHARED)]
     out: list[tuple[str, str, str, list[tuple[str, str]]]] = [
@@ -165,7 +185,8 @@ def rules() -> list[tuple[str, str, str, list[tuple[str, str]]]]:
          r"(?mi)(?:^|[^\w.])(?P<secret>(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}"
          r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])(?::\d{1,5})?)(?:[^\w.]|$)",
          [("secretGroup", "secret"), ("allowMatchRegex", IP_PRIVATE)]),
-        ("JwtTokenDetector", "jwt", r"eyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.?[A-Za-z0-9_.+/=-]*?", []),
+        ("JwtTokenDetector", "jwt", r"eyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.?[A-Za-z0-9_.+/=-]*?",
+         [("allowMatchRegex", jwt_not_json())]),
         ("MailchimpDetector", "mailchimp_key", r"[0-9a-z]{32}-us[0-9]{1,2}", []),
         ("NpmDetector", "npm_auth_token", r"\/\/.+\/:_authToken=\s*(?:(?:npm_.+)|(?:[A-Fa-f0-9-]{36})).*", []),
         ("OpenAIDetector", "openai_token", r"sk-[A-Za-z0-9_-]*[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}", []),
