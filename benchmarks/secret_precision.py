@@ -44,6 +44,10 @@ CATALOGUES = ("before", "after")
 
 def load_samples(plugins: list[str] | None = None) -> list[dict[str, Any]]:
     samples = json.loads((DATA / "samples.json").read_text(encoding="utf-8"))["samples"]
+    texts = {s["id"]: s["text"] for s in samples if "text" in s}
+    for s in samples:
+        if "text_of" in s:  # a long text stored once (data/detect-secrets/extract.py)
+            s["text"] = texts[s.pop("text_of")]
     return [s for s in samples if not plugins or s["plugin"] in plugins]
 
 
