@@ -24,6 +24,21 @@ Apache-2.0, LICENSE beside this file), rewritten only where RE2 lacks a construc
   (in "after" it is an allowlist regex on the address) and JwtTokenDetector's base64/JSON check
   (in "after", an allowlist regex for the segments that cannot decode to a JSON object:
   :func:`jwt_not_json`).
+
+Where "after" is looser or stricter than the scanner (none of it moves a figure on the samples):
+
+* the keyword rules have no secret group: the per-quote alternatives would need one group name
+  several times, which RE2 refuses. Their allowlists (templated `{x}`/`<x>`/`${x}`, indirect
+  `= call(`) are written against the whole match, anchored at its end;
+* the scanner's sequential-string filter (the whole secret is a run of an alphabet) is two
+  stopwords, `abcdef` and `123456789`: looser, it also allows a secret that merely contains one;
+* Base64/Hex entropy floors fire at `>=` the limit where the scanner needs `>`, and the hex
+  plugin's penalty for all-digit strings has no vocabulary: a long decimal number in quotes
+  fires here where the scanner may not;
+* the shared filters are linked to the keyword and high-entropy rules only: on vendor-prefixed
+  tokens they only lose true positives (the scanner's UUID filter drops three npm tokens);
+* path filters (lock files, swagger, binary extensions) are not ported: no sample exercises
+  them. They would be `aegis:exemptPathRegex` on a shared selector.
 """
 
 from __future__ import annotations
