@@ -22,6 +22,7 @@ heuristic-filter samples are the ones it fires on) and its plugin with its defau
 `detect-secrets scan` runs it (both recorded in samples.json by data/detect-secrets/extract.py).
 
     python benchmarks/secret_precision.py [--json] [--plugin NAME …]
+    python benchmarks/secret_precision.py --cost RUNS     # the hook's wall time, each catalogue
 
 A measurement of precision, not of time: the figures do not depend on the machine's load.
 Exit 0 always (1 only when a catalogue is refused or `yupana test` cannot run).
@@ -126,6 +127,65 @@ def measure(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return {"plugins": dict(sorted(rows.items())), "total": total, "samples": len(samples)}
 
 
+def _hook_env(tmp: Path, catalogue: Path) -> tuple[dict[str, str], Path]:
+    """A project whose store is ``catalogue`` (file: endpoint), projected once, in its own state."""
+    project = tmp / catalogue.stem
+    (project / ".bobbin").mkdir(parents=True)
+    (project / ".bobbin" / "config.toml").write_text(
+        f'[yupana.policy]\nmode = "enforce"\n[yupana.quipu]\nenabled = true\nendpoint = "file:{catalogue}"\n'
+        "projection_cache_ttl_secs = 86400\nrefresh_interval_secs = 86400\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YUPANA_", "BOBBIN_"))}
+    env.update(HOME=str(tmp / f"home-{catalogue.stem}"), XDG_STATE_HOME=str(tmp / f"state-{catalogue.stem}"),
+               TMPDIR=str(tmp))  # once-per-session notice markers live in the temp directory
+    done = subprocess.run([sys.executable, "-m", "yupana", "project"], cwd=project, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"yupana project refused {catalogue.name}: {done.stderr.strip()}")
+    return env, project
+
+
+def cost(samples: list[dict[str, Any]], runs: int) -> dict[str, Any]:
+    """Median wall time of the whole pre-edit hook (fresh process) against each catalogue, for a
+    small Edit and a ~100 KB Write of the samples' lines, interleaved with ``python -c pass``."""
+    import statistics
+    import time
+
+    lines = [s["text"] for s in samples if len(s["text"]) < 4096]
+    big = "\n".join(lines)
+    while len(big) < 100_000:
+        big += "\n" + "\n".join(lines)
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="secret-precision-cost-") as tmp:
+        setups = {c: _hook_env(Path(tmp), DATA / f"{c}.ttl") for c in CATALOGUES}
+        payloads = {}
+        for c, (_env, project) in setups.items():
+            small = {"tool_name": "Edit", "tool_input": {"file_path": str(project / "app.py"), "old_string": "x = 1",
+                                                         "new_string": "x = 2  # retry count"}}
+            write = {"tool_name": "Write", "tool_input": {"file_path": str(project / "samples.py"), "content": big[:100_000]}}
+            payloads[c] = {k: json.dumps({"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": str(project), **v})
+                           # a session per run (below): the deadline notice is shown once per session
+                           for k, v in (("small Edit", small), ("100 KB Write", write))}
+        times: dict[str, list[float]] = {}
+        cut: dict[str, int] = {}  # runs whose stderr says the deadline cut a check (UNKNOWN, failing open)
+        for n in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            times.setdefault("python -c pass", []).append(time.perf_counter() - t0)
+            for c, (env, project) in setups.items():
+                for kind, payload in payloads[c].items():
+                    t0 = time.perf_counter()
+                    done = subprocess.run([sys.executable, "-m", "yupana", "hook", "pre-edit"], input=payload.replace('"bench"', f'"bench-{c}-{n}"', 1).encode(),
+                                          env=env, cwd=project, capture_output=True, check=True)
+                    times.setdefault(f"{c}: {kind}", []).append(time.perf_counter() - t0)
+                    cut[f"{c}: {kind}"] = cut.get(f"{c}: {kind}", 0) + (b"ran out of its" in done.stderr)
+    base = statistics.median(times["python -c pass"])
+    for key, values in times.items():
+        med = statistics.median(values)
+        out[key] = {"median_ms": round(med * 1000, 1), "ratio": round(med / base, 2), "deadline_cut": cut.get(key, 0),
+                    "runs": len(values)}
+    return out
+
+
 def render(result: dict[str, Any]) -> str:
     head = ("| plugin | TP kept before | TP kept after | FP fired before | FP fired after | "
             "detect-secrets wrong, plugin alone (TP missed / FP flagged) | with its default filters |")
@@ -146,11 +206,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="the figures (and each missed or wrongly fired sample) as JSON")
     parser.add_argument("--plugin", action="append", help="only this plugin's samples (repeatable)")
+    parser.add_argument("--cost", type=int, metavar="RUNS", default=0,
+                        help="instead: the hook's wall time against each catalogue (RUNS interleaved runs; load-sensitive)")
     args = parser.parse_args(argv)
     samples = load_samples(args.plugin)
     if not samples:
         print("no samples (check --plugin)", file=sys.stderr)
         return 1
+    if args.cost:
+        for key, row in cost(samples, args.cost).items():
+            tail = f"  deadline cut a check in {row['deadline_cut']}/{row['runs']} runs" if row["deadline_cut"] else ""
+            print(f"{key:28} {row['median_ms']:8.1f} ms  {row['ratio']:5.2f}x{tail}")
+        return 0
     result = measure(samples)
     if args.json:
         print(json.dumps(result, indent=1))
