@@ -38,7 +38,12 @@ Where "after" is looser or stricter than the scanner (none of it moves a figure 
 * the shared filters are linked to the keyword and high-entropy rules only: on vendor-prefixed
   tokens they only lose true positives (the scanner's UUID filter drops three npm tokens);
 * path filters (lock files, swagger, binary extensions) are not ported: no sample exercises
-  them. They would be `aegis:exemptPathRegex` on a shared selector.
+  them. They would be `aegis:exemptPathRegex` on a shared selector;
+* two default filters are deliberately not ported. `is_line_allowlisted` honours an inline
+  `# pragma: allowlist secret` comment: in a guard whose governed agent is the adversary, a
+  comment the agent can write beside a secret must not switch the rule off, so the vocabulary
+  has no line-context allowlist. `is_likely_id_string` looks at the line before the secret
+  (`user_id = …`), which an allowlist on the match cannot see.
 """
 
 from __future__ import annotations
@@ -139,6 +144,7 @@ B64 = r"[A-Za-z0-9+/\\\-_=]"
 TEMPLATED = (r"""(?:[=:(>]|^['"`]?)[^\S\n]*@?['"`]?(?:\{[^{}\n]*\}|<[^<>\n]*>|\$\{[^{}\n]*\})['"`]?(?:;|$)""")
 INDIRECT = r"(?:[=:]|=>)[^\S\n]*[\w.-]+[\[(]"
 UUID = r"(?i)[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"
+NO_LETTER = r"^[^A-Za-z]*$"  # is_not_alphanumeric_string: a secret without a letter (on a named group's text)
 SEQUENTIAL_WORDS = ("abcdef", "123456789")
 
 
@@ -257,8 +263,9 @@ def catalogue(after: bool) -> str:
             f"aegis:{SHARED} a aegis:Selector ;\n"
             '    aegis:name "detect-secrets default filters" ;\n'
             '    aegis:evidenceSource "detect_secrets/filters/heuristic.py: templated secrets, indirect references, '
-            'UUIDs, sequential strings" ;\n'
-            f"    aegis:allowMatchRegex {_lit_ttl(TEMPLATED)} , {_lit_ttl(INDIRECT)} , {_lit_ttl(UUID)} ;\n"
+            'UUIDs, secrets without a letter, sequential strings" ;\n'
+            f"    aegis:allowMatchRegex {_lit_ttl(TEMPLATED)} , {_lit_ttl(INDIRECT)} , {_lit_ttl(UUID)} , "
+            f"{_lit_ttl(NO_LETTER)} ;\n"
             f"    aegis:allowStopword {' , '.join(_lit_ttl(w) for w in SEQUENTIAL_WORDS)} .\n\n")
     for plugin, name, regex, extra in rules():
         props = [("rdfs:label", _lit_ttl(f"{plugin}: {name}")), ("aegis:regex", _lit_ttl(regex)),
