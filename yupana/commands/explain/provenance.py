@@ -215,4 +215,3 @@ def _finds(pattern: str, text: str) -> bool:
         return compile_quiet(pattern).search(text) is not None
     except Exception:  # noqa: BLE001 - a regex RE2 refuses allowed nothing (the hook reported it)
         return False
-
