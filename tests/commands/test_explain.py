@@ -287,6 +287,48 @@ def test_an_exempted_path_shows_the_exemption_and_what_it_would_have_matched(env
     assert governed["detail"]["exposure"]["source"] == "none"  # no graph statement, no /policy/check, no config
 
 
+PRECISE = PREFIXES + r"""
+aegis:sel_placeholders a aegis:Selector ;
+    aegis:name "placeholders" ;
+    aegis:evidenceSource "placeholder secrets in examples" ;
+    aegis:allowMatchRegex "^sk_test_" ;
+    aegis:allowStopword "example" .
+
+aegis:rule_generic_secret a aegis:TextRule ;
+    rdfs:label "generic secret" ;
+    aegis:regex "(?i)password\\s*=\\s*'(?P<secret>[^']{8,})'" ;
+    aegis:enforcementTier "warn" ;
+    aegis:secretGroup "secret" ;
+    aegis:minEntropy "3.0"^^xsd:decimal ;
+    aegis:requiredKeyword "password" ;
+    aegis:allowStopword "changeme" ;
+    aegis:exemptionSelector aegis:sel_placeholders .
+"""
+
+
+def test_each_allowed_match_says_why_and_whether_the_rule_or_a_shared_selector_allowed_it(env, tmp_path):
+    store = tmp_path / "precise"
+    store.mkdir()
+    (store / "catalogue.ttl").write_text(PRECISE.replace("@prefix aegis:", "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n@prefix aegis:", 1))
+    repo = Repo(tmp_path / "repo", env).config(_config(store))
+    project(env, repo)
+    text = ("password = 'aaaaaaaaaa'\npassword = 'changeme-Q7v2'\npassword = 'sk_test_Zq9#vB2!'\n"
+            "password = 'my-example-Zq9'\npassword = 'Tq9#vB2!mK7p'\n")
+    report = explain(env, repo.payload(rel="src/app.py", new_string=text))
+    governed = stage(report, "governed", "src/app.py")
+    allowed = {a["match"]: (a["why"], a["by"]) for a in governed["detail"]["allowed"]}
+    assert allowed == {
+        "password = 'aaaaaaaaaa'": ("entropy 0.00 < 3 bits/char", ["rule"]),
+        "password = 'changeme-Q7v2'": ("stopword `changeme`", ["rule"]),
+        "password = 'sk_test_Zq9#vB2!'": ("allowlist regex matched `sk_test_`", ["selector placeholders"]),
+        "password = 'my-example-Zq9'": ("stopword `example`", ["selector placeholders"]),
+    }
+    [fired] = governed["findings"]
+    assert fired["matched"]["text"] == "password = 'Tq9#vB2!mK7p'"
+    printed = run_yupana(["explain"], env, stdin=json.dumps(repo.payload(rel="src/app.py", new_string=text)).encode())
+    assert "(stopword `example`; by the selector placeholders)" in printed.stdout.decode()
+
+
 def test_local_rules_tripwires_and_throttles_name_their_config_entry(env, repo, store, tmp_path):
     repo.config(_config(store, '[[yupana.policy.tripwires]]\nname = "lockfiles"\npaths = ["Cargo.lock"]\n'
                                'effect = "throttle"\nbackoff_secs = 600\n'

@@ -37,6 +37,23 @@ aegis:sel_words a aegis:Selector ; aegis:name "placeholders" ; aegis:evidenceSou
     assert cache["exemption_selectors"][0]["stopwords"] == ["EXAMPLE"]
 
 
+def test_the_dump_table_shows_a_rules_own_precision_and_a_selectors_shared_allowlist(projected, monkeypatch):
+    from yupana.projection import dump
+
+    monkeypatch.setenv("COLUMNS", "400")
+    body = rule('; aegis:minEntropy "3.5"^^xsd:decimal ; aegis:requiredKeyword "corp" ; aegis:allowStopword "own" ; '
+                'aegis:exemptionSelector aegis:sel_words') + """
+aegis:sel_words a aegis:Selector ; aegis:name "placeholders" ; aegis:evidenceSource "placeholder secrets" ;
+    aegis:allowMatchRegex "X{8,}" ; aegis:allowStopword "EXAMPLE" .
+"""
+    freshness = {"state": "fresh", "age_secs": 1, "endpoint": "file:x.ttl", "ttl_secs": 3600}
+    text = dump.render(projected(body).cache, fmt="table", freshness=freshness)
+    rule_line = next(line for line in text.splitlines() if "@placeholders" in line)
+    assert "entropy>=3.5; keyword: corp; allow: 'own'" in rule_line
+    selector_line = next(line for line in text.splitlines() if line.strip().startswith("placeholders"))
+    assert "/X{8,}/, 'EXAMPLE'" in selector_line
+
+
 @pytest.mark.parametrize("extra, prop, says", [
     ('; aegis:minEntropy "lots"', "minEntropy", "bits per character"),
     ('; aegis:minEntropy "9"', "minEntropy", "between 0 and 8"),

@@ -48,7 +48,7 @@ def entropy(text: str) -> float:
     for ch in text:
         counts[ch] = counts.get(ch, 0) + 1
     n = len(text)
-    return -sum(c / n * log2(c / n) for c in counts.values())
+    return 0.0 - sum(c / n * log2(c / n) for c in counts.values())  # 0.0, not -0.0, for one repeated character
 
 
 def secret_of(rule: dict[str, Any], match: Any) -> str:

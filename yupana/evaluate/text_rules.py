@@ -40,7 +40,7 @@ from __future__ import annotations
 import time
 
 from yupana.evaluate import UNKNOWN, Finding
-from yupana.evaluate.text_precision import allowed, has_precision, keywords_absent
+from yupana.evaluate.text_precision import allowed, has_precision, keywords_absent, secret_of
 from yupana.regex.prefilter import CHECK_ABOVE_CHARS, SCAN_CHUNK, Admission
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
@@ -219,7 +219,8 @@ def _content_gate(rule: Rule, name: str, notes: dict[str, Any] | None) -> tuple[
     def keep(match: Any) -> bool:
         why = allowed(rule, match, _compile)
         if why is not None and notes is not None:
-            notes.setdefault("allowed", []).append({"rule": name, "match": match.group(0), "why": why})
+            notes.setdefault("allowed", []).append({"rule": name, "match": match.group(0), "why": why,
+                                                    "secret": secret_of(rule, match)})
         return why is None
 
     return keep, broken

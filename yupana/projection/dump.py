@@ -139,10 +139,33 @@ def _text_rules(cache: dict[str, Any]) -> list[str]:
         exempt = list(r.get("exempt_path_regexes") or [])
         exempt += [f"@{names.get(iri) or _tail(iri)}" for iri in r.get("exemption_selectors") or []]
         rows.append([r.get("name"), r.get("tier"), r.get("stage") or "enforce", r.get("class"), r.get("label"),
-                     r.get("pattern"), ", ".join(exempt) or "-"])
+                     r.get("pattern"), ", ".join(exempt) or "-", precision(r)])
     return _section("TEXT RULES", rules) + _table(
-        ["NAME", "TIER", "STAGE", "CLASS", "LABEL", "PATTERN", "EXEMPT (regex, @shared selector)"],
-        rows, [36, 5, 7, 20, 30, 40, 60])
+        ["NAME", "TIER", "STAGE", "CLASS", "LABEL", "PATTERN", "EXEMPT (regex, @shared selector)",
+         "PRECISION (own; a selector's allowlist: below)"], rows, [36, 5, 7, 20, 30, 40, 60, 60])
+
+
+def precision(rule: dict[str, Any]) -> str:
+    """A text rule's own precision properties in one cell (docs/vocabulary.md "Precision"):
+    ``entropy>=3.5 of <secret>; keyword: password|secret; allow: /^x/, 'example'``; "-" for none."""
+    parts = []
+    if rule.get("min_entropy") is not None:
+        group = rule.get("secret_group")
+        parts.append(f"entropy>={rule['min_entropy']:g}" + (f" of <{group}>" if group else ""))
+    elif rule.get("secret_group"):
+        parts.append(f"secret <{rule['secret_group']}>")
+    if rule.get("keywords"):
+        parts.append("keyword: " + "|".join(rule["keywords"]))
+    allow = allowlist(rule.get("allow_match_regexes"), rule.get("allow_stopwords"))
+    if allow != "-":
+        parts.append("allow: " + allow)
+    return "; ".join(parts) or "-"
+
+
+def allowlist(regexes: Any, stopwords: Any) -> str:
+    """A content allowlist in one cell: ``/regex/`` and ``'stopword'`` items, "-" for none."""
+    items = [f"/{x}/" for x in regexes or []] + [f"'{w}'" for w in stopwords or []]
+    return ", ".join(items) or "-"
 
 
 def _selectors(cache: dict[str, Any]) -> list[str]:
@@ -151,10 +174,12 @@ def _selectors(cache: dict[str, Any]) -> list[str]:
     for r in cache.get("text_rules") or []:
         for iri in r.get("exemption_selectors") or []:
             users[iri] = users.get(iri, 0) + 1
-    rows = [[s.get("name"), str(users.get(s["iri"], 0)), ", ".join(s.get("exempt_path_regexes") or []),
-             s.get("evidence_source")] for s in selectors]
+    rows = [[s.get("name"), str(users.get(s["iri"], 0)), ", ".join(s.get("exempt_path_regexes") or []) or "-",
+             allowlist(s.get("allow_match_regexes"), s.get("stopwords")), s.get("evidence_source")]
+            for s in selectors]
     return _section("SHARED EXEMPTION SELECTORS", selectors) + _table(
-        ["NAME", "RULES", "EXEMPT PATH REGEXES", "WHAT THE PATHS ARE"], rows, [24, 5, 60, 60])
+        ["NAME", "RULES", "EXEMPT PATH REGEXES", "CONTENT ALLOWLIST (regex, stopword)", "WHAT THE PATHS ARE"],
+        rows, [24, 5, 60, 60, 60])
 
 
 def _grounded(cache: dict[str, Any]) -> list[str]:

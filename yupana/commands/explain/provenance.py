@@ -184,3 +184,34 @@ def _first(patterns: Any, name: str) -> str | None:
         except globs.GlobError:
             continue
     return None
+
+
+def allowed_by(note: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
+    """An allowed match of a text rule (``{rule, match, why, secret}``), with ``by``: whose
+    property allowed it — ``"rule"`` (its own aegis:minEntropy, aegis:allowStopword or
+    aegis:allowMatchRegex) or ``"selector <name>"`` for each linked selector whose shared
+    allowlist allows the secret (docs/vocabulary.md "Precision")."""
+    rule: dict[str, Any] = next((r for r in cache.get("text_rules") or () if note.get("rule") in (r.get("name"), r.get("iri"))), {})
+    secret = str(note.get("secret") if note.get("secret") is not None else note.get("match") or "")
+    why = str(note.get("why") or "")
+    linked = set(rule.get("exemption_selectors") or ())
+    sources = [("rule", rule.get("allow_match_regexes"), rule.get("allow_stopwords"))]
+    sources += [(f"selector {s.get('name') or s.get('iri')}", s.get("allow_match_regexes"), s.get("stopwords"))
+                for s in cache.get("exemption_selectors") or () if s.get("iri") in linked]
+    if why.startswith("entropy"):
+        by = ["rule"]
+    elif why.startswith("stopword"):
+        word = why.split("`")[1] if why.count("`") >= 2 else ""
+        by = [who for who, _regexes, words in sources if word in {w.casefold() for w in words or ()}]
+    else:
+        by = [who for who, regexes, _words in sources if any(_finds(r, secret) for r in regexes or ())]
+    return {**note, "by": by}
+
+
+def _finds(pattern: str, text: str) -> bool:
+    from yupana.regex.re2_quiet import compile_quiet
+
+    try:
+        return compile_quiet(pattern).search(text) is not None
+    except Exception:  # noqa: BLE001 - a regex RE2 refuses allowed nothing (the hook reported it)
+        return False

@@ -258,7 +258,8 @@ def _detail(s: dict[str, Any], lines: list[str]) -> None:
         if d.get("no_keyword"):
             lines.append(f"{pad}not run, no required keyword in the text: {', '.join(d['no_keyword'][:8])}")
         for a in d.get("allowed") or ():
-            lines.append(f"{pad}allowed match of {a['rule']}: `{_clip(a['match'], 60)}` ({a['why']})")
+            by = f"; by the {' and the '.join(a['by'])}" if a.get("by") else ""
+            lines.append(f"{pad}allowed match of {a['rule']}: `{_clip(a['match'], 60)}` ({a['why']}{by})")
         exposure = d["exposure"]
         lines.append(f"{pad}exposure: " + (exposure if isinstance(exposure, str) else
                                            f"{exposure['exposure']} (repo {exposure['repo']}"

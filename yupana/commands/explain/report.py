@@ -11,7 +11,7 @@ from typing import Any
 import json
 
 from yupana import planes
-from yupana.commands.explain.provenance import Context
+from yupana.commands.explain.provenance import Context, allowed_by
 from yupana.commands.explain.trace import Trace
 
 SCHEMA_VERSION = 1
@@ -164,7 +164,7 @@ def _detail(n: Any, ctx: Context) -> dict[str, Any]:
         counts = {p.key: len(ctx.cache.get(p.key) or ()) for p in planes.PLANES if p.stage == "governed"}
         return {"rules": counts, "prefilter_admitted": text.get("admitted", []), "checked_path": text.get("path"),
                 "exemptions": text.get("exemptions", []), "no_keyword": text.get("no_keyword", []),
-                "allowed": text.get("allowed", []), "exposure": exposure}
+                "allowed": [allowed_by(a, ctx.cache) for a in text.get("allowed", [])], "exposure": exposure}
     if stage in ("scope", "blast radius"):
         tenant = d.get("tenant")
         if tenant is None:
