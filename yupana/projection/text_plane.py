@@ -35,6 +35,7 @@ from yupana.projection.gate import ShapeResult
 from yupana.projection.memo import KeptTriple, Memo, RuleMemo
 from yupana.projection.read import Reader
 from yupana.projection.subject import Subject
+from yupana.projection.text_chunks import Progress, read_in_chunks
 
 READ = "text_rules_read"
 PLANE = "text_rules"
@@ -53,6 +54,8 @@ class TextPlane:
     #: Why the refresh read every rule ("" when it kept some), for the refresh's report.
     full_reason: str = ""
     warning: str = ""
+    #: The rules of :attr:`kept` this refresh read, decoded and gated itself (:mod:`.text_chunks`).
+    gated: set[str] = field(default_factory=set)
     #: The rules read, once :meth:`release` dropped their triples: ``iri -> (types, links)``.
     released: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
@@ -77,11 +80,17 @@ class TextPlane:
         return {t for kept in self.kept.values() for t in kept[1]}
 
 
-def read_rules(reader: Reader, memo: Memo | None) -> TextPlane:
-    """Discover the text rules and read those the memo cannot stand for (steps 1–2)."""
+def read_rules(reader: Reader, memo: Memo | None, progress: Progress | None = None,
+               atoms: dict[str, Subject] | None = None) -> TextPlane:
+    """Discover the text rules and read those the memo cannot stand for (steps 1–2).
+    With ``progress``, they are read, decoded and gated chunk by chunk
+    (:mod:`.text_chunks`; ``atoms``: the run's, where the selectors they link go)."""
     iris = discover.text_rules(reader)
+    if progress is not None:
+        progress.rules = len(iris)
     if memo is None or not memo.rules:
-        return _read_all(reader, iris, "no memo of a prior refresh" if memo is None else "the memo keeps no rule")
+        return _read_all(reader, iris, "no memo of a prior refresh" if memo is None else "the memo keeps no rule",
+                         progress, atoms)
     try:
         current = reader.digests(READ, iris, PLANE)
     except EndpointError as exc:
@@ -89,8 +98,11 @@ def read_rules(reader: Reader, memo: Memo | None) -> TextPlane:
             raise
         return _plain(reader, iris, exc)
     kept = {iri: memo.rules[iri] for iri in iris if iri in memo.rules and current.get(iri) == memo.rules[iri][0]}
-    plane = _read_all(reader, [iri for iri in iris if iri not in kept], "")
-    plane.kept = kept
+    if progress is not None:
+        progress.from_memo = len(kept)
+        progress.entries.update(kept)
+    plane = _read_all(reader, [iri for iri in iris if iri not in kept], "", progress, atoms)
+    plane.kept.update(kept)
     plane.digests.update({iri: current[iri] for iri in kept})
     if not plane.digesting:  # the digests answered, the digested reads did not: keep nothing
         plane.kept = {}
@@ -100,29 +112,46 @@ def read_rules(reader: Reader, memo: Memo | None) -> TextPlane:
 
 def settle(plane: TextPlane, reader: Reader, memo: Memo | None, atoms: dict[str, Subject],
            edges: tuple[tuple[str, str], ...]) -> int:
-    """Step 3: read the kept rules that must be read after all; returns how many."""
-    if memo is None or not plane.kept:
+    """Step 3: read the kept rules that must be read after all; returns how many. The rules
+    this refresh gated itself (:attr:`TextPlane.gated`) were checked against what it read:
+    only the last two reasons apply to them."""
+    if not plane.kept:
         return 0
-    if edges != memo.classes:
-        again = set(plane.kept)
-        plane.full_reason = "the rdfs:subClassOf chain changed"
-    else:
-        # A rule another plane read too (linked as a selector, a predicate, …) is one subject
-        # with both reads' triples: it is read again, so the gate sees all of them together.
-        again = {iri for iri in plane.kept if iri in reader.subjects}
-        changed = {sel for sel in plane.selector_links() if memo.selectors.get(sel) != kept_triples(atoms.get(sel))}
+    from yupana.projection.text_chunks import above, by_sub
+
+    from_memo = [iri for iri in plane.kept if iri not in plane.gated]
+    again: set[str] = set()
+    if memo is not None and from_memo:
+        # The chain above a rule's own types is what its decoding and validation saw.
+        old, new = by_sub(memo.classes), by_sub(edges)
+        chains: dict[tuple[str, ...], bool] = {}
+        for iri in from_memo:
+            types = plane.kept[iri][1]
+            if types not in chains:
+                chains[types] = above(types, old) != above(types, new)
+            if chains[types]:
+                again.add(iri)
+        if again and len(again) == len(from_memo):
+            plane.full_reason = "the rdfs:subClassOf chain changed"
         links = plane.links()
-        again |= {iri for iri in plane.kept if changed.intersection(links[iri])}
-        linked = {sel for iri in [*plane.read, *again] for sel in links[iri]}
-        first: dict[str, str] = {}
-        for iri in sorted(plane.kept):
-            for sel in links[iri]:
-                first.setdefault(sel, iri)
-        again |= {first[sel] for sel in first if sel not in linked}
+        changed = {sel for iri in from_memo for sel in links[iri]
+                   if memo.selectors.get(sel) != kept_triples(atoms.get(sel))}
+        again |= {iri for iri in from_memo if changed.intersection(links[iri])}
+    # A rule another plane read too (linked as a selector, a predicate, …) is one subject
+    # with both reads' triples: it is read again, so the gate sees all of them together.
+    again |= {iri for iri in plane.kept if iri in reader.subjects}
+    links = plane.links()
+    linked = {sel for iri in [*plane.read, *again] for sel in links[iri]}
+    first: dict[str, str] = {}
+    for iri in sorted(plane.kept):
+        for sel in links[iri]:
+            first.setdefault(sel, iri)
+    again |= {first[sel] for sel in first if sel not in linked}
     if not again:
         return 0
     for iri in again:
         del plane.kept[iri]
+    plane.gated.difference_update(again)
     found = reader.read(READ, sorted(again), PLANE, digests=plane.digests)
     plane.read.update(found)
     return len(again)
@@ -136,15 +165,20 @@ def kept_triples(subject: Subject | None) -> tuple[KeptTriple, ...]:
                         for p in subject.predicates() for t in subject.terms(p)))
 
 
-def _read_all(reader: Reader, iris: list[str], reason: str) -> TextPlane:
+def _read_all(reader: Reader, iris: list[str], reason: str, progress: Progress | None = None,
+              atoms: dict[str, Subject] | None = None) -> TextPlane:
     digests: dict[str, str] = {}
     try:
-        rules = reader.read(READ, iris, PLANE, digests=digests)
+        gated: dict[str, RuleMemo] = {}
+        if progress is None:
+            rules = reader.read(READ, iris, PLANE, digests=digests)
+        else:
+            rules, gated = read_in_chunks(reader, iris, digests, {} if atoms is None else atoms, progress)
     except EndpointError as exc:
         if not _cannot_digest(exc):
             raise
         return _plain(reader, iris, exc)
-    return TextPlane(read=rules, digests=digests, full_reason=reason)
+    return TextPlane(read=rules, kept=gated, digests=digests, full_reason=reason, gated=set(gated))
 
 
 def _plain(reader: Reader, iris: list[str], exc: EndpointError) -> TextPlane:

@@ -77,6 +77,8 @@ class RefreshOutcome:
     phases: dict[str, float | None] = field(default_factory=dict)
     #: What the incremental refresh kept: ``{"rules_kept", "rules_read", "full_reason"}``.
     incremental: dict[str, Any] | None = None
+    #: How far the text rules got (``text_chunks.Progress.as_json``): found, read, decoded, gated, kept in the memo.
+    progress: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -228,6 +230,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         outcome.error_kind, outcome.error = _classify(exc)
     proj = run.projection
     outcome.gate, outcome.phases, outcome.incremental = run.gate, run.phases, run.incremental
+    outcome.progress = run.progress.as_json() if run.progress is not None else None
     outcome.warnings[:0] = run.warnings
     if proj is not None:
         outcome.planes = dict(proj.planes)
