@@ -55,7 +55,8 @@ class Progress:
     chunk_rules: int = CHUNK_RULES
     #: Text rules the store holds (found by discovery); None until discovery answered.
     rules: int | None = None
-    #: Rules kept from the memo of an earlier attempt (not read again).
+    #: Rules the memo of an earlier attempt holds (not read again), then, once the store has
+    #: digested them, those it still holds unchanged.
     from_memo: int = 0
     read: int = 0
     decoded: int = 0
@@ -123,7 +124,7 @@ def read_in_chunks(reader: Reader, iris: list[str], digests: dict[str, str], ato
             del rules[iri]
             reader.subjects.pop(iri, None)
         left.update(rules)
-    progress.cut_at = ""
+    progress.cut_at = "reading the other planes"
     return left, gated
 
 
@@ -208,23 +209,26 @@ def by_sub(edges: Any) -> dict[str, set[str]]:
 
 def cut_memo(key: dict[str, Any], progress: Progress, prior: Memo | None, atoms: dict[str, Subject]) -> Memo | None:
     """The memo a deadline cut leaves: every rule decoded and validated so far, with the
-    selectors and class chain they were validated against. A rule kept from ``prior`` that
-    this attempt has not re-checked goes on only when what it was checked against is
-    unchanged as far as this attempt read (its selectors, the chain above its types)."""
+    selectors and class chain they were validated against, and the rules of ``prior`` (the
+    next attempt digests them as it digests any memo's). A rule of ``prior`` this attempt did
+    not gate goes on only when what it was checked against is unchanged as far as this
+    attempt read (its selectors, the chain above its types)."""
     from yupana.projection.text_plane import kept_triples
 
-    if not progress.entries:
+    entries = dict(prior.rules) if prior is not None else {}  # not verified yet: the next attempt digests them
+    entries.update(progress.entries)
+    if not entries:
         return None
     old_selectors = dict(prior.selectors) if prior is not None else {}
     old_edges = set(prior.classes) if prior is not None else set()
     selectors = dict(old_selectors)
-    for sel in {s for entry in progress.entries.values() for s in entry[2]}:
+    for sel in {s for entry in entries.values() for s in entry[2]}:
         if sel in atoms:
             selectors[sel] = kept_triples(atoms[sel])
     edges = old_edges | progress.edges
     old_map, new_map = by_sub(old_edges), by_sub(edges)
     rules: dict[str, RuleMemo] = {}
-    for iri, entry in progress.entries.items():
+    for iri, entry in entries.items():
         if iri not in progress.gated_iris:
             if any(selectors.get(sel) != old_selectors.get(sel) for sel in entry[2]):
                 continue

@@ -91,22 +91,41 @@ def read_rules(reader: Reader, memo: Memo | None, progress: Progress | None = No
     if memo is None or not memo.rules:
         return _read_all(reader, iris, "no memo of a prior refresh" if memo is None else "the memo keeps no rule",
                          progress, atoms)
+    # The rules the memo does not hold are read first, so that an attempt the deadline cuts
+    # spends its time on rules it can keep; then the store digests the others.
+    known = [iri for iri in iris if iri in memo.rules]
+    if progress is not None:
+        progress.from_memo = len(known)  # until the store's digests say which of them changed
+    plane = _read_all(reader, [iri for iri in iris if iri not in memo.rules], "", progress, atoms)
+    if not plane.digesting:
+        plane.read.update(reader.read(READ, known, PLANE))
+        return plane
     try:
-        current = reader.digests(READ, iris, PLANE)
+        current = reader.digests(READ, known, PLANE)
     except EndpointError as exc:
         if not _cannot_digest(exc):
             raise
-        return _plain(reader, iris, exc)
-    kept = {iri: memo.rules[iri] for iri in iris if iri in memo.rules and current.get(iri) == memo.rules[iri][0]}
+        plane.read.update(reader.read(READ, known, PLANE))
+        plane.kept, plane.gated, plane.digesting = {}, set(), False
+        plane.full_reason, plane.warning = _plain_reason(exc)
+        return plane
+    kept = {iri: memo.rules[iri] for iri in known if current.get(iri) == memo.rules[iri][0]}
     if progress is not None:
         progress.from_memo = len(kept)
         progress.entries.update(kept)
-    plane = _read_all(reader, [iri for iri in iris if iri not in kept], "", progress, atoms)
-    plane.kept.update(kept)
-    plane.digests.update({iri: current[iri] for iri in kept})
-    if not plane.digesting:  # the digests answered, the digested reads did not: keep nothing
-        plane.kept = {}
+    changed = _read_all(reader, [iri for iri in known if iri not in kept], "", progress, atoms)
+    if not changed.digesting:  # the digests answered, the digested reads did not: keep nothing
+        plane.read.update(changed.read)
         plane.read.update(reader.read(READ, sorted(kept), PLANE))
+        plane.kept, plane.gated, plane.digesting = {}, set(), False
+        plane.full_reason, plane.warning = changed.full_reason, changed.warning
+        return plane
+    plane.read.update(changed.read)
+    plane.kept.update(changed.kept)
+    plane.kept.update(kept)
+    plane.gated.update(changed.gated)
+    plane.digests.update(changed.digests)
+    plane.digests.update({iri: current[iri] for iri in kept})
     return plane
 
 
@@ -183,9 +202,14 @@ def _read_all(reader: Reader, iris: list[str], reason: str, progress: Progress |
 
 def _plain(reader: Reader, iris: list[str], exc: EndpointError) -> TextPlane:
     rules = reader.read(READ, iris, PLANE)
-    return TextPlane(read=rules, digesting=False, full_reason="the store cannot digest",
-                     warning=(f"the store cannot digest text rules ({exc.message.split(' — ')[0]}), so every refresh "
-                              "reads, decodes and validates every text rule (docs/refresh.md, Incremental refresh)"))
+    reason, warning = _plain_reason(exc)
+    return TextPlane(read=rules, digesting=False, full_reason=reason, warning=warning)
+
+
+def _plain_reason(exc: EndpointError) -> tuple[str, str]:
+    return ("the store cannot digest",
+            f"the store cannot digest text rules ({exc.message.split(' — ')[0]}), so every refresh reads, decodes "
+            "and validates every text rule (docs/refresh.md, Incremental refresh)")
 
 
 def _cannot_digest(exc: EndpointError) -> bool:

@@ -60,6 +60,37 @@ class Run:
     validated: tuple[int, str] | None = None
     #: How far the text rules got (:class:`yupana.projection.text_chunks.Progress`), or None.
     progress: Any = None
+    #: Seconds the last successful refresh spent deriving the hot twin and writing (refresh-state.json).
+    last_write_secs: Any = None
+
+
+#: Without a prior write to go by, the time a write is expected to take per text rule (the
+#: hot twin's derivation and the JSON: ~3–5 s for 50 000 rules on a loaded 2-core machine).
+WRITE_SECS_PER_RULE = 100e-6
+
+
+def write_short(run: Run, body: dict[str, Any]) -> str:
+    """Why the time left cannot hold the write ("" when it can, or when waiting would not help).
+
+    The write is not cut once it starts (all would be lost), so a refresh leaves it the time
+    the last write took (or :data:`WRITE_SECS_PER_RULE` a text rule); when less is left and
+    this attempt gated rules of its own, it stops here: everything is in the memo, and the next
+    attempt has only the write left to do. An attempt that gated none would gain nothing by
+    stopping (the next would be the same): it writes."""
+    progress = run.progress
+    if progress is None or not progress.gated or run.deadline.expired():
+        return ""
+    last = run.last_write_secs
+    if isinstance(last, (int, float)) and not isinstance(last, bool) and last >= 0:
+        need, why = float(last), f"writing the cache took {float(last):.1f}s last time"
+    else:
+        rules = len(body.get("text_rules") or ())
+        need = rules * WRITE_SECS_PER_RULE
+        why = f"a write of {rules} text rules is expected to take {need:.1f}s"
+    left = run.deadline.remaining()
+    if left >= need:
+        return ""
+    return f"leaves {max(0.0, left):.1f}s before writing the cache, and {why}"
 
 
 def deadline_for(quipu: dict[str, Any]) -> Any:
@@ -100,6 +131,7 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     finally:
         endpoint.close()
     run.projection, run.memo_key = proj, memo_key
+    progress.cut_at = "validating with the SHACL gate"
     run.phases.update(proj.phases)
     run.warnings.extend(proj.warnings)
     text = proj.text
@@ -130,6 +162,7 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     report.triples += progress.triples  # the text rules' chunks validated as they were read
     report.chunks += progress.chunks
     run.phases["gate"] = report.duration_s + progress.gate_s
+    progress.cut_at = "writing the cache"
     run.gate, run.validated = report, validated
     proj.subjects = {}  # what is left to do needs none of the triples read: let them go before the write
     text.release()
@@ -180,7 +213,7 @@ def _cut(run: Run, path: str, cut: GateCut, kept: list[Any]) -> Exception:
         run.warnings.append(error)
         return cut
     if run.progress is not None:
-        run.progress.kept_in_memo, run.progress.cut_at = len(found.rules), "validating the other planes"
+        run.progress.kept_in_memo = len(found.rules)
     return DeadlineError(f"{cut.message}; the {len(found.rules)} text rules decoded and validated so far are kept "
                          "for the next refresh, which goes on from there")
 

@@ -1,0 +1,117 @@
+"""A catalogue too large for one refresh deadline converges: each attempt reads, decodes and
+gates text rules a chunk at a time and leaves them in the memo, so the next one goes on
+from there (docs/refresh.md, "A catalogue too large for one deadline").
+
+Through the real CLI (``yupana project --json``) against a real Oxigraph server. Where a
+deadline strikes depends on the machine, so the budget is found, not assumed: a whole
+refresh is timed first, then a budget that cuts the first attempt after some progress.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from catalogue_kit import PREFIXES, configure, text_rule
+
+SELECTOR = """
+aegis:sel_fixtures a aegis:Selector ; aegis:name "fixtures" ; aegis:evidenceSource "paths" ;
+    aegis:exemptPathRegex "^tests/fixtures/" .
+"""
+
+
+def catalogue(path: Path, n: int, *, broken: int | None = None) -> Path:
+    """``n`` text rules (every 500th linking an exemption selector); rule ``broken`` has two tiers."""
+    rules = []
+    for i in range(n):
+        body = text_rule(i)
+        if i % 500 == 7:
+            body = body.replace(' ;\n    aegis:enforcementTier', ' ;\n    aegis:exemptionSelector aegis:sel_fixtures ;'
+                                '\n    aegis:enforcementTier')
+        if i == broken:
+            body = body.replace('aegis:enforcementTier "block"', 'aegis:enforcementTier "block" , "warn"')
+        rules.append(body)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PREFIXES + "\n".join(rules) + SELECTOR)
+    return path
+
+
+def project(yupana, root: Path) -> tuple[dict, str]:
+    done = yupana("project", "--json", cwd=root, timeout=300)
+    return json.loads(done.stdout), done.stderr.decode()
+
+
+@pytest.mark.slow
+def test_a_catalogue_too_large_for_one_deadline_is_cached_within_three_attempts_each_keeping_more(
+        yupana, env, tmp_path, oxigraph_server):
+    n = 4000
+    url = oxigraph_server(catalogue(tmp_path / "cat.ttl", n))
+    root = tmp_path / "project"
+    configure(root, url, refresh_deadline_secs=300, request_timeout_secs=60)
+    whole, _ = project(yupana, root)
+    assert whole["status"] == "refreshed", whole["error"]
+    budget = whole["duration_s"] * 0.55
+    for _ in range(10):  # a budget that cuts the first attempt after some of its chunks
+        shutil.rmtree(env.state / "yupana", ignore_errors=True)
+        configure(root, url, refresh_deadline_secs=round(budget, 3), request_timeout_secs=60)
+        first, _ = project(yupana, root)
+        kept = (first["progress"] or {}).get("kept_in_memo") or 0
+        if first["status"] == "refreshed":
+            budget *= 0.7
+        elif kept == 0:
+            assert first["error_kind"] == "deadline", first["error"]
+            budget *= 1.4
+        else:
+            break
+    else:
+        pytest.fail(f"no budget near {budget:.2f}s cut the first attempt after some progress")
+    assert first["error_kind"] == "deadline" and not env.cache_path.exists()
+    assert f"the {kept} text rules decoded and validated so far are kept for the next refresh" in first["error"]
+    progress = first["progress"]
+    assert progress["rules"] == n and progress["from_memo"] == 0
+    assert progress["read"] >= progress["decoded"] >= progress["gated"] > 0 and progress["cut_at"]
+    assert 0 < kept < n
+    attempts = [first]
+    while attempts[-1]["status"] != "refreshed" and len(attempts) < 3:
+        outcome, _ = project(yupana, root)
+        before = attempts[-1]["progress"]["kept_in_memo"]
+        now = outcome["progress"]
+        assert now["from_memo"] >= before, (now, before)  # nothing the last attempt kept is read again
+        if outcome["status"] != "refreshed":  # a cut attempt keeps more than the one before
+            assert outcome["error_kind"] == "deadline" and now["kept_in_memo"] > before, (now, before)
+        attempts.append(outcome)
+    assert attempts[-1]["status"] == "refreshed", [a["progress"] for a in attempts]
+    assert attempts[-1]["progress"]["kept_in_memo"] == n
+    cache = json.loads(env.cache_path.read_text())
+    assert len(cache["text_rules"]) == n and len(cache["exemption_selectors"]) == 1
+    assert sum(1 for r in cache["text_rules"] if r["exemption_selectors"]) == n // 500
+
+
+@pytest.mark.slow
+def test_a_malformed_rule_in_a_late_chunk_fails_the_refresh_by_name_and_the_prior_cache_keeps_serving(
+        yupana, env, tmp_path, oxigraph_server):
+    root = tmp_path / "project"
+    url = oxigraph_server(catalogue(tmp_path / "good.ttl", 10), fresh=True)
+    configure(root, url, refresh_deadline_secs=300, request_timeout_secs=60)
+    good, _ = project(yupana, root)
+    assert good["status"] == "refreshed", good["error"]
+    written = {p.name: p.read_bytes() for p in env.cache_path.parent.glob("projection.*")}
+    # 4 990 more rules; the broken one (two tiers) sorts last, so it is in the third chunk read.
+    body = catalogue(tmp_path / "more.ttl", 5000, broken=999).read_text()
+    prefixes = "".join(f"PREFIX {line.split()[1]} {line.split()[2]}\n" for line in PREFIXES.splitlines()
+                       if line.startswith("@prefix"))
+    data = urllib.parse.urlencode({"update": prefixes + "INSERT DATA {\n" + body.replace(PREFIXES, "") + "\n}"})
+    urllib.request.urlopen(urllib.request.Request(url.rsplit("/query", 1)[0] + "/update", data=data.encode()),
+                           timeout=120).read()
+    bad, stderr = project(yupana, root)
+    assert bad["status"] == "failed" and bad["error_kind"] == "projection", bad["error"]
+    assert "rule_acme_999" in bad["error"] and "aegis:enforcementTier" in bad["error"] and "rule_acme_999" in stderr
+    progress = bad["progress"]
+    assert (progress["read"], progress["decoded"], progress["kept_in_memo"]) == (4990, 4000, None), progress
+    # Nothing written: neither the cache (it keeps serving) nor the memo.
+    assert {p.name: p.read_bytes() for p in env.cache_path.parent.glob("projection.*")} == written
+    assert "prior cache kept" in stderr
