@@ -75,6 +75,10 @@ def test_a_catalogue_too_large_for_one_deadline_is_cached_within_three_attempts_
     assert progress["rules"] == n and progress["from_memo"] == 0
     assert progress["read"] >= progress["decoded"] >= progress["gated"] > 0 and progress["cut_at"]
     assert 0 < kept < n
+    # The store answered and the memo holds more: hooks may start the next attempt at once.
+    state = json.loads((env.cache_path.parent / "refresh-state.json").read_text())
+    assert state["consecutive_failures"] == 1 and state["last_error_kind"] == "deadline"
+    assert state["backoff_until"] is None and first["backoff_until"] in (None, 0)
     attempts = [first]
     while attempts[-1]["status"] != "refreshed" and len(attempts) < 3:
         outcome, _ = project(yupana, root)

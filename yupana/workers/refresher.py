@@ -339,11 +339,21 @@ def _record(outcome: RefreshOutcome, prior: dict[str, Any], now: int, base: int)
         state.update(last_failure_at=int(time.time()), last_error=outcome.error.split("\n", 1)[0] if outcome.error else None,
                      last_error_kind=outcome.error_kind, consecutive_failures=failures,
                      backoff_until=int(time.time()) + refresh_state.backoff_secs(base, failures))
+        if _went_on(outcome):  # the store answered and the memo holds more: the next attempt goes on at once
+            state["backoff_until"] = None
         outcome.consecutive_failures = failures
         outcome.backoff_until = int(state["backoff_until"] or 0)
     error = refresh_state.write(outcome.cache_path or "", state)
     if error:
         outcome.warnings.append(error)
+
+
+def _went_on(outcome: RefreshOutcome) -> bool:
+    """Whether a failed attempt was a deadline cut that left rules of its own in the memo: no
+    back-off follows (docs/refresh.md, "A catalogue too large for one deadline")."""
+    progress = outcome.progress or {}
+    return (outcome.error_kind == "deadline" and bool(progress.get("gated"))
+            and bool(progress.get("kept_in_memo")))
 
 
 def _write_secs(outcome: RefreshOutcome) -> float | None:
