@@ -102,8 +102,8 @@ def main() -> int:
                 if status == "refreshed":
                     done = attempt
                     break
-                if doc.get("error_kind") != "deadline":
-                    print(f"    FAILED {doc.get('error_kind')}: {(doc.get('error') or '')[:200]}")
+                if doc.get("error_kind") != "deadline" or not doc.get("progress"):  # (an older yupana: its words)
+                    print(f"  {'':<7} {doc.get('error_kind')}: {(doc.get('error') or '')[:240]}")
                 now = (doc.get("progress") or {}).get("kept_in_memo") or 0
                 if now <= kept:
                     missed.append(f"attempt {attempt} kept {now} rules, no more than the one before ({kept})")

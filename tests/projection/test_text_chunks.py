@@ -119,3 +119,50 @@ def test_a_malformed_rule_in_a_late_chunk_fails_the_refresh_by_name_and_the_prio
     # Nothing written: neither the cache (it keeps serving) nor the memo.
     assert {p.name: p.read_bytes() for p in env.cache_path.parent.glob("projection.*")} == written
     assert "prior cache kept" in stderr
+
+
+# ── what a cut leaves in the memo (in process) ──────────────────────────────────────────
+
+A = "http://aegis.gastown.local/ontology/"
+
+
+def _memo_entry(iri: str, types: tuple[str, ...], links: tuple[str, ...]) -> tuple:
+    return (f"digest-of-{iri}", types, links, {"iri": iri, "name": iri.rsplit("/", 1)[-1]}, ())
+
+
+def _selector(iri: str, regex: str):
+    from yupana.endpoint.base import Term
+    from yupana.projection.subject import Subject
+
+    found = Subject(iri)
+    found.add(A + "exemptPathRegex", Term("literal", regex))
+    return found
+
+
+def test_a_cut_keeps_what_it_gated_and_the_older_memo_only_where_this_attempt_saw_nothing_change():
+    from yupana.endpoint.base import Deadline
+    from yupana.projection import memo, text_chunks
+    from yupana.projection.text_plane import kept_triples
+
+    key = {"format": memo.FORMAT}
+    pattern, rule_class = A + "InternalIdentifierPattern", A + "TextRule"
+    prior = memo.Memo(key=key, rules={
+        A + "old_same": _memo_entry(A + "old_same", (pattern,), (A + "sel_same",)),
+        A + "old_moved": _memo_entry(A + "old_moved", (pattern,), (A + "sel_moved",)),
+        A + "old_other": _memo_entry(A + "old_other", (A + "OtherPattern",), ()),
+    }, selectors={A + "sel_same": kept_triples(_selector(A + "sel_same", "^a/")),
+                  A + "sel_moved": kept_triples(_selector(A + "sel_moved", "^b/"))},
+        classes=((pattern, rule_class), (A + "OtherPattern", rule_class)))
+    progress = text_chunks.Progress(deadline=Deadline(1))
+    progress.atoms = {A + "sel_same": _selector(A + "sel_same", "^a/"),
+                      A + "sel_moved": _selector(A + "sel_moved", "^elsewhere/")}  # edited in the store since
+    progress.entries[A + "new"] = _memo_entry(A + "new", (pattern,), (A + "sel_moved",))
+    progress.gated_iris.add(A + "new")
+    progress.edges = {(pattern, rule_class), (A + "OtherPattern", A + "Directive")}  # a superclass added
+    found = text_chunks.cut_memo(key, progress, prior, progress.atoms)
+    assert found is not None
+    # Gated now: kept. Linking a selector that changed: dropped (read again next time). Above a
+    # type whose chain changed: dropped. Neither: carried on (the next attempt digests it).
+    assert sorted(found.rules) == [A + "new", A + "old_same"]
+    assert found.selectors[A + "sel_moved"] == kept_triples(progress.atoms[A + "sel_moved"])
+    assert (A + "OtherPattern", A + "Directive") in found.classes and (pattern, rule_class) in found.classes

@@ -3,9 +3,14 @@
 Without a memo every text rule is read, with the store's digest of each rule's triples in
 the same answer (:meth:`Reader.read` with ``digests=``). With one (:mod:`.memo`):
 
-1. the store digests every rule (:meth:`Reader.digests`: one row per rule, no triples);
+1. the rules the memo does not hold are read; then the store digests the others
+   (:meth:`Reader.digests`: one row per rule, no triples);
 2. a rule whose digest equals the memo's is *kept*: not read, not decoded, not validated —
    its entry and its SHACL results come from the memo; every other rule is read;
+
+A refresh (``progress`` given) reads the rules chunk by chunk and decodes and gates each
+chunk as it comes (:mod:`.text_chunks`): those rules join the kept ones (:attr:`TextPlane.gated`),
+so that a deadline cut keeps them — the reason for reading unknown rules first.
 3. once the exemption selectors and the ``rdfs:subClassOf`` chain are read
    (:func:`settle`), a kept rule is read after all when a selector it links changed, when
    the class chain changed (then every rule is), when another plane read it too (it is

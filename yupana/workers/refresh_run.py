@@ -181,6 +181,9 @@ def _cut_early(run: Run, path: str, exc: Exception, key: dict[str, Any], prior: 
     from yupana.projection import memo, text_chunks
 
     progress = run.progress
+    if not progress.gated:  # nothing new to keep: the memo stays as it was
+        progress.kept_in_memo = len(prior.rules) if prior is not None else 0
+        return exc
     found = text_chunks.cut_memo(key, progress, prior, progress.atoms)
     if found is None or not found.rules:
         progress.kept_in_memo = 0
