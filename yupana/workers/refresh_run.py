@@ -3,12 +3,15 @@
 :mod:`yupana.workers.refresher` runs them under the lock and records the outcome; this
 module holds what happens in between, all under the refresh's one deadline:
 
-1. :func:`project_and_gate` loads the memo of the last success when it matches this
-   refresh (:mod:`yupana.projection.memo`), projects — text rules incrementally
-   (:mod:`yupana.projection.text_plane`) — and runs the SHACL gate in chunks
-   (:mod:`yupana.projection.gate_chunks`) with the kept rules' results, or takes the last
-   results when the triples to validate are those the last refresh validated; then it lets
-   the triples go, before the write needs the memory;
+1. :func:`project_and_gate` loads the memo of the last success (or of the last attempt
+   the deadline cut) when it matches this refresh (:mod:`yupana.projection.memo`),
+   projects — text rules incrementally (:mod:`yupana.projection.text_plane`), read, decoded
+   and gated a chunk at a time (:mod:`yupana.projection.text_chunks`) — and runs the SHACL
+   gate in chunks (:mod:`yupana.projection.gate_chunks`) over the rest with the kept rules'
+   results, or takes the last results when the triples to validate are those the last
+   refresh validated; then it lets the triples go, before the write needs the memory. A
+   deadline cut anywhere in it leaves every rule finished in the memo (:func:`_cut_early`,
+   :func:`_cut`);
 2. :func:`save` writes the cache through ``cache.save_detailed``, with its compile and write
    timings when it takes them;
 3. :func:`save_memo` leaves this refresh's memo for the next.
