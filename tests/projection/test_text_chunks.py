@@ -166,3 +166,72 @@ def test_a_cut_keeps_what_it_gated_and_the_older_memo_only_where_this_attempt_sa
     assert sorted(found.rules) == [A + "new", A + "old_same"]
     assert found.selectors[A + "sel_moved"] == kept_triples(progress.atoms[A + "sel_moved"])
     assert (A + "OtherPattern", A + "Directive") in found.classes and (pattern, rule_class) in found.classes
+
+
+# ── in chunks, the same refresh as in one piece ─────────────────────────────────────────
+
+
+@pytest.fixture
+def in_process(tmp_path, env, monkeypatch):
+    """``(root, cache path)``: a project on ``file:cat`` refreshed in this process (refresh_now)."""
+    import os
+
+    for key in [k for k in os.environ if k.startswith(("YUPANA_", "SHANTY_", "BOBBIN_"))]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("HOME", str(env.home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(env.state))
+    root = tmp_path / "project"
+    (root / "cat").mkdir(parents=True)
+    configure(root, "file:cat", refresh_deadline_secs=120)
+    cache = tmp_path / "chunked" / "projection.json"
+    monkeypatch.setenv("YUPANA_PROJECTION_CACHE_PATH", str(cache))
+    return root, cache
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_refresh_in_small_chunks_gives_what_a_refresh_in_one_piece_gives(in_process, monkeypatch, seed):
+    """Random catalogues, edited and broken step by step (test_incremental.py's), refreshed
+    with no memo in chunks of 7 rules, against the projection and the gate run over the whole
+    catalogue at once without chunks (what a refresh did before): same outcome, same error
+    text, same cache, same SHACL results."""
+    import random
+
+    from yupana.endpoint.base import Deadline
+    from yupana.endpoint.embedded import EmbeddedStore
+    from yupana.projection import gate, gate_chunks, memo, text_chunks
+    from yupana.projection.errors import ProjectionError
+    from yupana.projection.refresh import project as project_whole
+
+    from .test_incremental import Catalogue, blank, cache_body, edit, results
+
+    from yupana.workers import refresher
+
+    monkeypatch.setattr(text_chunks, "CHUNK_RULES", 7)
+    root, chunked = in_process
+    rng = random.Random(seed)
+    cat = Catalogue(selectors={"sel_fixtures": ["^tests/fixtures/"], "sel_vendor": ["^vendor/", "^third_party/"]})
+    for _ in range(30):
+        cat.add_rule(rng)
+    history, gated = [], 0
+    for step in range(16):
+        history.append(edit(cat, rng) if step else "first")
+        ttl = root / "cat" / "catalogue.ttl"
+        ttl.write_text(cat.turtle())
+        memo.discard(memo.path_for(str(chunked)))  # no memo: every rule is read, in chunks
+        outcome = refresher.refresh_now(str(root))
+        where = f"after {history}"
+        store = EmbeddedStore([str(ttl)], f"file:{ttl}")
+        try:
+            whole = project_whole(store, {}, Deadline(120), env={})
+        except ProjectionError as exc:
+            assert (outcome.error_kind, blank(outcome.error)) == ("projection", blank(str(exc))), where
+            continue
+        report = gate_chunks.validate(whole.subjects, gate.default_shapes_dir())
+        assert outcome.gate is not None and outcome.gate.conforms == report.conforms, where
+        assert results(outcome) == [r.as_dict() for r in report.results], where
+        if outcome.ok:
+            cache = cache_body(chunked)
+            assert {k: cache[k] for k in ("text_rules", "exemption_selectors", "digest")} == {
+                k: whole.cache[k] for k in ("text_rules", "exemption_selectors", "digest")}, where
+            gated += outcome.progress["gated"]
+    assert gated > 100  # the chunks did the work: most rules were gated as they were read

@@ -8,7 +8,9 @@ time, and each chunk is, in turn:
 1. read from the store (with the store's digest of each rule, :meth:`Reader.read`);
 2. given what its decoding and validation need: the exemption selectors it links (read
    once per refresh, into the run's atoms) and the ``rdfs:subClassOf`` chain above its types;
-3. decoded strictly (a malformed rule fails the refresh here, naming subject and property);
+3. decoded strictly (a chunk with a malformed rule is not gated here: it is left to the
+   refresh's decoding of every rule, which fails naming subject and property, exactly as
+   a refresh that never chunked);
 4. validated by the SHACL gate as one graph: the chunk's rules, the selectors they link and
    the class chain (:func:`yupana.projection.gate.validate`);
 5. turned into memo entries (:data:`~yupana.projection.memo.RuleMemo`: digest, types,
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 
 from yupana.endpoint.base import Deadline
 from yupana.projection import decode_text
+from yupana.projection.errors import ProjectionError
 from yupana.projection.memo import Memo, RuleMemo
 from yupana.projection.read import Reader
 from yupana.projection.subject import Subject
@@ -52,7 +55,7 @@ class Progress:
 
     deadline: Deadline
     shapes_dir: str | None = None
-    chunk_rules: int = CHUNK_RULES
+    chunk_rules: int = field(default_factory=lambda: CHUNK_RULES)
     #: Text rules the store holds (found by discovery); None until discovery answered.
     rules: int | None = None
     #: Rules the memo of an earlier attempt holds (not read again), then, once the store has
@@ -100,7 +103,7 @@ def read_in_chunks(reader: Reader, iris: list[str], digests: dict[str, str], ato
                    progress: Progress) -> tuple[dict[str, Subject], dict[str, RuleMemo]]:
     """Read ``iris`` chunk by chunk, decoding and gating each (see the module doc).
     Returns ``(read, gated)``: the rules left for the final gate, and the memo entries of
-    the rules gated here. DeadlineError, ProjectionError and GateError propagate."""
+    the rules gated here. DeadlineError and GateError propagate."""
     left: dict[str, Subject] = {}
     gated: dict[str, RuleMemo] = {}
     for start in range(0, len(iris), max(1, progress.chunk_rules)):
@@ -111,7 +114,14 @@ def read_in_chunks(reader: Reader, iris: list[str], digests: dict[str, str], ato
         progress.cut_at = "reading the selectors and class chain of text rules"
         _prepare(reader, rules, atoms, progress)
         progress.cut_at = "decoding text rules"
-        entries, _ = decode_text.decode(rules, atoms)
+        try:
+            entries, _ = decode_text.decode(rules, atoms)
+        except ProjectionError:
+            # Left for the refresh's own decoding of every rule, which fails on it with the
+            # same words as a refresh that never chunked (a selector's error names every
+            # rule linking it, not only this chunk's).
+            left.update(rules)
+            continue
         progress.decoded += len(chunk)
         progress.cut_at = "validating text rules"
         progress.deadline.check(f"validating text rules {start + 1}–{start + len(chunk)} with the SHACL gate")
