@@ -98,3 +98,24 @@ def test_detection_against_a_dead_store_fails_once_and_says_how_to_skip_it(fault
     assert err.value.kind == "timeout"
     assert "[yupana.quipu] dialect" in err.value.message
     assert time.monotonic() - started < 0.5 + SLACK  # not asked twice
+
+
+@pytest.mark.parametrize("dialect", ["sparql11", "quipu"])
+def test_a_request_the_deadline_cuts_hangs_up_so_the_store_can_stop_answering(dialect):
+    """The connection of an abandoned request is closed at once (not kept for reuse, not left
+    open until the endpoint closes): the store sees the client gone and can drop the query."""
+    from servers.faulty import FaultyServer
+
+    server = FaultyServer("never-answer").start()
+    try:
+        ep = _open(server.url, dialect, request_timeout=30)
+        with pytest.raises(EndpointError) as err:
+            ep.select(QUERY, Deadline(0.5))
+        assert err.value.kind == "deadline"
+        for _ in range(100):  # the server thread notices the hang-up within its 50 ms poll
+            if server.hung_up:
+                break
+            time.sleep(0.02)
+        assert server.hung_up == 1 and server.connections == 1
+    finally:
+        server.stop()

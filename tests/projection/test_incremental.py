@@ -287,7 +287,9 @@ def test_against_a_real_oxigraph_server_an_update_is_read_and_the_rest_kept(two_
     first = refresh(incremental, keep_memo=True)
     assert first.ok and first.incremental["full_reason"] == "no memo of a prior refresh", first.reason()
     again, steady = refresh(incremental, keep_memo=True), refresh(incremental, keep_memo=True)
-    assert again.incremental["rules_kept"] >= 38 and again.gate.chunks == 1
+    # The first refresh gated the rules chunk by chunk as it read them, all but the first rule
+    # linking each selector: what is left to validate since is those very triples.
+    assert again.incremental["rules_kept"] >= 38 and again.gate.chunks == 0
     assert steady.incremental == again.incremental and steady.gate.chunks == 0  # the same triples: not validated again
     assert results(steady) == results(again) == results(first)
     update = ('PREFIX aegis: <http://aegis.gastown.local/ontology/> '

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from yupana.endpoint.base import Deadline, EndpointError
+from yupana.endpoint.base import Deadline, DeadlineError, EndpointError
 from yupana.projection.read import Reader
 from yupana.projection.vocab import RDFS_COMMENT
 
-from .helpers import AEGIS, TEXT_CLASSES, capped
+from .helpers import AEGIS, TEXT_CLASSES, Recording, capped
 
 
 def rules(n: int, comments: int = 1) -> str:
@@ -87,3 +87,27 @@ def test_triples_are_recorded_once(store):
     reader.read("text_rules_read", subjects, "text_rules")
     triples = reader.sorted_triples()
     assert len(triples) == len(set(triples)) == 3 * 5  # type, label, regex, tier, comment
+
+
+def test_a_request_the_deadline_cannot_wait_for_is_not_sent(store, monkeypatch):
+    # Each answer takes 0.4 s (a clock of the test's own): with 1 s, the third batch would be
+    # abandoned half-way and the store left answering it, so it is not sent at all.
+    import time
+
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+
+    class Slow(Recording):
+        def select(self, query, deadline):
+            result = super().select(query, deadline)
+            now[0] += 0.4
+            return result
+
+    endpoint = store(rules(5), Slow)
+    reader = Reader(endpoint, Deadline(1.0), batch_size=1)
+    with pytest.raises(DeadlineError) as cut:
+        reader.read("text_rules_read", [f"{AEGIS}rule_{i:05d}" for i in range(5)], "text_rules")
+    assert len(endpoint.sent) == 2
+    assert cut.value.kind == "deadline" and "leaves 0.20s, less than the last text_rules request took (0.40s)" in str(
+        cut.value) and "the next one was not sent" in str(cut.value)

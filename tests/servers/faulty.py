@@ -40,6 +40,8 @@ class FaultyServer:
         self.behaviour = behaviour
         self.drip_secs = drip_secs
         self.connections = 0
+        #: Connections whose client hung up on a request never answered (``never-answer``).
+        self.hung_up = 0
         self._stop = threading.Event()
         self._listener: socket.socket | None = None
         self._clients: list[socket.socket] = []
@@ -104,7 +106,15 @@ class FaultyServer:
         client.sendall(b"SSH-2.0-not-a-store \x00\x01\x02 garbage\r\n" * 8)
 
     def _never_answer(self, client: socket.socket) -> None:
-        self._stop.wait()
+        # Watch for the client hanging up (it gave up): counted in ``hung_up``.
+        client.settimeout(0.05)
+        while not self._stop.is_set():
+            try:
+                if not client.recv(4096):
+                    self.hung_up += 1
+                    return
+            except TimeoutError:
+                continue
 
     def _slow_drip(self, client: socket.socket) -> None:
         client.sendall(_head(200, "application/sparql-results+json", len(_RESULTS)))

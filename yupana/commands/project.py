@@ -235,6 +235,7 @@ def _outcome_json(outcome: Any) -> dict[str, Any]:
                                             "results": [r.as_dict() for r in gate.results]},
         "phases": phases_json(outcome.phases),
         "incremental": outcome.incremental,
+        "progress": outcome.progress,
         "error_kind": outcome.error_kind,
         "error": outcome.error,
         "prior_age_secs": outcome.prior_age_secs,

@@ -36,7 +36,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from yupana.endpoint.base import Deadline, Endpoint, EndpointError, ProtocolError, SelectResult, Term, TruncatedError
+from yupana.endpoint.base import (Deadline, DeadlineError, Endpoint, EndpointError, ProtocolError, SelectResult, Term,
+                                  TruncatedError)
 from yupana.projection import queries
 from yupana.projection.errors import ProjectionError
 from yupana.projection.subject import Subject
@@ -67,9 +68,21 @@ class Reader:
         #: Seconds waiting for the store, and turning its answers into rows.
         self.server_s = 0.0
         self.transfer_s = 0.0
+        #: Seconds the last request of each plane took (see :meth:`select`).
+        self._took: dict[str, float] = {}
 
     def select(self, query: str, plane: str) -> SelectResult:
-        """One request, counted against ``plane`` (and timed: server and transfer)."""
+        """One request, counted against ``plane`` (and timed: server and transfer).
+
+        A request is not sent when the deadline leaves less time than the last request of
+        ``plane`` took (DeadlineError): it would be abandoned half-way, and the store left
+        answering a query nobody waits for."""
+        last = self._took.get(plane)
+        left = self.deadline.remaining()
+        if last is not None and 0 < left < last:
+            raise DeadlineError(f"the refresh deadline of {self.deadline.budget:g}s leaves {left:.2f}s, less than the "
+                                f"last {plane} request took ({last:.2f}s): the next one was not sent, so the store is "
+                                "not left answering a query nobody waits for")
         self.requests[plane] = self.requests.get(plane, 0) + 1
         waited = self.endpoint.server_secs
         started = time.perf_counter()
@@ -77,6 +90,7 @@ class Reader:
             result = self.endpoint.select(query, self.deadline)
         finally:
             elapsed = time.perf_counter() - started
+            self._took[plane] = elapsed
             server = elapsed if waited is None else min(elapsed, (self.endpoint.server_secs or 0.0) - waited)
             self.server_s += server
             self.transfer_s += elapsed - server

@@ -44,6 +44,7 @@ from yupana.projection import (
     decode_text,
     decode_tripwires,
     discover,
+    text_chunks,
     text_plane,
 )
 from yupana.projection.decode_disk import fetch_disk_history
@@ -102,14 +103,15 @@ class Projection:
 
 
 def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, env: dict[str, Any] | None = None,
-            memo: Memo | None = None) -> Projection:
+            memo: Memo | None = None, progress: text_chunks.Progress | None = None) -> Projection:
     """Project the governed catalogue behind ``endpoint`` (``quipu`` = ``config["quipu"]``);
     ``memo``: the last successful refresh's, matching this one (text rules it can stand for
-    are kept, not read)."""
+    are kept, not read); ``progress``: read, decode and gate the text rules chunk by chunk
+    and count how far it got (:mod:`.text_chunks`: what a deadline cut keeps)."""
     started = time.perf_counter()
     run = _Run(Reader(endpoint, deadline, batch_size=quipu.get("batch_size") or 200,
                       max_rows=quipu.get("max_rows") or 10000))
-    read = run.read_fatal(memo)
+    read = run.read_fatal(memo, progress)
     decoded = run.decode_fatal(read)
     optional = run.read_optional(dict(os.environ) if env is None else env, grounded=bool(decoded["grounded_rules"]))
     reader = run.reader
@@ -130,7 +132,8 @@ def project(endpoint: Endpoint, quipu: dict[str, Any], deadline: Deadline, *, en
     cache["digest"] = rule_set_digest(cache)
     wall = time.perf_counter() - started
     phases = {"server": reader.server_s, "transfer": reader.transfer_s,
-              "decode": max(0.0, wall - reader.server_s - reader.transfer_s)}
+              # the text rules' chunks validated while reading are the gate's time (:mod:`.text_chunks`)
+              "decode": max(0.0, wall - reader.server_s - reader.transfer_s - (progress.gate_s if progress else 0.0))}
     text = read.text
     return Projection(cache=cache, subjects=reader.subjects, planes=run.planes, notices=run.failures,
                       hosting_overclaims=overclaims, text=text, edges=read.edges, phases=phases,
@@ -180,7 +183,7 @@ class _Run:
         fresh = [i for i in iris if i not in self.atoms]
         self.atoms.update(self.reader.read("atoms_read", fresh, name))
 
-    def read_fatal(self, memo: Memo | None) -> _Read:
+    def read_fatal(self, memo: Memo | None, progress: text_chunks.Progress | None = None) -> _Read:
         """1. The fatal planes: every subject read, then the class chain above their types."""
         reader, plane = self.reader, self.plane
         with plane("policies") as stats:
@@ -188,7 +191,9 @@ class _Run:
             self.read_atoms(discover.policy_atoms(policies), "policies")
             stats.count = len(policies)
         with plane("text_rules") as stats:
-            text = text_plane.read_rules(reader, memo)
+            if progress is not None:
+                progress.atoms = self.atoms
+            text = text_plane.read_rules(reader, memo, progress, self.atoms)
             stats.count = len(text.read) + len(text.kept)
         with plane("exemption_selectors") as stats:
             selector_iris = text.selector_links()

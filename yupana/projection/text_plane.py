@@ -3,9 +3,14 @@
 Without a memo every text rule is read, with the store's digest of each rule's triples in
 the same answer (:meth:`Reader.read` with ``digests=``). With one (:mod:`.memo`):
 
-1. the store digests every rule (:meth:`Reader.digests`: one row per rule, no triples);
+1. the rules the memo does not hold are read; then the store digests the others
+   (:meth:`Reader.digests`: one row per rule, no triples);
 2. a rule whose digest equals the memo's is *kept*: not read, not decoded, not validated —
    its entry and its SHACL results come from the memo; every other rule is read;
+
+A refresh (``progress`` given) reads the rules chunk by chunk and decodes and gates each
+chunk as it comes (:mod:`.text_chunks`): those rules join the kept ones (:attr:`TextPlane.gated`),
+so that a deadline cut keeps them — the reason for reading unknown rules first.
 3. once the exemption selectors and the ``rdfs:subClassOf`` chain are read
    (:func:`settle`), a kept rule is read after all when a selector it links changed, when
    the class chain changed (then every rule is), when another plane read it too (it is
@@ -35,6 +40,7 @@ from yupana.projection.gate import ShapeResult
 from yupana.projection.memo import KeptTriple, Memo, RuleMemo
 from yupana.projection.read import Reader
 from yupana.projection.subject import Subject
+from yupana.projection.text_chunks import Progress, read_in_chunks
 
 READ = "text_rules_read"
 PLANE = "text_rules"
@@ -53,6 +59,8 @@ class TextPlane:
     #: Why the refresh read every rule ("" when it kept some), for the refresh's report.
     full_reason: str = ""
     warning: str = ""
+    #: The rules of :attr:`kept` this refresh read, decoded and gated itself (:mod:`.text_chunks`).
+    gated: set[str] = field(default_factory=set)
     #: The rules read, once :meth:`release` dropped their triples: ``iri -> (types, links)``.
     released: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
@@ -77,52 +85,97 @@ class TextPlane:
         return {t for kept in self.kept.values() for t in kept[1]}
 
 
-def read_rules(reader: Reader, memo: Memo | None) -> TextPlane:
-    """Discover the text rules and read those the memo cannot stand for (steps 1–2)."""
+def read_rules(reader: Reader, memo: Memo | None, progress: Progress | None = None,
+               atoms: dict[str, Subject] | None = None) -> TextPlane:
+    """Discover the text rules and read those the memo cannot stand for (steps 1–2).
+    With ``progress``, they are read, decoded and gated chunk by chunk
+    (:mod:`.text_chunks`; ``atoms``: the run's, where the selectors they link go)."""
     iris = discover.text_rules(reader)
+    if progress is not None:
+        progress.rules = len(iris)
     if memo is None or not memo.rules:
-        return _read_all(reader, iris, "no memo of a prior refresh" if memo is None else "the memo keeps no rule")
+        return _read_all(reader, iris, "no memo of a prior refresh" if memo is None else "the memo keeps no rule",
+                         progress, atoms)
+    # The rules the memo does not hold are read first, so that an attempt the deadline cuts
+    # spends its time on rules it can keep; then the store digests the others.
+    known = [iri for iri in iris if iri in memo.rules]
+    if progress is not None:
+        progress.from_memo = len(known)  # until the store's digests say which of them changed
+    plane = _read_all(reader, [iri for iri in iris if iri not in memo.rules], "", progress, atoms)
+    if not plane.digesting:
+        plane.read.update(reader.read(READ, known, PLANE))
+        return plane
     try:
-        current = reader.digests(READ, iris, PLANE)
+        current = reader.digests(READ, known, PLANE)
     except EndpointError as exc:
         if not _cannot_digest(exc):
             raise
-        return _plain(reader, iris, exc)
-    kept = {iri: memo.rules[iri] for iri in iris if iri in memo.rules and current.get(iri) == memo.rules[iri][0]}
-    plane = _read_all(reader, [iri for iri in iris if iri not in kept], "")
-    plane.kept = kept
-    plane.digests.update({iri: current[iri] for iri in kept})
-    if not plane.digesting:  # the digests answered, the digested reads did not: keep nothing
-        plane.kept = {}
+        plane.read.update(reader.read(READ, known, PLANE))
+        plane.kept, plane.gated, plane.digesting = {}, set(), False
+        plane.full_reason, plane.warning = _plain_reason(exc)
+        return plane
+    kept = {iri: memo.rules[iri] for iri in known if current.get(iri) == memo.rules[iri][0]}
+    if progress is not None:
+        progress.from_memo = len(kept)
+        progress.entries.update(kept)
+    changed = _read_all(reader, [iri for iri in known if iri not in kept], "", progress, atoms)
+    if not changed.digesting:  # the digests answered, the digested reads did not: keep nothing
+        plane.read.update(changed.read)
         plane.read.update(reader.read(READ, sorted(kept), PLANE))
+        plane.kept, plane.gated, plane.digesting = {}, set(), False
+        plane.full_reason, plane.warning = changed.full_reason, changed.warning
+        return plane
+    plane.read.update(changed.read)
+    plane.kept.update(changed.kept)
+    plane.kept.update(kept)
+    plane.gated.update(changed.gated)
+    plane.digests.update(changed.digests)
+    plane.digests.update({iri: current[iri] for iri in kept})
     return plane
 
 
 def settle(plane: TextPlane, reader: Reader, memo: Memo | None, atoms: dict[str, Subject],
            edges: tuple[tuple[str, str], ...]) -> int:
-    """Step 3: read the kept rules that must be read after all; returns how many."""
-    if memo is None or not plane.kept:
+    """Step 3: read the kept rules that must be read after all; returns how many. The rules
+    this refresh gated itself (:attr:`TextPlane.gated`) were checked against what it read:
+    only the last two reasons apply to them."""
+    if not plane.kept:
         return 0
-    if edges != memo.classes:
-        again = set(plane.kept)
-        plane.full_reason = "the rdfs:subClassOf chain changed"
-    else:
-        # A rule another plane read too (linked as a selector, a predicate, …) is one subject
-        # with both reads' triples: it is read again, so the gate sees all of them together.
-        again = {iri for iri in plane.kept if iri in reader.subjects}
-        changed = {sel for sel in plane.selector_links() if memo.selectors.get(sel) != kept_triples(atoms.get(sel))}
+    from yupana.projection.text_chunks import above, by_sub
+
+    from_memo = [iri for iri in plane.kept if iri not in plane.gated]
+    again: set[str] = set()
+    if memo is not None and from_memo:
+        # The chain above a rule's own types is what its decoding and validation saw.
+        old, new = by_sub(memo.classes), by_sub(edges)
+        chains: dict[tuple[str, ...], bool] = {}
+        for iri in from_memo:
+            types = plane.kept[iri][1]
+            if types not in chains:
+                chains[types] = above(types, old) != above(types, new)
+            if chains[types]:
+                again.add(iri)
+        if again and len(again) == len(from_memo):
+            plane.full_reason = "the rdfs:subClassOf chain changed"
         links = plane.links()
-        again |= {iri for iri in plane.kept if changed.intersection(links[iri])}
-        linked = {sel for iri in [*plane.read, *again] for sel in links[iri]}
-        first: dict[str, str] = {}
-        for iri in sorted(plane.kept):
-            for sel in links[iri]:
-                first.setdefault(sel, iri)
-        again |= {first[sel] for sel in first if sel not in linked}
+        changed = {sel for iri in from_memo for sel in links[iri]
+                   if memo.selectors.get(sel) != kept_triples(atoms.get(sel))}
+        again |= {iri for iri in from_memo if changed.intersection(links[iri])}
+    # A rule another plane read too (linked as a selector, a predicate, …) is one subject
+    # with both reads' triples: it is read again, so the gate sees all of them together.
+    again |= {iri for iri in plane.kept if iri in reader.subjects}
+    links = plane.links()
+    linked = {sel for iri in [*plane.read, *again] for sel in links[iri]}
+    first: dict[str, str] = {}
+    for iri in sorted(plane.kept):
+        for sel in links[iri]:
+            first.setdefault(sel, iri)
+    again |= {first[sel] for sel in first if sel not in linked}
     if not again:
         return 0
     for iri in again:
         del plane.kept[iri]
+    plane.gated.difference_update(again)
     found = reader.read(READ, sorted(again), PLANE, digests=plane.digests)
     plane.read.update(found)
     return len(again)
@@ -136,22 +189,32 @@ def kept_triples(subject: Subject | None) -> tuple[KeptTriple, ...]:
                         for p in subject.predicates() for t in subject.terms(p)))
 
 
-def _read_all(reader: Reader, iris: list[str], reason: str) -> TextPlane:
+def _read_all(reader: Reader, iris: list[str], reason: str, progress: Progress | None = None,
+              atoms: dict[str, Subject] | None = None) -> TextPlane:
     digests: dict[str, str] = {}
     try:
-        rules = reader.read(READ, iris, PLANE, digests=digests)
+        gated: dict[str, RuleMemo] = {}
+        if progress is None:
+            rules = reader.read(READ, iris, PLANE, digests=digests)
+        else:
+            rules, gated = read_in_chunks(reader, iris, digests, {} if atoms is None else atoms, progress)
     except EndpointError as exc:
         if not _cannot_digest(exc):
             raise
         return _plain(reader, iris, exc)
-    return TextPlane(read=rules, digests=digests, full_reason=reason)
+    return TextPlane(read=rules, kept=gated, digests=digests, full_reason=reason, gated=set(gated))
 
 
 def _plain(reader: Reader, iris: list[str], exc: EndpointError) -> TextPlane:
     rules = reader.read(READ, iris, PLANE)
-    return TextPlane(read=rules, digesting=False, full_reason="the store cannot digest",
-                     warning=(f"the store cannot digest text rules ({exc.message.split(' — ')[0]}), so every refresh "
-                              "reads, decodes and validates every text rule (docs/refresh.md, Incremental refresh)"))
+    reason, warning = _plain_reason(exc)
+    return TextPlane(read=rules, digesting=False, full_reason=reason, warning=warning)
+
+
+def _plain_reason(exc: EndpointError) -> tuple[str, str]:
+    return ("the store cannot digest",
+            f"the store cannot digest text rules ({exc.message.split(' — ')[0]}), so every refresh reads, decodes "
+            "and validates every text rule (docs/refresh.md, Incremental refresh)")
 
 
 def _cannot_digest(exc: EndpointError) -> bool:

@@ -8,7 +8,7 @@ beside the projection cache, in the store's own directory (:mod:`yupana.state.st
     {"version": 1, "endpoint": "http://quipu:3030",
      "last_attempt_at": 1760000000, "last_success_at": 1759990000,
      "last_failure_at": 1760000000, "last_error": "timeout: …", "last_error_kind": "timeout",
-     "consecutive_failures": 2, "backoff_until": 1760000120, "duration_secs": 2.01}
+     "consecutive_failures": 2, "backoff_until": 1760000120, "duration_secs": 2.01, "write_secs": 0.64}
 
 ``endpoint`` is the cache key (see :func:`yupana.state.cache.endpoint_key`) the state is about; a
 state written for another endpoint is ignored (switching stores never inherits a back-off).

@@ -3,12 +3,15 @@
 :mod:`yupana.workers.refresher` runs them under the lock and records the outcome; this
 module holds what happens in between, all under the refresh's one deadline:
 
-1. :func:`project_and_gate` loads the memo of the last success when it matches this
-   refresh (:mod:`yupana.projection.memo`), projects — text rules incrementally
-   (:mod:`yupana.projection.text_plane`) — and runs the SHACL gate in chunks
-   (:mod:`yupana.projection.gate_chunks`) with the kept rules' results, or takes the last
-   results when the triples to validate are those the last refresh validated; then it lets
-   the triples go, before the write needs the memory;
+1. :func:`project_and_gate` loads the memo of the last success (or of the last attempt
+   the deadline cut) when it matches this refresh (:mod:`yupana.projection.memo`),
+   projects — text rules incrementally (:mod:`yupana.projection.text_plane`), read, decoded
+   and gated a chunk at a time (:mod:`yupana.projection.text_chunks`) — and runs the SHACL
+   gate in chunks (:mod:`yupana.projection.gate_chunks`) over the rest with the kept rules'
+   results, or takes the last results when the triples to validate are those the last
+   refresh validated; then it lets the triples go, before the write needs the memory. A
+   deadline cut anywhere in it leaves every rule finished in the memo (:func:`_cut_early`,
+   :func:`_cut`);
 2. :func:`save` writes the cache through ``cache.save_detailed``, with its compile and write
    timings when it takes them;
 3. :func:`save_memo` leaves this refresh's memo for the next.
@@ -58,6 +61,39 @@ class Run:
     #: The memo key of this refresh and ``(count, digest)`` of the triples the gate validated.
     memo_key: dict[str, Any] | None = None
     validated: tuple[int, str] | None = None
+    #: How far the text rules got (:class:`yupana.projection.text_chunks.Progress`), or None.
+    progress: Any = None
+    #: Seconds the last successful refresh spent deriving the hot twin and writing (refresh-state.json).
+    last_write_secs: Any = None
+
+
+#: Without a prior write to go by, the time a write is expected to take per text rule (the
+#: hot twin's derivation and the JSON: ~3–5 s for 50 000 rules on a loaded 2-core machine).
+WRITE_SECS_PER_RULE = 100e-6
+
+
+def write_short(run: Run, body: dict[str, Any]) -> str:
+    """Why the time left cannot hold the write ("" when it can, or when waiting would not help).
+
+    The write is not cut once it starts (all would be lost), so a refresh leaves it the time
+    the last write took (or :data:`WRITE_SECS_PER_RULE` a text rule); when less is left and
+    this attempt gated rules of its own, it stops here: everything is in the memo, and the next
+    attempt has only the write left to do. An attempt that gated none would gain nothing by
+    stopping (the next would be the same): it writes."""
+    progress = run.progress
+    if progress is None or not progress.gated or run.deadline.expired():
+        return ""
+    last = run.last_write_secs
+    if isinstance(last, (int, float)) and not isinstance(last, bool) and last >= 0:
+        need, why = float(last), f"writing the cache took {float(last):.1f}s last time"
+    else:
+        rules = len(body.get("text_rules") or ())
+        need = rules * WRITE_SECS_PER_RULE
+        why = f"a write of {rules} text rules is expected to take {need:.1f}s"
+    left = run.deadline.remaining()
+    if left >= need:
+        return ""
+    return f"leaves {max(0.0, left):.1f}s before writing the cache, and {why}"
 
 
 def deadline_for(quipu: dict[str, Any]) -> Any:
@@ -72,7 +108,8 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     """Step 1 (see the module doc): fills ``run``; :class:`Refused` when the gate cannot run
     or the projection does not conform (the deadline and the store raise their own errors)."""
     from yupana.endpoint import open_endpoint
-    from yupana.projection import gate, gate_chunks, memo
+    from yupana.endpoint.base import DeadlineError
+    from yupana.projection import gate, gate_chunks, memo, text_chunks
     from yupana.projection.refresh import project
     from yupana.redact import redact_url
 
@@ -83,19 +120,27 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     say(f"opening {redact_url(quipu.get('endpoint') or '') or 'the bundled example catalogue'}")
     deadline = run.deadline
     endpoint = open_endpoint(quipu, allow_bundled=True, deadline=deadline)
+    progress = run.progress = text_chunks.Progress(deadline=deadline, shapes_dir=shapes_dir)
     try:
         memo_key = memo.key_for(key, endpoint.dialect, quipu.get("default_graph"), shapes)
         prior, why_not = memo.load(memo.path_for(path), memo_key)
         say(f"projecting from {redact_url(endpoint.identity)} ({endpoint.dialect})")
-        proj = project(endpoint, quipu, deadline, env=env, memo=prior)
+        try:
+            proj = project(endpoint, quipu, deadline, env=env, memo=prior, progress=progress)
+        except DeadlineError as exc:
+            raise _cut_early(run, path, exc, memo_key, prior) from None
+        except gate.GateError as exc:
+            raise Refused("gate", f"the SHACL gate could not run: {exc}") from None
     finally:
         endpoint.close()
     run.projection, run.memo_key = proj, memo_key
+    progress.cut_at = "validating with the SHACL gate"
     run.phases.update(proj.phases)
     run.warnings.extend(proj.warnings)
     text = proj.text
-    run.incremental = {"rules_kept": len(text.kept), "rules_read": len(text.read),
-                       "full_reason": (why_not or text.full_reason or None) if not text.kept else None}
+    from_memo = len(text.kept) - len(text.gated)
+    run.incremental = {"rules_kept": from_memo, "rules_read": len(text.read) + len(text.gated),
+                       "full_reason": (why_not or text.full_reason or None) if not from_memo else None}
     if prior is not None and prior.discarded:
         run.incremental["memo_discarded"] = prior.discarded
         run.warnings.append(f"{prior.discarded} entr{'y' if prior.discarded == 1 else 'ies'} of projection.memo "
@@ -111,13 +156,16 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     say(f"validating {count} triples against the SHACL shapes" if same is None
         else f"the {count} triples to validate are those the last refresh validated")
     try:
-        report = gate_chunks.validate(proj.subjects, shapes_dir, kept=kept, kept_subjects=len(text.kept),
+        report = gate_chunks.validate(proj.subjects, shapes_dir, kept=kept, kept_subjects=from_memo,
                                       deadline=deadline, same=same)
     except gate.GateError as exc:
         raise Refused("gate", f"the SHACL gate could not run: {exc}") from None
     except gate_chunks.GateCut as cut:
         raise _cut(run, path, cut, kept) from None
-    run.phases["gate"] = report.duration_s
+    report.triples += progress.triples  # the text rules' chunks validated as they were read
+    report.chunks += progress.chunks
+    run.phases["gate"] = report.duration_s + progress.gate_s
+    progress.cut_at = "writing the cache"
     run.gate, run.validated = report, validated
     proj.subjects = {}  # what is left to do needs none of the triples read: let them go before the write
     text.release()
@@ -126,6 +174,31 @@ def project_and_gate(run: Run, quipu: dict[str, Any], key: str, path: str, say: 
     if not report.conforms:
         raise Refused("shapes", f"the projection does not conform to the SHACL shapes, cache not written — "
                                 f"{report.summary()}\n{report.text}", report)
+
+
+def _cut_early(run: Run, path: str, exc: Exception, key: dict[str, Any], prior: Any) -> Exception:
+    """The deadline cut the projection (reading, decoding or gating the text rules, or a
+    later plane): keep in the memo every rule decoded and validated so far
+    (:func:`yupana.projection.text_chunks.cut_memo`), so the next attempt reads only the rest."""
+    from yupana.endpoint.base import DeadlineError
+    from yupana.projection import memo, text_chunks
+
+    progress = run.progress
+    if not progress.gated:  # nothing new to keep: the memo stays as it was
+        progress.kept_in_memo = len(prior.rules) if prior is not None else 0
+        return exc
+    found = text_chunks.cut_memo(key, progress, prior, progress.atoms)
+    if found is None or not found.rules:
+        progress.kept_in_memo = 0
+        return exc
+    error = memo.save(memo.path_for(path), found)
+    if error:
+        run.warnings.append(error)
+        progress.kept_in_memo = 0
+        return exc
+    progress.kept_in_memo = len(found.rules)
+    return DeadlineError(f"{getattr(exc, 'message', exc)} ({progress.line()}); the {len(found.rules)} text rules "
+                         "decoded and validated so far are kept for the next refresh, which goes on from there")
 
 
 def _cut(run: Run, path: str, cut: GateCut, kept: list[Any]) -> Exception:
@@ -145,6 +218,8 @@ def _cut(run: Run, path: str, cut: GateCut, kept: list[Any]) -> Exception:
     if error:
         run.warnings.append(error)
         return cut
+    if run.progress is not None:
+        run.progress.kept_in_memo = len(found.rules)
     return DeadlineError(f"{cut.message}; the {len(found.rules)} text rules decoded and validated so far are kept "
                          "for the next refresh, which goes on from there")
 
@@ -197,3 +272,5 @@ def _save_memo(run: Run, path: str) -> None:
     error = memo.save(memo.path_for(path), found)
     if error:
         run.warnings.append(error)
+    elif run.progress is not None:
+        run.progress.kept_in_memo = len(found.rules)

@@ -77,6 +77,8 @@ class RefreshOutcome:
     phases: dict[str, float | None] = field(default_factory=dict)
     #: What the incremental refresh kept: ``{"rules_kept", "rules_read", "full_reason"}``.
     incremental: dict[str, Any] | None = None
+    #: How far the text rules got (``text_chunks.Progress.as_json``): found, read, decoded, gated, kept in the memo.
+    progress: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -202,7 +204,7 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         if why_not:
             outcome.status, outcome.error = SKIPPED, why_not
             return outcome
-    run = refresh_run.Run(deadline=refresh_run.deadline_for(quipu))
+    run = refresh_run.Run(deadline=refresh_run.deadline_for(quipu), last_write_secs=state.get("write_secs"))
     bundle_cfg, root = bundle
     bundle_url = str(bundle_cfg.get("url") or "").strip()
     try:
@@ -228,6 +230,10 @@ def _locked(quipu: dict[str, Any], key: str, path: str, started: float, say: Cal
         outcome.error_kind, outcome.error = _classify(exc)
     proj = run.projection
     outcome.gate, outcome.phases, outcome.incremental = run.gate, run.phases, run.incremental
+    if run.progress is not None:
+        if outcome.error_kind != "deadline":  # not cut: it finished, or failed for another reason
+            run.progress.cut_at = ""
+        outcome.progress = run.progress.as_json()
     outcome.warnings[:0] = run.warnings
     if proj is not None:
         outcome.planes = dict(proj.planes)
@@ -263,11 +269,13 @@ def _install(run: refresh_run.Run, body: dict[str, Any], key: str, path: str, sa
         body["source"] = source
     if not from_bundle:
         body["written_at"] = int(time.time())  # a bundle keeps the time its store confirmed it
-        if run.deadline.expired():
+        short = refresh_run.write_short(run, body)
+        if run.deadline.expired() or short:
             from yupana.endpoint.base import DeadlineError
 
             refresh_run.save_memo(run, path)  # all of it validated: the next refresh keeps it
-            raise DeadlineError(f"the refresh deadline of {run.deadline.budget:g}s passed before writing the cache "
+            when = short or "passed before writing the cache"
+            raise DeadlineError(f"the refresh deadline of {run.deadline.budget:g}s {when} "
                                 "(the projection and the SHACL gate took it all; what they found is kept for the "
                                 "next refresh): raise [yupana.quipu] refresh_deadline_secs for a catalogue this size")
     say(f"writing {path}")
@@ -318,6 +326,8 @@ def _record(outcome: RefreshOutcome, prior: dict[str, Any], now: int, base: int)
         "consecutive_failures": 0,
         "backoff_until": None,
         "duration_secs": round(outcome.duration_s, 3),
+        # What deriving the hot twin and writing took last time: the time a refresh keeps for them.
+        "write_secs": _write_secs(outcome) if outcome.ok else prior.get("write_secs"),
     }
     if prior.get("bundle") or outcome.bundle:  # a bundle host: the bundle installed (kept across failures)
         state["bundle"] = outcome.bundle if outcome.ok and outcome.bundle else prior.get("bundle")
@@ -329,11 +339,28 @@ def _record(outcome: RefreshOutcome, prior: dict[str, Any], now: int, base: int)
         state.update(last_failure_at=int(time.time()), last_error=outcome.error.split("\n", 1)[0] if outcome.error else None,
                      last_error_kind=outcome.error_kind, consecutive_failures=failures,
                      backoff_until=int(time.time()) + refresh_state.backoff_secs(base, failures))
+        if _went_on(outcome):  # the store answered and the memo holds more: the next attempt goes on at once
+            state["backoff_until"] = None
         outcome.consecutive_failures = failures
         outcome.backoff_until = int(state["backoff_until"] or 0)
     error = refresh_state.write(outcome.cache_path or "", state)
     if error:
         outcome.warnings.append(error)
+
+
+def _went_on(outcome: RefreshOutcome) -> bool:
+    """Whether a failed attempt was a deadline cut that left rules of its own in the memo: no
+    back-off follows (docs/refresh.md, "A catalogue too large for one deadline")."""
+    progress = outcome.progress or {}
+    return (outcome.error_kind == "deadline" and bool(progress.get("gated"))
+            and bool(progress.get("kept_in_memo")))
+
+
+def _write_secs(outcome: RefreshOutcome) -> float | None:
+    phases = outcome.phases or {}
+    if phases.get("compile") is None and phases.get("write") is None:
+        return None
+    return round(float(phases.get("compile") or 0.0) + float(phases.get("write") or 0.0), 3)
 
 
 def _not_due(path: str, ident: str, quipu: dict[str, Any], state: dict[str, Any], now: int, *,
