@@ -346,13 +346,14 @@ def test_a_gate_the_deadline_cuts_keeps_what_it_validated_and_the_next_refresh_g
         pytest.fail(f"no budget between {low:.3f}s and {high:.3f}s cut the gate after some of its chunks")
     assert first.error_kind == "deadline" and not state.cache_path.exists()
     kept = [0]
-    for _ in range(8):  # each attempt keeps more, so the same budget gets there
+    for _ in range(12):  # each keeps at least as much (more, unless a busy CPU starved it): the same budget gets there
         outcome = refresher.refresh_now(str(root))
-        assert outcome.progress["from_memo"] > kept[-1], outcome.reason()
+        assert outcome.progress["from_memo"] >= kept[-1], outcome.reason()
         kept.append(outcome.progress["from_memo"])
         if outcome.ok:
             break
     assert outcome.ok and outcome.counts["text_rules"] == 12000, (kept, outcome.reason())
+    assert kept[1] > 0  # the attempt after the cut went on from what the cut kept
     configure(root, "file:cat", refresh_deadline_secs=120)
     written = json.loads(state.cache_path.read_text())
     for path in state.cache_path.parent.glob("projection.*"):
