@@ -32,9 +32,10 @@ import time
 
 GRAM = 3
 CASE, FOLD = "c", "f"
+KIND = "k"  # kind trigrams (yupana.regex.classgrams): searched in the text's kind string
 WINDOW = 256 * 1024  # characters of text turned into trigrams between deadline checks
 MAX_CHOICES = 12  # trigrams of one literal weighed when choosing where to file it
-_SEED = {CASE: 0x5BD1E995, FOLD: 0x27D4EB2F}
+_SEED = {CASE: 0x5BD1E995, FOLD: 0x27D4EB2F, KIND: 0x165667B1}
 _MIX = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
 _MASK32 = (1 << 32) - 1
@@ -73,7 +74,7 @@ def build(prefilters: list[Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
             always.append(i)
             continue
         literals, ci = pf
-        ns = FOLD if ci else CASE
+        ns = ci if isinstance(ci, str) else FOLD if ci else CASE
         for lit in literals:
             if len(lit) < GRAM:
                 short.setdefault(ns + lit, set()).add(i)
@@ -108,9 +109,13 @@ def build(prefilters: list[Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
     # for the scan: every literal whole (a longer needle is searched faster than its trigram),
     # with the posting it is filed in
     literals = sorted({(lit[0], lit[1:], starts[key]) for lit, key in filed_under})
-    meta = {"bits": bits, "keys": len(postings), "literals": len(literals), "always": tuple(always),
+    meta: dict[str, Any] = {"bits": bits, "keys": len(postings), "literals": len(literals), "always": tuple(always),
             "rules": len(prefilters), "short": {k: tuple(sorted(v)) for k, v in short.items()},
             "namespaces": sorted({k[0] for k in postings} | {k[0] for k in short})}
+    if KIND in meta["namespaces"]:
+        from yupana.regex.classgrams import table as kinds
+
+        meta["kinds"] = kinds()  # the byte → kind translation the hook applies to the text
     return meta, {"table": packed.tobytes(), "postings": u32_array(flat), "literals": marshal.dumps(literals)}
 
 
@@ -147,6 +152,9 @@ class Index:
             return out
         hays: dict[str, str] = {}
         for ns in self.meta["namespaces"]:
+            if ns == KIND:  # one kind a UTF-8 byte (yupana.regex.classgrams), in C
+                hays[ns] = text.encode("utf-8", "surrogatepass").translate(self.meta["kinds"]).decode("latin-1")
+                continue
             hay = text if ns == CASE else folded()
             if hay is None:
                 return None
