@@ -54,7 +54,7 @@ def test_both_lookups_return_every_rule_whose_prefilter_admits_the_text(pfs, tex
     assert found is not None and truth <= found
     short = {i for k, ids in index.meta["short"].items() if k[1:] in hays[k[0]] for i in ids}
     always = set(index.meta["always"])
-    for way in (index.probe, index.scan):
+    for way in (index.probe, index.scan, index.literal_set):
         got = way(hays, None)
         assert got is not None and truth <= got | short | always
 
