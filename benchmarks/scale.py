@@ -127,8 +127,9 @@ def write_cache(endpoint: str, rules: list[dict]) -> None:
     assert error is None, error
 
 
-def setup(base: str) -> tuple[dict, list[tuple[str, list[str], bytes, float]], str]:
-    """The environment and the scenarios: (label, hook argv tail, payload, target)."""
+def setup_env(base: str) -> dict:
+    """A clean environment with its own HOME, state and temporary directories under ``base``
+    (also made this process's, so :func:`write_cache` writes where the hooks read)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("YUPANA_", "BOBBIN_", "SHANTY_", "XDG_"))}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(HOME=os.path.join(base, "home"), XDG_STATE_HOME=os.path.join(base, "state"),
@@ -136,6 +137,12 @@ def setup(base: str) -> tuple[dict, list[tuple[str, list[str], bytes, float]], s
     for d in ("home", "state", "tmp"):
         os.makedirs(os.path.join(base, d), exist_ok=True)
     os.environ.update({k: env[k] for k in ("HOME", "XDG_STATE_HOME", "TMPDIR")})
+    return env
+
+
+def setup(base: str) -> tuple[dict, list[tuple[str, list[str], bytes, float]], str]:
+    """The environment and the scenarios: (label, hook argv tail, payload, target)."""
+    env = setup_env(base)
     scenarios = []
     for n in SIZES:
         endpoint = f"http://127.0.0.1:9/rules{n}"

@@ -54,7 +54,7 @@ def test_both_lookups_return_every_rule_whose_prefilter_admits_the_text(pfs, tex
     assert found is not None and truth <= found
     short = {i for k, ids in index.meta["short"].items() if k[1:] in hays[k[0]] for i in ids}
     always = set(index.meta["always"])
-    for way in (index.probe, index.scan):
+    for way in (index.probe, index.scan, index.literal_set):
         got = way(hays, None)
         assert got is not None and truth <= got | short | always
 
@@ -111,3 +111,46 @@ def test_a_deadline_in_the_past_looks_at_nothing_and_says_so():
     big = "plain text " * 20_000
     admitted, skipped = text_rules.candidates(twin.text_rules, big, deadline_at=0.0)
     assert admitted == [] and skipped == 500
+
+
+_ADVERSARIAL: list = []
+
+
+def _adversarial_twin() -> tuple[list[dict], HotCache]:
+    if not _ADVERSARIAL:
+        sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+        try:
+            import adversarial_corpus
+        finally:
+            sys.path.pop(0)
+        rules = adversarial_corpus.text_rules(2000)
+        _ADVERSARIAL.append((rules, _twin(rules)))
+    return _ADVERSARIAL[0]
+
+
+@settings(max_examples=int(os.environ.get("PREFILTER_EXAMPLES", "300")) // 3, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@given(st.data())
+def test_an_adversarial_catalogue_fires_through_the_index_what_every_regex_fires(data):
+    """2,000 patterns with no literal of three characters (benchmarks/adversarial_corpus.py),
+    keyed by kind trigrams and short literals: the index never drops a rule that running every
+    regex on the text (no prefilter at all) fires. Texts hold matches of a few of the patterns."""
+    rules, twin = _adversarial_twin()
+    parts = [data.draw(st.text(alphabet="The widget reads 42 é\n_-.:=", max_size=30))]
+    for rule in data.draw(st.lists(st.sampled_from(rules), min_size=1, max_size=3)):
+        try:
+            parts.append(data.draw(st.from_regex(rule["pattern"], fullmatch=True)))
+        except Exception:  # noqa: BLE001 - a pattern Python's re cannot read: nothing to generate
+            continue
+        parts.append(data.draw(st.sampled_from([" ", "\n", ", ", ""])))
+    text = "".join(parts)
+    bare = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rules]  # no prefilter: every regex runs
+    want = text_rules.evaluate(bare, text, "docs/x.md", lambda: ("public", "", "r"))
+    got = text_rules.evaluate(twin.text_rules, text, "docs/x.md", lambda: ("public", "", "r"))
+    assert [(f.id, f.message) for f in got] == [(f.id, f.message) for f in want]
+
+
+def test_an_adversarial_catalogue_hands_few_rules_to_the_regex_stage_for_prose():
+    rules, twin = _adversarial_twin()
+    admitted, skipped = text_rules.candidates(twin.text_rules, "The widget service reads its settings.\n")
+    assert skipped == 0 and len(admitted) < len(rules) // 20

@@ -192,9 +192,12 @@ def _matches(regex: Any, text: str, deadline_at: float | None,
              keep: Callable[[Any], bool] | None = None) -> tuple[list[str], bool]:
     """Distinct matched substrings of ``regex`` in ``text`` (first-seen order) that ``keep``
     (the rule's content checks, when it has any) keeps, and whether the scan finished: without
-    a deadline one whole ``finditer``; with one, window by window."""
+    a deadline, or on a text of one window, one whole ``finditer``; else window by window."""
     found: list[str] = []
-    matches = regex.finditer(text) if deadline_at is None else _windowed(regex, text, deadline_at)
+    # a text of one window is one finditer (RE2's wrapper encodes the whole text and converts
+    # offsets on every search call: a search per match would pay that per match)
+    matches = regex.finditer(text) if deadline_at is None or len(text) <= SCAN_CHUNK \
+        else _windowed(regex, text, deadline_at)
     for match in matches:
         if match is None:
             return found, False

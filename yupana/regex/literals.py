@@ -86,7 +86,11 @@ class _Analysis:
         if whole_exact:
             return run, None
         _add(candidates, _req_of(run))
-        return None, _best(candidates)
+        return None, self.best(candidates)
+
+    def best(self, candidates: list[frozenset[str]]) -> frozenset[str] | None:
+        """Of the literal sets one of which a concatenation requires, the one to keep."""
+        return _best(candidates)
 
     def _alt(self, branches: list[Node]) -> tuple[frozenset[str] | None, frozenset[str] | None]:
         exact: set[str] | None = set()

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from yupana.regex.syntax import Node
 
 #: Bumped whenever the analysis changes, so hot twins derived by an older one are rebuilt.
-ALGORITHM = 3
+ALGORITHM = 4
 
 MAX_PATTERN = 20000  # longer patterns are always evaluated
 CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules and between windows
@@ -58,17 +58,26 @@ def prefilter(pattern: str) -> tuple[tuple[str, ...], bool] | None:
 
 def prefilters(pattern: str) -> tuple[tuple[tuple[str, ...], bool] | None, tuple[bytes, int] | None]:
     """(:func:`prefilter`, :func:`required_run`) of ``pattern``, from one parse of it."""
+    literal, run, _ = analyse(pattern)
+    return literal, run
+
+
+def analyse(pattern: str) -> tuple[Any, Any, tuple[str, ...] | None]:
+    """(:func:`prefilter`, :func:`required_run`, kind trigrams) of ``pattern``, from one parse:
+    the third is the index key of a pattern without a literal of three characters
+    (:func:`yupana.regex.classgrams.kind_key_of`), or None."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN:
-        return None, None
-    from yupana.regex import runs
+        return None, None, None
+    from yupana.regex import classgrams, runs
     from yupana.regex.syntax import Parser
 
     try:
         parser = Parser(pattern)
         ast = parser.parse()
     except Exception:  # noqa: BLE001 - Unsupported, RecursionError, a parser gap: no prefilter, never a crash
-        return None, None
-    return _literal_prefilter(ast, parser.any_ci), _guarded(runs.required_run_of, ast)
+        return None, None, None
+    return (_literal_prefilter(ast, parser.any_ci), _guarded(runs.required_run_of, ast),
+            _guarded(classgrams.kind_key_of, ast))
 
 
 def _literal_prefilter(ast: Node, any_ci: bool) -> tuple[tuple[str, ...], bool] | None:

@@ -22,3 +22,22 @@ def compile_quiet(pattern: str) -> Any:  # a compiled re2 pattern (google-re2 sh
         options.log_errors = False
         _OPTIONS = options
     return re2.compile(pattern, _OPTIONS)
+
+
+SET_MAX_MEM = 64 << 20  # an RE2::Set's DFA never runs out at this budget (it resets its cache and goes on)
+
+
+def search_set(patterns: list[str]) -> Any:
+    """A compiled unanchored ``re2.Set`` of ``patterns`` (``Match(text)``: the indices of those
+    found anywhere in ``text``, or None), RE2's logging off; raises ``re2.error`` when a pattern
+    or the set does not compile."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = SET_MAX_MEM
+    found = re2.Set.SearchSet(options)
+    for pattern in patterns:
+        found.Add(pattern)
+    found.Compile()
+    return found

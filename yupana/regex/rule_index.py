@@ -32,9 +32,10 @@ import time
 
 GRAM = 3
 CASE, FOLD = "c", "f"
+KIND = "k"  # kind trigrams (yupana.regex.classgrams): searched in the text's kind string
 WINDOW = 256 * 1024  # characters of text turned into trigrams between deadline checks
 MAX_CHOICES = 12  # trigrams of one literal weighed when choosing where to file it
-_SEED = {CASE: 0x5BD1E995, FOLD: 0x27D4EB2F}
+_SEED = {CASE: 0x5BD1E995, FOLD: 0x27D4EB2F, KIND: 0x165667B1}
 _MIX = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
 _MASK32 = (1 << 32) - 1
@@ -73,7 +74,7 @@ def build(prefilters: list[Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
             always.append(i)
             continue
         literals, ci = pf
-        ns = FOLD if ci else CASE
+        ns = ci if isinstance(ci, str) else FOLD if ci else CASE
         for lit in literals:
             if len(lit) < GRAM:
                 short.setdefault(ns + lit, set()).add(i)
@@ -108,9 +109,13 @@ def build(prefilters: list[Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
     # for the scan: every literal whole (a longer needle is searched faster than its trigram),
     # with the posting it is filed in
     literals = sorted({(lit[0], lit[1:], starts[key]) for lit, key in filed_under})
-    meta = {"bits": bits, "keys": len(postings), "literals": len(literals), "always": tuple(always),
+    meta: dict[str, Any] = {"bits": bits, "keys": len(postings), "literals": len(literals), "always": tuple(always),
             "rules": len(prefilters), "short": {k: tuple(sorted(v)) for k, v in short.items()},
             "namespaces": sorted({k[0] for k in postings} | {k[0] for k in short})}
+    if KIND in meta["namespaces"]:
+        from yupana.regex.classgrams import table as kinds
+
+        meta["kinds"] = kinds()  # the byte → kind translation the hook applies to the text
     return meta, {"table": packed.tobytes(), "postings": u32_array(flat), "literals": marshal.dumps(literals)}
 
 
@@ -147,6 +152,9 @@ class Index:
             return out
         hays: dict[str, str] = {}
         for ns in self.meta["namespaces"]:
+            if ns == KIND:  # one kind a UTF-8 byte (yupana.regex.classgrams), in C
+                hays[ns] = text.encode("utf-8", "surrogatepass").translate(self.meta["kinds"]).decode("latin-1")
+                continue
             hay = text if ns == CASE else folded()
             if hay is None:
                 return None
@@ -156,12 +164,15 @@ class Index:
                 out.update(ids)
         if not self.meta["keys"]:
             return out
-        # probing turns the text into trigrams and hashes each (~150 ns a character, all told);
-        # scanning searches each literal in the text (~100 ns + ~0.5 ns a character): the cheaper
-        if self.meta["literals"] * (100 + len(text) // 2) < 150 * len(text):
-            found = self.scan(hays, deadline_at)
-        else:
-            found = self.probe(hays, deadline_at)
+        # probing turns the text into trigrams and hashes each (~150-350 ns a character, all
+        # told); scanning searches each literal in the text (~100 ns + ~0.5 ns a character);
+        # one RE2 set of every literal costs ~10 µs a literal to build, then ~10 ns a character
+        # (and re2's import, ~3 ms, when no rule has run yet): the cheapest
+        n, literals = len(text), self.meta["literals"]
+        costs = {"probe": 250 * n, "scan": literals * (100 + n // 2),
+                 "literal_set": 3_000_000 + literals * 10_000 + 10 * n * len(hays)}
+        way = min(costs, key=costs.__getitem__)
+        found = getattr(self, way)(hays, deadline_at)
         if found is None:
             return None
         out |= found
@@ -198,6 +209,28 @@ class Index:
                         if check is not None:
                             check("table", 8 * slot, whole)
                         v = table[slot]
+        return out
+
+    def literal_set(self, hays: dict[str, str], deadline_at: float | None) -> set[int] | None:
+        """Every literal of a namespace in one RE2 set, matched once over the text (a large
+        text): one pass in C, however many literals. The scan when RE2 refuses the set."""
+        from yupana.regex.re2_quiet import search_set
+
+        by_ns: dict[str, list[tuple[str, int]]] = {}
+        for ns, literal, start in marshal.loads(self.span("literals", 0, 1 << 62)):
+            by_ns.setdefault(ns, []).append((literal, start))
+        out: set[int] = set()
+        import re2
+
+        for ns, items in by_ns.items():
+            if deadline_at is not None and time.monotonic() > deadline_at:
+                return None
+            try:
+                hits = search_set([re2.escape(literal) for literal, _ in items]).Match(hays[ns]) or ()
+            except Exception:  # noqa: BLE001 - re2.error: a set RE2 will not build is searched literal by literal
+                return self.scan(hays, deadline_at)
+            for j in hits:
+                out.update(self._posting(items[j][1]))
         return out
 
     def scan(self, hays: dict[str, str], deadline_at: float | None) -> set[int] | None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 MARK, GAP = 0x78, 0x20  # b"x" for a member byte, b" " otherwise
 MIN_RUN = 3  # shorter required runs pass nearly every text: not worth a check
 MAX_RUN = 4096  # a run requirement longer than this is capped (still sound: fewer is weaker)
-MAX_ALPHABET = 96  # an alphabet with more ASCII members than this excludes nearly nothing
+MAX_ALPHABET = 123  # more ASCII members than this (every character but a few) excludes nearly nothing; [^\s"']{19,} still counts
 
 
 def _walk(node: Node) -> tuple[frozenset[str], bool, int]:

@@ -34,20 +34,20 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    Memo = dict[str, tuple[Any, Any]]
+    Memo = dict[str, tuple[Any, Any, Any]]
 
 # The header fields a plane's sections come with (copied with them when reused).
 _EXTRAS = {"text_rules": ("text_rules",), "policies": ("policy_languages",)}
 
 
-def prefilters(pattern: str, memo: Memo | None = None, *, remember: bool = True) -> tuple[Any, Any]:
-    """(literal prefilter, required run) of ``pattern``, from ``memo`` when it has them (and
-    added to it, unless not ``remember``)."""
+def prefilters(pattern: str, memo: Memo | None = None, *, remember: bool = True) -> tuple[Any, Any, Any]:
+    """(literal prefilter, required run, kind trigrams) of ``pattern``, from ``memo`` when it
+    has them (and added to it, unless not ``remember``)."""
     if memo is not None:
         found = memo.get(pattern)
         if found is not None:
             return found
-    found = regex_prefilter.prefilters(pattern)
+    found = regex_prefilter.analyse(pattern)
     if memo is not None and remember:
         memo[pattern] = found
     return found
@@ -157,19 +157,33 @@ def _plane_sections(key: str, derived: dict[str, Any], sections: dict[str, bytes
 
 def _text_rule(rule: dict[str, Any], memo: Memo | None, remember: bool) -> dict[str, Any]:
     rule = dict(rule)
-    rule["_prefilter"], rule["_run"] = prefilters(rule.get("pattern") or "", memo, remember=remember)
+    rule["_prefilter"], rule["_run"], rule["_kinds"] = prefilters(rule.get("pattern") or "", memo, remember=remember)
     return rule
 
 
 def index_key(rule: dict[str, Any]) -> Any:
-    """The literals the index files ``rule`` under: its pattern's literal prefilter, or, for a
-    pattern without one, its required keywords (case-folded; the rule cannot fire on a text
-    without one, docs/vocabulary.md), so a keyword-anchored generic rule is not run on every edit."""
+    """What the index files ``rule`` under, the most selective first: its pattern's literal
+    prefilter when every literal is a trigram or longer; else its required keywords
+    (case-folded; the rule cannot fire on a text without one, docs/vocabulary.md), so a
+    keyword-anchored generic rule is not run on every edit; else its kind trigrams
+    (:mod:`yupana.regex.classgrams`, namespace ``k``) unless its literals are of two characters
+    and prose has most of the trigrams; else its short literals; else nothing (always a candidate)."""
     found = rule.get("_prefilter")
-    keywords = rule.get("keywords")
-    if found is not None or not keywords:
+    if found is not None and all(len(lit) >= rule_index.GRAM for lit in found[0]):
         return found
-    return tuple(sorted({str(k).casefold() for k in keywords}, key=lambda x: (-len(x), x))), True
+    keywords = rule.get("keywords")
+    if keywords:
+        return tuple(sorted({str(k).casefold() for k in keywords}, key=lambda x: (-len(x), x))), True
+    kinds = rule.get("_kinds")
+    if not kinds:
+        return found
+    from yupana.regex.classgrams import prose_common, rare_share
+
+    by_kind = tuple(kinds), rule_index.KIND
+    if found is None or (not any(map(prose_common, kinds))
+                         and (rare_share(by_kind[0]) >= 0.5 or all(len(lit) == 1 for lit in found[0]))):
+        return by_kind
+    return found
 
 
 def _text_rule_sections(rules: Iterable[dict[str, Any]], sections: dict[str, Any], extras: dict[str, Any]) -> None:
@@ -269,7 +283,7 @@ def memo_of(file: HotFile) -> Memo:
         for rule in TextRules(file).each():
             pattern = rule.get("pattern")
             if isinstance(pattern, str):
-                memo[pattern] = (rule.get("_prefilter"), rule.get("_run"))
+                memo[pattern] = (rule.get("_prefilter"), rule.get("_run"), rule.get("_kinds"))
     except (Corrupt, KeyError, TypeError):
         return {}  # a damaged prior twin lends nothing: every pattern is analysed again
     return memo
