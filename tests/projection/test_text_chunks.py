@@ -146,7 +146,7 @@ def _selector(iri: str, regex: str):
 def test_a_cut_keeps_what_it_gated_and_the_older_memo_only_where_this_attempt_saw_nothing_change():
     from yupana.endpoint.base import Deadline
     from yupana.projection import memo, text_chunks
-    from yupana.projection.text_plane import kept_triples
+    from yupana.projection.memo import kept_triples
 
     key = {"format": memo.FORMAT}
     pattern, rule_class = A + "InternalIdentifierPattern", A + "TextRule"

@@ -36,6 +36,7 @@ import os
 from dataclasses import dataclass, field
 
 from yupana.planes import CACHE_VERSION
+from yupana.projection.subject import Subject
 
 FORMAT = 2  # 2: every rule entry and the gate's results carry their own digest
 LIMIT = 1 << 30  # a memo past 1 GiB is not read (a full refresh instead)
@@ -179,3 +180,11 @@ def discard(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def kept_triples(subject: Subject | None) -> tuple[KeptTriple, ...]:
+    """A subject's triples as the memo keeps them (sorted), () for none."""
+    if subject is None:
+        return ()
+    return tuple(sorted((p, t.kind, t.value, t.datatype or "", t.lang or "")
+                        for p in subject.predicates() for t in subject.terms(p)))

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from yupana.endpoint.base import Deadline
 from yupana.projection import decode_text
 from yupana.projection.errors import ProjectionError
-from yupana.projection.memo import Memo, RuleMemo
+from yupana.projection.memo import Memo, RuleMemo, kept_triples
 from yupana.projection.read import Reader
 from yupana.projection.subject import Subject
 from yupana.projection.vocab import RDFS_SUBCLASS_OF
@@ -223,8 +223,6 @@ def cut_memo(key: dict[str, Any], progress: Progress, prior: Memo | None, atoms:
     next attempt digests them as it digests any memo's). A rule of ``prior`` this attempt did
     not gate goes on only when what it was checked against is unchanged as far as this
     attempt read (its selectors, the chain above its types)."""
-    from yupana.projection.text_plane import kept_triples
-
     entries = dict(prior.rules) if prior is not None else {}  # not verified yet: the next attempt digests them
     entries.update(progress.entries)
     if not entries:

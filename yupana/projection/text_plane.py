@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from yupana.endpoint.base import EndpointError, HTTPStatus, QueryError, UnsupportedError
 from yupana.projection import decode_text, discover
 from yupana.projection.gate import ShapeResult
-from yupana.projection.memo import KeptTriple, Memo, RuleMemo
+from yupana.projection.memo import Memo, RuleMemo, kept_triples
 from yupana.projection.read import Reader
 from yupana.projection.subject import Subject
 from yupana.projection.text_chunks import Progress, read_in_chunks
@@ -179,14 +179,6 @@ def settle(plane: TextPlane, reader: Reader, memo: Memo | None, atoms: dict[str,
     found = reader.read(READ, sorted(again), PLANE, digests=plane.digests)
     plane.read.update(found)
     return len(again)
-
-
-def kept_triples(subject: Subject | None) -> tuple[KeptTriple, ...]:
-    """A subject's triples as the memo keeps them (sorted), () for none."""
-    if subject is None:
-        return ()
-    return tuple(sorted((p, t.kind, t.value, t.datatype or "", t.lang or "")
-                        for p in subject.predicates() for t in subject.terms(p)))
 
 
 def _read_all(reader: Reader, iris: list[str], reason: str, progress: Progress | None = None,
