@@ -134,6 +134,9 @@ def run_hook(argv: list[str]) -> int:
         _stderr(f"yupana: hook invocation not understood ({exc}); allowing the tool call")
         return 0
     row = HOOKS[args.event]
+    from yupana import hot_import
+
+    hot_import.install()  # the hook's modules from one read (yupana/hot_import.py)
     try:
         code = row.runtime().main(args)
     except BaseException as exc:  # noqa: BLE001 - no crash path may block an agent or a push
@@ -141,6 +144,8 @@ def run_hook(argv: list[str]) -> int:
             return 0
         _stderr(f"yupana: hook {args.event} failed ({type(exc).__name__}: {exc}); allowing the tool call")
         return 0
+    if row.protocol == "client":
+        hot_import.save()  # after the answer and the records: only when a module came the ordinary way
     return 1 if row.protocol == "git" and code == 1 else 0
 
 
