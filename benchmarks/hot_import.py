@@ -46,7 +46,8 @@ def main(argv: list[str]) -> int:
             env, payloads[label] = pre_edit.setup(root)
             envs[label] = dict(env, PYTHONPATH=os.pathsep.join([_copy(root), site]))
         os.makedirs(bundle_path(os.path.join(base, "ordinary", "yupana")))
-        hook = [py, "-S", "-m", "yupana", "hook", "pre-edit"]
+        # what bin/yupana runs (``-m`` would add runpy's imports to both sides)
+        hook = [py, "-S", "-c", "import sys; from yupana.cli import main; sys.exit(main())", "hook", "pre-edit"]
         for label, e in envs.items():  # config snapshots resolved, twins warm, the bundle written
             for mode in ("enforce", "off"):
                 for _ in range(2):

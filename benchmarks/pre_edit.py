@@ -18,7 +18,8 @@ that shows what the hook itself imports). The targets are asserted on both.
 
 Finally the modules the hot path imports are listed from ``-X importtime`` (under ``-S``) and
 checked: none of rdflib, pyshacl, httpx, SPARQLWrapper, pydantic, typer, rich, json, re,
-typing, dataclasses, pathlib, subprocess, tomllib, argparse, enum; re2 only when a rule ran.
+typing, dataclasses, pathlib, subprocess, tomllib, argparse, enum; RE2 only when a rule ran (its
+extension, through yupana.regex.re2_binding: the `re2` wrapper package never).
 """
 
 from __future__ import annotations

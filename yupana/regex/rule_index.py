@@ -214,19 +214,17 @@ class Index:
     def literal_set(self, hays: dict[str, str], deadline_at: float | None) -> set[int] | None:
         """Every literal of a namespace in one RE2 set, matched once over the text (a large
         text): one pass in C, however many literals. The scan when RE2 refuses the set."""
-        from yupana.regex.re2_quiet import search_set
+        from yupana.regex.re2_binding import escape, search_set
 
         by_ns: dict[str, list[tuple[str, int]]] = {}
         for ns, literal, start in marshal.loads(self.span("literals", 0, 1 << 62)):
             by_ns.setdefault(ns, []).append((literal, start))
         out: set[int] = set()
-        import re2
-
         for ns, items in by_ns.items():
             if deadline_at is not None and time.monotonic() > deadline_at:
                 return None
             try:
-                hits = search_set([re2.escape(literal) for literal, _ in items]).Match(hays[ns]) or ()
+                hits = search_set([escape(literal) for literal, _ in items]).Match(hays[ns]) or ()
             except Exception:  # noqa: BLE001 - re2.error: a set RE2 will not build is searched literal by literal
                 return self.scan(hays, deadline_at)
             for j in hits:
