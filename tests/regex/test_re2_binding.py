@@ -92,13 +92,33 @@ def test_any_text_any_window(pattern, text, pos, endpos):
     assert _ours(pattern, text, pos, endpos) == _theirs(pattern, text, pos, endpos)
 
 
+@pytest.mark.parametrize("pattern", [r"[^\x00-\x7f]+", r"\w+", r"(?P<k>é)(x)?", r"\b\d{3}\b", r"x*"])
+def test_long_texts_across_many_blocks(pattern):
+    """Offsets in a text much longer than the binding's 2048-character blocks, every kind of
+    character width, at and around block boundaries, are the wrapper's."""
+    import random
+
+    r = random.Random(7)
+    alphabet = ["a", "b", " ", "\n", "é", "日", "🙂", "1", "2", "3", "x"]
+    text = "".join(r.choice(alphabet) for _ in range(9000))
+    assert _ours(pattern, text) == _theirs(pattern, text)
+    for pos, endpos in ((2047, 2049), (2048, 6145), (4095, None), (None, 4097), (8999, 9000), (1, 8998)):
+        assert _ours(pattern, text, pos, endpos) == _theirs(pattern, text, pos, endpos), (pos, endpos)
+    for _ in range(40):
+        pos, endpos = sorted(r.randrange(0, 9001) for _ in range(2))
+        assert _ours(pattern, text, pos, endpos) == _theirs(pattern, text, pos, endpos), (pos, endpos)
+
+
 def test_interleaved_searches_of_two_texts_keep_their_offsets():
     """The one encoded text kept between calls is never another text's."""
     pattern = re2_binding.compile(r"\S+")
     a, b = "ééé aaa ééé", "bbb ü bbb"
     it_a, it_b = pattern.finditer(a), pattern.finditer(b)
+    others = [f"é{i} ü" for i in range(8)]  # more texts than are kept encoded between calls
     got = []
     for _ in range(3):
+        for other in others:
+            assert pattern.search(other).group(0) == other.split()[0]
         got.append(next(it_a).group(0))
         got.append(next(it_b).group(0))
         got.append(pattern.search(a, 4).group(0))

@@ -16,9 +16,10 @@ small part of the wrapper's API they use, with the wrapper's semantics:
   in characters of the ``str`` searched, as ``re`` and the wrapper give them;
 * :func:`escape`, and :func:`search_set` (an unanchored ``RE2::Set``).
 
-A text is encoded once and kept while it is the text being searched (one entry); an ASCII
-text's byte offsets are its character offsets, anything else is converted as the wrapper
-converts it. tests/regex/test_re2_binding.py holds every call to the wrapper's answer.
+A text is encoded once and kept while it is being searched (the last four texts); an ASCII
+text's byte offsets are its character offsets; for any other text the byte offset of every
+2048th character is found once, and each conversion scans at most one block (the wrapper
+scanned from the start of the text, on every call). tests/regex/test_re2_binding.py holds every call to the wrapper's answer.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 SET_MAX_MEM = 64 << 20  # an RE2::Set's DFA never runs out at this budget (it resets its cache and goes on)
 _NULL = (-1, -1)
+_BLOCK = 2048  # characters between the byte offsets a non-ASCII text keeps
 
 
 def _load() -> ModuleType:
@@ -73,44 +75,63 @@ _OPTIONS.log_errors = False
 
 
 class _Text:
-    """A ``str`` being searched: its UTF-8 bytes, and offsets converted both ways (moving on
-    from the last conversion, so a scan front to back stays linear)."""
+    """A ``str`` being searched: its UTF-8 bytes and, for a text that is not ASCII, the byte
+    offset of every :data:`_BLOCK`-th character (built once, in one pass), so converting an
+    offset either way scans at most one block."""
 
-    __slots__ = ("text", "data", "ascii", "char", "byte")
+    __slots__ = ("text", "data", "ascii", "_starts")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.data = text.encode("utf-8")
         self.ascii = len(self.data) == len(text)
-        self.char = self.byte = 0  # a known pair: character offset `char` is byte offset `byte`
+        self._starts: list[int] | None = None
+
+    def _blocks(self) -> list[int]:
+        if self._starts is None:
+            starts = [0]
+            for _ in range(len(self.text) // _BLOCK):
+                starts.append(starts[-1] + _re2.CharLenToBytes(self.data, starts[-1], _BLOCK))
+            self._starts = starts
+        return self._starts
 
     def to_byte(self, char: int) -> int:
         if self.ascii:
             return char
-        if char < self.char:
-            self.char = self.byte = 0
-        self.byte += _re2.CharLenToBytes(self.data, self.byte, char - self.char)
-        self.char = char
-        return self.byte
+        if char >= len(self.text):
+            return len(self.data)
+        block, within = divmod(char, _BLOCK)
+        base = self._blocks()[block]
+        return base + _re2.CharLenToBytes(self.data, base, within) if within else base
 
     def to_char(self, byte: int) -> int:
         if self.ascii or byte < 0:
             return byte
-        if byte < self.byte:
-            self.char = self.byte = 0
-        self.char += _re2.BytesToCharLen(self.data, self.byte, byte)
-        self.byte = byte
-        return self.char
+        if byte >= len(self.data):
+            return len(self.text)
+        starts = self._blocks()
+        lo, hi = 0, len(starts) - 1  # the last block starting at or before `byte`
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if starts[mid] <= byte:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo * _BLOCK + _re2.BytesToCharLen(self.data, starts[lo], byte)
 
 
-_last: _Text | None = None
+_KEPT = 4  # texts kept encoded: a scan's text, and the few small ones its matches are checked in
+_recent: list[_Text] = []
 
 
 def _text(text: str) -> _Text:
-    global _last
-    if _last is None or _last.text is not text:
-        _last = _Text(text)
-    return _last
+    for kept in _recent:
+        if kept.text is text:
+            return kept
+    made = _Text(text)
+    _recent.insert(0, made)
+    del _recent[_KEPT:]
+    return made
 
 
 class Pattern:
