@@ -117,7 +117,7 @@ class _Text:
                 lo = mid
             else:
                 hi = mid - 1
-        return lo * _BLOCK + _re2.BytesToCharLen(self.data, starts[lo], byte)
+        return lo * _BLOCK + int(_re2.BytesToCharLen(self.data, starts[lo], byte))
 
 
 _KEPT = 4  # texts kept encoded: a scan's text, and the few small ones its matches are checked in
