@@ -120,3 +120,23 @@ def test_a_damaged_bundle_changes_no_decision(env, package, project, damage):
         assert not bundle.is_file()
     else:  # written again, and served
         assert "yupana.hooks.pre_edit" in _served(env, package)
+
+
+def test_hooks_started_at_once_on_a_fresh_package_all_decide_and_leave_one_good_bundle(env, package, project):
+    """Twelve hooks racing to write the first bundle: every one decides as it should, no
+    temporary file is left, and the bundle they leave serves the next hook."""
+    payload = {"session_id": "s", "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(project / "src/config.rs"), "old_string": "a", "new_string": "b"}}
+    run_env = dict(env, PYTHONPATH=str(package), BOBBIN_ROLE="bench")
+    _hook(env, package, project, "src/lib.rs")  # resolve the configuration snapshot first
+    Path(bundle_path(str(package / "yupana"))).unlink()
+    procs = [subprocess.Popen([sys.executable, "-S", "-m", "yupana", "hook", "pre-edit"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=run_env, cwd=str(project), text=True)
+             for _ in range(12)]
+    outs = [p.communicate(json.dumps(payload), timeout=120) for p in procs]
+    for proc, (out, err) in zip(procs, outs):
+        assert proc.returncode == 0, err
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", (out, err)
+    cache = Path(bundle_path(str(package / "yupana"))).parent
+    assert not [p.name for p in cache.iterdir() if p.name.endswith(".tmp")]
+    assert "yupana.hooks.pre_edit" in _served(env, package)
