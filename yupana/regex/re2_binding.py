@@ -18,8 +18,9 @@ small part of the wrapper's API they use, with the wrapper's semantics:
 
 A text is encoded once and kept while it is being searched (the last four texts); an ASCII
 text's byte offsets are its character offsets; for any other text the byte offset of every
-2048th character is found once, and each conversion scans at most one block (the wrapper
-scanned from the start of the text, on every call). tests/regex/test_re2_binding.py holds every call to the wrapper's answer.
+2048th character is found once, and a match's offsets are converted from the last one
+converted (a scan front to back converts each stretch of the text once) or from the nearest
+block (the wrapper scanned from the start of the text, on every call). tests/regex/test_re2_binding.py holds every call to the wrapper's answer.
 """
 
 from __future__ import annotations
@@ -79,13 +80,14 @@ class _Text:
     offset of every :data:`_BLOCK`-th character (built once, in one pass), so converting an
     offset either way scans at most one block."""
 
-    __slots__ = ("text", "data", "ascii", "_starts")
+    __slots__ = ("text", "data", "ascii", "_starts", "_at")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.data = text.encode("utf-8")
         self.ascii = len(self.data) == len(text)
         self._starts: list[int] | None = None
+        self._at = (0, 0)  # the last byte offset converted to characters, and its character offset
 
     def _blocks(self) -> list[int]:
         if self._starts is None:
@@ -109,15 +111,27 @@ class _Text:
             return byte
         if byte >= len(self.data):
             return len(self.text)
-        starts = self._blocks()
-        lo, hi = 0, len(starts) - 1  # the last block starting at or before `byte`
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if starts[mid] <= byte:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo * _BLOCK + int(_re2.BytesToCharLen(self.data, starts[lo], byte))
+        base_byte, base_char = self._at
+        if not base_byte <= byte < base_byte + 4 * _BLOCK:  # behind the last conversion, or far ahead
+            starts = self._blocks()
+            lo, hi = 0, len(starts) - 1  # the last block starting at or before `byte`
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if starts[mid] <= byte:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            if not base_byte <= byte or starts[lo] > base_byte:
+                base_byte, base_char = starts[lo], lo * _BLOCK
+        char = base_char + int(_re2.BytesToCharLen(self.data, base_byte, byte))
+        self._at = (byte, char)
+        return char
+
+    def spans(self, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """A match's byte spans in characters: its offsets converted in increasing order, each
+        from the one before (a scan front to back converts each stretch of the text once)."""
+        chars = {offset: self.to_char(offset) for offset in sorted({o for span in spans for o in span if o >= 0})}
+        return [span if span == _NULL else (chars[span[0]], chars[span[1]]) for span in spans]
 
 
 _KEPT = 4  # texts kept encoded: a scan's text, and the few small ones its matches are checked in
@@ -169,19 +183,13 @@ class Pattern:
             if spans[0] == _NULL:
                 return
             end = spans[0][1]
-            yield Match(self, text, spans if t.ascii else [_chars(t, span) for span in spans])
+            yield Match(self, text, spans if t.ascii else t.spans(spans))
             if at == stop:
                 return
             if end == at:  # an empty match: step over one character
                 at += 1 if t.ascii else _re2.CharLenToBytes(t.data, at, 1)
             else:
                 at = end
-
-
-def _chars(t: _Text, span: tuple[int, int]) -> tuple[int, int]:
-    if span == _NULL:
-        return span
-    return t.to_char(span[0]), t.to_char(span[1])
 
 
 class Match:
