@@ -71,10 +71,10 @@ def name_group(pattern: str, n: int) -> str | None:
 
 def compiles(pattern: str) -> str | None:
     """None when RE2 compiles ``pattern``, else RE2's reason."""
-    from yupana.regex.re2_quiet import compile_quiet
+    from yupana.regex import re2_binding
 
     try:
-        compile_quiet(pattern)
+        re2_binding.compile(pattern)
     except Exception as exc:  # noqa: BLE001 - re2.error and friends
         return str(exc) or type(exc).__name__
     return None

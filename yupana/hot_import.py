@@ -17,8 +17,8 @@ save, is most of what importing costs):
 * :func:`save` (after the hook has answered and written its records) runs only when this
   process imported one of our modules the ordinary way: it writes the bundle again from the
   ``.pyc`` files of every module of ours now loaded plus the still-valid entries of the old
-  bundle, each ``.pyc`` taken only when its header matches its source. Atomic (a temporary
-  file renamed), best effort: a read-only installation simply keeps importing the ordinary way.
+  bundle, each ``.pyc`` taken only when its header matches its source. Atomic
+  (:func:`yupana.state.atomic.write`), best effort: a read-only installation simply keeps importing the ordinary way.
 
 The bundle holds code exactly as trusted as the ``.pyc`` files beside it, in the same
 directory (yupana's installation: a protected control, docs/self-protection.md). A path there
@@ -159,14 +159,15 @@ def save() -> bool:
     """Write the bundle again when this process imported one of our modules the ordinary way.
     True when a bundle was written. Never raises."""
     try:
-        if not missed():
-            return False
-        return _write()
+        names = missed()
+        return bool(names) and _write(names)
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         return False
 
 
-def _write() -> bool:
+def _write(names: list[str]) -> bool:
+    from yupana.state import atomic  # only when a module came the ordinary way
+
     assert _finder is not None
     package_dir = _package_dir()
     path = bundle_path(package_dir)
@@ -186,7 +187,7 @@ def _write() -> bool:
             continue
         if (st.st_mtime_ns, st.st_size) == (mtime_ns, size):
             codes[name] = (relpath, is_pkg, mtime_ns, size, bytes(data[offset:offset + length]))
-    for name in missed():
+    for name in names:
         module = sys.modules.get(name)
         source = getattr(module, "__file__", None)
         if not source or not source.endswith(".py"):
@@ -207,24 +208,8 @@ def _write() -> bool:
         blobs.append(blob)
         offset += len(blob)
     packed = marshal.dumps(index)
-    out = b"".join([FORMAT, _bootstrap().MAGIC_NUMBER, len(packed).to_bytes(4, "little"), packed, *blobs])
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.unlink(tmp)  # left by a killed process that had this pid
-    except FileNotFoundError:
-        pass
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        view = memoryview(out)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        os.unlink(tmp)
-        raise
+    atomic.write(path, [FORMAT, _bootstrap().MAGIC_NUMBER, len(packed).to_bytes(4, "little"), packed, *blobs],
+                 make_dirs=False)
     return True
 
 

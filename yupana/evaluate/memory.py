@@ -150,9 +150,9 @@ def _compile(pattern: str) -> object:
     rx = _compiled.get(pattern)
     if rx is None:
         try:
-            from yupana.regex.re2_quiet import compile_quiet
+            from yupana.regex import re2_binding
 
-            rx = compile_quiet(pattern)
+            rx = re2_binding.compile(pattern)
         except Exception as exc:  # noqa: BLE001 - re2.error or anything the binding raises
             rx = f"{type(exc).__name__}: {exc}"
         _compiled[pattern] = rx

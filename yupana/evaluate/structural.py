@@ -61,10 +61,10 @@ def _compile_regex(pattern: str, what: str) -> Any:
     found = _regex.get(pattern)
     if found is not None:
         return found
-    from yupana.regex.re2_quiet import compile_quiet
+    from yupana.regex import re2_binding
 
     try:
-        compiled = compile_quiet(pattern)
+        compiled = re2_binding.compile(pattern)
     except Exception as exc:  # noqa: BLE001 - re2.error, TypeError: all mean "does not compile"
         detail = exc.args[0] if exc.args else type(exc).__name__
         if isinstance(detail, bytes):

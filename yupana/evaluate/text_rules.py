@@ -76,10 +76,10 @@ def _compile(pattern: str) -> Any:
     found = _compiled.get(pattern)
     if found is not None:
         return found
-    from yupana.regex.re2_quiet import compile_quiet
+    from yupana.regex import re2_binding
 
     try:
-        compiled = compile_quiet(pattern)  # RE2's own log line would leak to stderr
+        compiled = re2_binding.compile(pattern)  # RE2's own log line would leak to stderr
     except Exception as exc:  # noqa: BLE001 - re2.error, TypeError, …: all mean "does not compile"
         raise ValueError(str(exc) or type(exc).__name__) from None
     _compiled[pattern] = compiled

@@ -96,9 +96,9 @@ def _entropy(rule: Subject) -> float | None:
 
 
 def _check_group(rule: Subject, pattern: str, group: str) -> None:
-    from yupana.regex.re2_quiet import compile_quiet
+    from yupana.regex import re2_binding
 
-    names = dict(getattr(compile_quiet(pattern), "groupindex", {}) or {})
+    names = dict(getattr(re2_binding.compile(pattern), "groupindex", {}) or {})
     if group not in names:
         shown = ", ".join(sorted(names)) or "none"
         raise rule.error(SECRET_GROUP, f"names the capture group {group!r}, which the rule's aegis:regex does not "

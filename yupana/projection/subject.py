@@ -202,13 +202,11 @@ def re2_problem(pattern: str) -> str | None:
 
 
 def _re2_compile_problem(pattern: str) -> str | None:
-    import re2
-
-    from yupana.regex.re2_quiet import compile_quiet
+    from yupana.regex import re2_binding
 
     try:
-        compile_quiet(pattern)
-    except re2.error as exc:
+        re2_binding.compile(pattern)
+    except re2_binding.error as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")

@@ -16,11 +16,15 @@ small part of the wrapper's API they use, with the wrapper's semantics:
   in characters of the ``str`` searched, as ``re`` and the wrapper give them;
 * :func:`escape`, and :func:`search_set` (an unanchored ``RE2::Set``).
 
+Every caller compiles through here, hot and cold: RE2 always runs with its log off, and a
+refused pattern is :data:`error` (``re2.error`` itself) carrying RE2's message.
+
 A text is encoded once and kept while it is being searched (the last four texts); an ASCII
 text's byte offsets are its character offsets; for any other text the byte offset of every
 2048th character is found once, and a match's offsets are converted from the last one
 converted (a scan front to back converts each stretch of the text once) or from the nearest
-block (the wrapper scanned from the start of the text, on every call). tests/regex/test_re2_binding.py holds every call to the wrapper's answer.
+block (the wrapper scanned from the start of the text, on every call).
+tests/regex/test_re2_binding.py holds every call to the wrapper's answer.
 """
 
 from __future__ import annotations
@@ -77,8 +81,8 @@ _OPTIONS.log_errors = False
 
 class _Text:
     """A ``str`` being searched: its UTF-8 bytes and, for a text that is not ASCII, the byte
-    offset of every :data:`_BLOCK`-th character (built once, in one pass), so converting an
-    offset either way scans at most one block."""
+    offset of every :data:`_BLOCK`-th character (built once, in one pass) and the last offset
+    converted to characters: a conversion scans from the nearer of the two."""
 
     __slots__ = ("text", "data", "ascii", "_starts", "_at")
 

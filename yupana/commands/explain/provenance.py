@@ -209,9 +209,9 @@ def allowed_by(note: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
 
 
 def _finds(pattern: str, text: str) -> bool:
-    from yupana.regex.re2_quiet import compile_quiet
+    from yupana.regex import re2_binding
 
     try:
-        return compile_quiet(pattern).search(text) is not None
+        return re2_binding.compile(pattern).search(text) is not None
     except Exception:  # noqa: BLE001 - a regex RE2 refuses allowed nothing (the hook reported it)
         return False
