@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -63,3 +64,39 @@ def test_the_yupana_command_imports_nothing_before_the_cli(wheel, tmp_path, env)
                 break
             before_cli.append(name)
     assert not {"re", "enum", "typing", "pathlib"} & set(before_cli), before_cli
+
+
+def test_a_hook_through_the_command_answers_whole_and_leaves_without_the_interpreters_teardown(wheel, tmp_path, env):
+    """The harness waits for the hook's process to end: once a hook has answered and written its
+    records it leaves without freeing every module (~2-3 ms of a small pre-edit,
+    benchmarks/scale.py). Its answer, exit status and record are whole; any other command
+    exits the ordinary way (an ``atexit`` handler, put in by ``sitecustomize``, says which ran)."""
+    with zipfile.ZipFile(wheel) as zf:
+        script = tmp_path / "yupana"
+        script.write_bytes(zf.read(next(n for n in zf.namelist() if n.endswith(".data/scripts/yupana"))))
+        zf.extractall(tmp_path / "site")
+    custom = tmp_path / "custom"
+    custom.mkdir()
+    marker = tmp_path / "teardown-ran"
+    (custom / "sitecustomize.py").write_text(
+        f"import atexit\natexit.register(lambda: open({str(marker)!r}, 'a').write('ran\\n'))\n")
+    env["PYTHONPATH"] = f"{tmp_path / 'site'}{os.pathsep}{custom}"
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".bobbin").mkdir()
+    (root / ".bobbin" / "config.toml").write_text('[yupana.policy]\nmode = "enforce"\n')
+    payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(root / ".bobbin" / "config.toml"), "old_string": "enforce",
+                              "new_string": "off"}, "tool_use_id": "t"}
+
+    done = subprocess.run([sys.executable, str(script), "hook", "pre-edit"], input=json.dumps(payload).encode(),
+                          env=env, cwd=root, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert env.records("guard")[-1]["result"] == "deny"
+    assert not marker.exists(), "the hook ran the interpreter's teardown"
+
+    version = subprocess.run([sys.executable, str(script), "--version"], env=env, capture_output=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.strip()
+    assert marker.read_text() == "ran\n", "an ordinary command skipped its exit handlers"

@@ -1,4 +1,4 @@
-"""The hot path's modules from one file: a hook reads its ~50 modules' bytecode in one read. Hot path.
+"""The hot path's modules from one file: a hook finds its ~50 modules' bytecode in one index. Hot path.
 
 Python imports each module by searching the path, stat-ing the source, opening and reading
 its ``.pyc`` and checking its header before the module's own code runs. A hook is a short
@@ -8,8 +8,10 @@ of an enforce pre-edit through the console script, 1.7 ms under ``-S``
 (benchmarks/hot_import.py; unmarshalling and running each module's code, which it does not
 save, is most of what importing costs):
 
-* :func:`install` (first thing a hook does) reads the bundle and puts a finder first on
-  ``sys.meta_path`` that serves the modules it holds. A module is served only while its source
+* :func:`install` (first thing a hook does) reads the bundle's index and puts a finder first
+  on ``sys.meta_path`` that serves the modules it holds, each read with one ``pread`` when it
+  is imported (the bundle holds every module any hook has needed, ~1.4 MB; a pre-edit needs
+  a third of it). A module is served only while its source
   has the size and modification time it had when the bundle was written (one ``stat``, the
   check a ``.pyc`` gets); any other module, a changed source, a bundle of another interpreter
   (its magic number) or an unreadable, truncated or damaged bundle falls back to Python's own
@@ -64,11 +66,11 @@ def _package_dir() -> str:
 class _BundleFinder:
     """A ``sys.meta_path`` finder (and loader) for the modules a bundle holds."""
 
-    def __init__(self, root: str, package: str, entries: dict[str, Entry], data: bytes) -> None:
+    def __init__(self, root: str, package: str, entries: dict[str, Entry], fd: int) -> None:
         self.root = root  # the directory that holds the package
         self.package = package
         self.entries = entries
-        self.data = data
+        self.fd = fd  # the bundle, open for the process's life (-1: none)
         self.served: set[str] = set()
         self.before = set(sys.modules)  # imported before the finder was installed: never ours to serve
         self.codes: dict[str, CodeType] = {}
@@ -84,7 +86,7 @@ class _BundleFinder:
             st = os.stat(origin)
             if st.st_mtime_ns != mtime_ns or st.st_size != size:
                 return None
-            code = marshal.loads(memoryview(self.data)[offset:offset + length])
+            code = marshal.loads(self.blob(offset, length))
         except (OSError, ValueError, EOFError, TypeError):
             return None
         self.codes[name] = code
@@ -93,6 +95,12 @@ class _BundleFinder:
         if is_pkg:
             spec.submodule_search_locations = [os.path.dirname(origin)]
         return spec
+
+    def blob(self, offset: int, length: int) -> bytes:
+        data = os.pread(self.fd, length, offset)
+        if len(data) != length:
+            raise EOFError("the bundle is shorter than its index says")
+        return data
 
     def create_module(self, spec: ModuleSpec) -> None:
         return None
@@ -110,39 +118,39 @@ def install() -> None:
     if _finder is not None:
         return
     package_dir = _package_dir()
+    entries: dict[str, Entry] = {}
+    fd = -1
     try:
-        entries, data = _read(bundle_path(package_dir))
-    except (OSError, ValueError, EOFError, TypeError, KeyError):
-        entries, data = {}, b""
-    _finder = _BundleFinder(os.path.dirname(package_dir), __name__.partition(".")[0], entries, data)
+        fd = os.open(bundle_path(package_dir), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not hang a hook
+        entries = _read_index(fd)
+    except (OSError, ValueError, EOFError, TypeError, KeyError, IndexError):
+        entries = {}
+    if not entries and fd >= 0:
+        os.close(fd)
+        fd = -1
+    _finder = _BundleFinder(os.path.dirname(package_dir), __name__.partition(".")[0], entries, fd)
     if entries:
         sys.meta_path.insert(0, _finder)
 
 
-def _read(path: str) -> tuple[dict[str, Entry], bytes]:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO in its place must not hang a hook
-    try:
-        st = os.fstat(fd)
-        if (st.st_mode & 0o170000) != 0o100000 or st.st_size > _MAX_BYTES:
-            return {}, b""
-        data = os.read(fd, st.st_size + 1)
-        while len(data) < st.st_size:
-            more = os.read(fd, st.st_size - len(data))
-            if not more:
-                break
-            data += more
-    finally:
-        os.close(fd)
+def _read_index(fd: int) -> dict[str, Entry]:
+    """The index of the bundle open at ``fd``: module name -> entry, offsets from the file's start."""
+    st = os.fstat(fd)
+    if (st.st_mode & 0o170000) != 0o100000 or st.st_size > _MAX_BYTES:
+        return {}
     head = len(FORMAT) + 8
+    data = os.pread(fd, 1 << 14, 0)
     if not data.startswith(FORMAT) or data[len(FORMAT):len(FORMAT) + 4] != _bootstrap().MAGIC_NUMBER:
-        return {}, b""
+        return {}
     index_len = int.from_bytes(data[len(FORMAT) + 4:head], "little")
+    if head + index_len > len(data):
+        data += os.pread(fd, head + index_len - len(data), len(data))
     entries = marshal.loads(data[head:head + index_len])
     if not isinstance(entries, dict):
-        return {}, b""
+        return {}
     base = head + index_len
     return {name: (e[0], e[1], e[2], e[3], e[4] + base, e[5]) for name, e in entries.items()
-            if base + e[4] + e[5] <= len(data)}, data
+            if base + e[4] + e[5] <= st.st_size}
 
 
 def missed() -> list[str]:
@@ -179,14 +187,13 @@ def _write(names: list[str]) -> bool:
     except FileNotFoundError:
         pass
     codes: dict[str, tuple[str, bool, int, int, bytes]] = {}
-    data = memoryview(_finder.data)
     for name, (relpath, is_pkg, mtime_ns, size, offset, length) in _finder.entries.items():
         try:
             st = os.stat(os.path.join(_finder.root, relpath))
-        except OSError:
+            if (st.st_mtime_ns, st.st_size) == (mtime_ns, size):
+                codes[name] = (relpath, is_pkg, mtime_ns, size, _finder.blob(offset, length))
+        except (OSError, EOFError):
             continue
-        if (st.st_mtime_ns, st.st_size) == (mtime_ns, size):
-            codes[name] = (relpath, is_pkg, mtime_ns, size, bytes(data[offset:offset + length]))
     for name in names:
         module = sys.modules.get(name)
         source = getattr(module, "__file__", None)
