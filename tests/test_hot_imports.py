@@ -82,3 +82,27 @@ def test_armed_pre_edit_imports_re2_only_when_a_rule_runs(env, tmp_path):
     # RE2 through its extension, loaded by re2_binding itself: the wrapper package `re2` is never imported
     assert "yupana.regex.re2_binding" in fired
     assert not _roots(fired) & set(COLD + COSTLY), sorted(_roots(fired) & set(COLD + COSTLY))
+
+
+@pytest.mark.parametrize("event", ["pre-edit", "pre-bash", "post-edit"])
+def test_a_hook_with_a_warm_snapshot_loads_no_sha1_module(env, tmp_path, event):
+    """A hook's two digests — its project's key in records and its store's directory — come
+    with the configuration snapshot (yupana/digests.py): the SHA-1 extension (~0.2 ms to load)
+    only on the call that resolves the configuration."""
+    sys.path.insert(0, str(Path(__file__).parent / "hooks"))
+    from guard_kit import text_rule, write_cache
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".bobbin").mkdir()
+    (root / ".bobbin" / "config.toml").write_text(
+        '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\nallow_paths = ["src/**"]\n'
+        '[yupana.quipu]\nenabled = true\nendpoint = "http://127.0.0.1:9"\ndialect = "quipu"\n')
+    write_cache(env, "http://127.0.0.1:9", text_rules=[text_rule("hosts", r"\b[a-z0-9-]+\.corp\.example\b")])
+    payload = _payload(root, "PostToolUse" if event == "post-edit" else "PreToolUse")
+    if event == "pre-bash":
+        payload.update(tool_name="Bash", tool_input={"command": "ls -la && git status"})
+    first = _imports(env, event, payload, "--tenant", "t")
+    assert "_sha1" in first  # the snapshot is resolved: the digests are worked out once
+    warm = _imports(env, event, payload, "--tenant", "t")
+    assert "_sha1" not in warm and "hashlib" not in warm

@@ -128,3 +128,31 @@ def test_a_snapshot_keeps_no_bundle_url_secret_and_is_the_owners_alone(env, repo
     assert stat.S_IMODE(snap.stat().st_mode) == 0o600
     shown = run_yupana(["config", "check", "--json"], env, cwd=repo)
     assert b"LEAK" not in shown.stdout + shown.stderr and b"bucket.example" in shown.stdout
+
+
+def test_two_projects_whose_snapshot_names_collide_never_read_each_others(env, tmp_path):
+    """Snapshots are named by a 61-bit hash of the project (no hashing module on the hot path):
+    should two projects' names collide, each still gets its own configuration, resolved again
+    when the other overwrote the file, and no control change is reported for the other's."""
+    roots = {}
+    for name, mode in (("a", "advise"), ("b", "enforce")):
+        root = roots[name] = tmp_path / name
+        (root / ".bobbin").mkdir(parents=True)
+        (root / ".bobbin" / "config.toml").write_text(f'[yupana.policy]\nmode = "{mode}"\n')
+    shared = env.state / "yupana" / "config" / "collide.snap"
+    shared.parent.mkdir(parents=True, exist_ok=True)
+    code = (
+        "import json, os; from yupana import settings\n"
+        f"settings.snapshot_path = lambda root, override=None, nested=(): {str(shared)!r}\n"
+        "out = []\n"
+        f"for root in ({str(roots['a'])!r}, {str(roots['b'])!r}, {str(roots['a'])!r}, {str(roots['a'])!r}):\n"
+        "    s = settings.load(root)\n"
+        "    out.append([s['config']['policy']['mode'], bool(s.get('control_changed'))])\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert json.loads(done.stdout) == [["advise", False], ["enforce", False], ["advise", False], ["advise", False]]
+    assert shared.exists()

@@ -92,8 +92,11 @@ class _BundleFinder:
         self.codes[name] = code
         spec: ModuleSpec = sys.modules["_frozen_importlib"].ModuleSpec(name, self, origin=origin, is_package=is_pkg)
         spec.has_location = True
+        # named here, as a .pyc's would be: left unset, the import system derives it (~4 µs a module)
+        folder, _, file = origin.rpartition("/")
+        spec.cached = f"{folder}/__pycache__/{file[:-3]}.{sys.implementation.cache_tag}.pyc"
         if is_pkg:
-            spec.submodule_search_locations = [os.path.dirname(origin)]
+            spec.submodule_search_locations = [folder]
         return spec
 
     def blob(self, offset: int, length: int) -> bytes:

@@ -161,6 +161,6 @@ def project_key(root: str) -> str:
     """The project's identity in spool records (``project``): 16 hex digits of the SHA-1 of
     its absolute root, so ``yupana status`` can tell this project's records from others'
     without the spool holding the path."""
-    from yupana.settings import digest
+    from yupana.digests import sha1_hex
 
-    return digest(os.path.abspath(root))[:16]
+    return sha1_hex(os.path.abspath(root))[:16]

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # What a resolution depends on besides the files: the schema and the resolver.
-# What a snapshot holds beyond the resolution: 2 added [yupana.quipu] masked_digest (state/dataset.py).
-SNAPSHOT_FORMAT = 2
+# What a snapshot holds beyond the resolution: 2 added [yupana.quipu] masked_digest (state/dataset.py);
+# 3 named snapshots by an int hash and added "key" (the project they are of) and "digests" (yupana.digests).
+SNAPSHOT_FORMAT = 3
 _MODEL_FILES = tuple(os.path.join(_HERE, "config", f) for f in ("schema.py", "validate.py", "resolver.py", "lattice.py",
                                                                 "error.py"))
 
@@ -67,21 +68,25 @@ def fingerprint(root: str, override: str | None = None, nested: tuple[str, ...] 
 
 
 def digest(text: str) -> str:
-    """Hex SHA-1 of ``text`` (the builtin module, cheap on the hot path)."""
-    try:
-        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
-    except ImportError:  # pragma: no cover - interpreters built without it
-        from hashlib import sha1
-    hexed: str = sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
-    return hexed
+    """Hex SHA-1 of ``text`` (:func:`yupana.digests.sha1_hex`)."""
+    from yupana.digests import sha1_hex
+
+    return sha1_hex(text)
+
+
+def _snapshot_key(root: str, override: str | None, nested: tuple[str, ...]) -> str:
+    return f"{os.path.abspath(root)}\0{override or ''}" + "".join(f"\0{d}" for d in nested)
 
 
 def snapshot_path(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -> str | None:
     base = paths.state_dir()
     if not base:
         return None
-    key = digest(f"{os.path.abspath(root)}\0{override or ''}" + "".join(f"\0{d}" for d in nested))[:20]
-    return os.path.join(base, "config", key + ".snap")
+    # Named without a hashing module (~0.2 ms a hook to load one): CPython hashes an int as its
+    # value modulo the prime 2**61 - 1, the same in every process (a str's hash is salted). Two
+    # projects that collide share a file, never a snapshot: each holds its project's key.
+    raw = _snapshot_key(root, override, nested).encode("utf-8", "surrogateescape")
+    return os.path.join(base, "config", format(hash(int.from_bytes(raw, "little")), "016x") + ".snap")
 
 
 def load(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -98,6 +103,8 @@ def load(root: str, override: str | None = None, nested: tuple[str, ...] = ()) -
             from yupana.state import statefile
 
             snap = marshal.loads(statefile.read(snap_path, statefile.SNAPSHOT_LIMIT))  # not load(fh): piecemeal
+            if snap.get("key") != _snapshot_key(root, override, nested):
+                snap = {}  # another project's, whose name collides: never ours to read or compare
             if snap.get("fingerprint") == fp:
                 return _unwrap(snap)
             prior = snap.get("resolved")
@@ -132,6 +139,9 @@ def control_changes(before: dict[str, Any], after: dict[str, Any], root: str) ->
 def _unwrap(snap: dict[str, Any]) -> dict[str, Any]:
     if snap.get("error"):
         raise ConfigError(snap["error"])
+    from yupana import digests
+
+    digests.remember(snap.get("digests"))
     resolved: dict[str, Any] = snap["resolved"]
     return resolved
 
@@ -185,6 +195,20 @@ def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
+def _digests(resolved: dict[str, Any] | None, root: str) -> dict[str, str]:
+    """The digests a hook of this project computes (:mod:`yupana.digests`): of its root (its
+    key in records) and of its store's dataset identity (the store's directory)."""
+    from yupana import digests
+
+    texts = [os.path.abspath(root)]
+    quipu = ((resolved or {}).get("config") or {}).get("quipu")
+    if isinstance(quipu, dict):
+        from yupana.state import dataset
+
+        texts.append(dataset.identity(quipu, root))
+    return digests.of(texts)
+
+
 def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: dict[str, Any] | None,
                    error: str | None, nested: tuple[str, ...] = ()) -> bytes:
     """Write (best effort, atomically) and return the marshalled snapshot.
@@ -192,7 +216,9 @@ def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: d
     ``fp`` must be the fingerprint taken *before* the files were read, so an edit made
     during resolution invalidates the snapshot instead of hiding behind it.
     """
-    snap = {"fingerprint": fp, "resolved": redacted(resolved), "error": redact.redact_text(error) if error else error}
+    safe = redacted(resolved)
+    snap = {"fingerprint": fp, "resolved": safe, "error": redact.redact_text(error) if error else error,
+            "key": _snapshot_key(root, override, nested), "digests": _digests(safe, root)}
     data = marshal.dumps(snap)
     target = snapshot_path(root, override, nested)
     if target:

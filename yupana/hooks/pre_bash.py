@@ -76,6 +76,12 @@ class PreBash(HookRuntime):
         fields: dict[str, Any] = {"parsed": parsed, "payload_bytes": len(raw)}
         if not parsed:
             fields["payload_keys"] = ",".join(inv.raw_keys) if inv else None
+        snap, config_error = None, ""
+        if inv is not None and parsed:  # before the record: the snapshot knows the project's key (yupana.digests)
+            try:
+                snap = settings.load(inv.project.root, self.args.config, inv.project.nested)  # from cwd up
+            except settings.ConfigError as exc:
+                config_error = str(exc)
         self.invoked(fields)
         if inv is None or not parsed:
             return self.note("parse", UNKNOWN, "not a JSON object: allowed silently" if inv is None else
@@ -91,12 +97,10 @@ class PreBash(HookRuntime):
         self.record_actions()
         self.note("resolution", RAN, reading=self.reading, actions=self.actions)
         self.root = inv.project.root
-        try:
-            snap = settings.load(self.root, self.args.config, inv.project.nested)  # from cwd up
-        except settings.ConfigError as exc:
-            self.note("config", UNKNOWN, str(exc))
-            self.degrade("config", f"policy guard failed open (configuration error: {exc}) — commands are UNGUARDED "
-                         "until it is fixed; `yupana config check` shows the details", {"reason": str(exc)})
+        if snap is None:
+            self.note("config", UNKNOWN, config_error)
+            self.degrade("config", f"policy guard failed open (configuration error: {config_error}) — commands are "
+                         "UNGUARDED until it is fixed; `yupana config check` shows the details", {"reason": config_error})
             return
         self.cfg = snap["config"]
         policy = self.cfg["policy"]

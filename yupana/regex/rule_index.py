@@ -127,15 +127,18 @@ class Index:
     postings only the few runs a text hits. ``check(name, offset, whole)`` (the hot twin's
     block checksums): the table is then read unchecked (``span(..., False)``) and each slot a
     probe reads is checked first — a lookup checks a few 4 KiB blocks, not the megabyte.
+    ``check_bytes``: the size of what one ``check`` covers (a block), so a probe calls it once
+    a block, not once a slot.
     """
 
-    __slots__ = ("meta", "span", "check")
+    __slots__ = ("meta", "span", "check", "check_bytes")
 
     def __init__(self, meta: dict[str, Any], span: Callable[..., bytes],
-                 check: Callable[[str, int, bytes], None] | None = None) -> None:
+                 check: Callable[[str, int, bytes], None] | None = None, check_bytes: int = 8) -> None:
         self.meta = meta
         self.span = span
         self.check = check
+        self.check_bytes = max(8, check_bytes)
 
     def _posting(self, start: int) -> Iterable[int]:
         head = self.span("postings", 4 * start, 4 * start + 4)
@@ -186,6 +189,8 @@ class Index:
         table = memoryview(whole).cast("Q")
         shift = 64 - self.meta["bits"]
         mask = (1 << self.meta["bits"]) - 1
+        per_check = self.check_bytes // 8  # slots one check covers
+        checked: set[int] = set()  # of slot // per_check
         seeds = _SEED
         out: set[int] = set()
         for ns, hay in hays.items():
@@ -199,16 +204,16 @@ class Index:
                     h = ((h ^ (h >> 64)) * _MIX) & _MASK64
                     slot = h >> shift
                     fp = (h & _MASK32) or 1
-                    if check is not None:
-                        check("table", 8 * slot, whole)
-                    v = table[slot]
-                    while v:
+                    while True:
+                        if check is not None and slot // per_check not in checked:
+                            check("table", 8 * slot, whole)
+                            checked.add(slot // per_check)
+                        v = table[slot]
+                        if not v:
+                            break
                         if v >> 32 == fp:
                             out.update(self._posting(v & _MASK32))
                         slot = (slot + 1) & mask
-                        if check is not None:
-                            check("table", 8 * slot, whole)
-                        v = table[slot]
         return out
 
     def literal_set(self, hays: dict[str, str], deadline_at: float | None) -> set[int] | None:

@@ -232,7 +232,7 @@ class TextRules:
         self.count: int = info["count"]
         self.index = Index(info["index"], lambda name, start, end, checked=True: file.span(INDEX + name, start, end,
                                                                                         checked),
-                           lambda name, offset, whole: file.check_at(INDEX + name, offset, whole))
+                           lambda name, offset, whole: file.check_at(INDEX + name, offset, whole), BLOCK)
         self._rules: dict[int, dict[str, Any]] = {}
 
     def __len__(self) -> int:

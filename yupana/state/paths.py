@@ -62,11 +62,9 @@ def explicit_projection_cache() -> str | None:
 
 def store_digest(endpoint_key: str) -> str:
     """The directory name of a store: a digest of its redacted endpoint identity."""
-    try:
-        from _sha1 import sha1  # the builtin module: hashlib would load OpenSSL (~3 ms per hook)
-    except ImportError:  # pragma: no cover - interpreters built without it
-        from hashlib import sha1
-    return str(sha1(endpoint_key.encode("utf-8", "surrogateescape")).hexdigest()[:20])
+    from yupana.digests import sha1_hex
+
+    return sha1_hex(endpoint_key)[:20]
 
 
 def store_dir(endpoint_key: str, base: str | None = None) -> str | None:
