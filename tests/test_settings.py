@@ -156,3 +156,16 @@ def test_two_projects_whose_snapshot_names_collide_never_read_each_others(env, t
 
     assert json.loads(done.stdout) == [["advise", False], ["enforce", False], ["advise", False], ["advise", False]]
     assert shared.exists()
+
+
+def test_the_snapshot_an_older_version_named_by_sha1_is_removed_when_the_project_resolves(env, repo):
+    import hashlib
+
+    (repo / ".bobbin" / "config.toml").write_text('[yupana.policy]\nmode = "advise"\n')
+    config = env.state / "yupana" / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    legacy = config / (hashlib.sha1(f"{repo}\0".encode()).hexdigest()[:20] + ".snap")
+    legacy.write_bytes(b"an older version's snapshot")
+    assert _load(env, repo)["mode"] == "advise"
+    assert not legacy.exists()
+    assert len(list(config.glob("*.snap"))) == 1

@@ -225,4 +225,10 @@ def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: d
         from yupana.state import atomic
 
         atomic.write_quietly(target, data, mode=0o600)  # the owner's alone; a hook that cannot keep it resolves again
+        from yupana import digests
+
+        try:  # the name this project's snapshot had before format 3 (a SHA-1 of its key): no orphan left behind
+            os.unlink(os.path.join(os.path.dirname(target), digests.sha1_hex(snap["key"])[:20] + ".snap"))
+        except OSError:
+            pass
     return data
