@@ -228,7 +228,7 @@ def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: d
         from yupana import digests
 
         try:  # the name this project's snapshot had before format 3 (a SHA-1 of its key): no orphan left behind
-            os.unlink(os.path.join(os.path.dirname(target), digests.sha1_hex(snap["key"])[:20] + ".snap"))
+            os.unlink(os.path.join(os.path.dirname(target), digests.sha1_hex(_snapshot_key(root, override, nested))[:20] + ".snap"))
         except OSError:
             pass
     return data
