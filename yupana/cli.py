@@ -18,7 +18,7 @@ from yupana.hooks.registry import HOOKS, HookArgs as HookArgs  # HookArgs: this 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook start-up cost)
 if TYPE_CHECKING:
     import argparse
-    from typing import Protocol
+    from typing import NoReturn, Protocol
 
     from _typeshed import SupportsWrite
 
@@ -179,7 +179,7 @@ def command_word(argv: list[str]) -> str | None:
     return None
 
 
-def entry() -> None:
+def entry() -> NoReturn:
     """The process's entry (bin/yupana, ``python -m yupana``): run :func:`main`, then leave.
 
     A hook has written its one answer and its records (unbuffered ``os.write`` calls) when
