@@ -93,3 +93,77 @@ def test_both_prefilters_are_independent():
     assert rr is not None and rr[1] == 20
     assert not may_run(rr, "AKIA is a prefix")
     assert may_run(rr, "key AKIAABCDEFGHIJKLMNOP")
+
+
+def _corpus_patterns() -> list[str]:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import adversarial_corpus
+    import rule_corpus
+
+    return [p for _, p in adversarial_corpus.patterns(400)] + [p for _, p in rule_corpus.patterns(200)]
+
+
+CORPUS = _corpus_patterns()
+
+
+def test_a_narrower_tail_excludes_what_the_run_alone_admits():
+    """``\\b[a-z]{2}[A-Za-z0-9]{8,16}[A-F]\\b`` needs eleven word characters ending in A-F: prose has
+    eleven-letter words (the run alone admits it), not one ending so; a match is admitted."""
+    pattern = r"\b[fhiorsuw]{2}[A-Za-z0-9]{8,16}[A-F]\b"
+    rr = required_run(pattern)
+    assert rr is not None and len(rr) == 4 and rr[1] == 11 and rr[3] == 1
+    assert b"x" * 11 in PROSE.encode().translate(rr[0])  # "environment": the run alone would admit it
+    assert not may_run(rr, PROSE) and not re2.search(pattern, PROSE)
+    hit = "id = ow12abcXYZ9F;"
+    assert re2.search(pattern, hit) and may_run(rr, hit)
+    tails = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 4]
+    assert len(tails) >= 150, len(tails)  # most class-only patterns have one
+
+
+@settings(max_examples=int(os.environ.get("PREFILTER_EXAMPLES", "3000")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(CORPUS + [r"[a-z]{2,5}[0-9]{2}", r"\w{3}[A-F]\b", r"(?i)[x-z]{3}[a-c]", r"[^\s]{2}\d",
+                                 "[\u00e9-\u00eb]{2}[a-z]", r"(?:ab|cd)[0-9]{2,}[A-F]{2}$", r"[a-f]{3}\d{1,3}\b"]),
+       st.text(alphabet="abcdefqxzwyAF0129-_.:/ \n\u00e9\u212a", min_size=3, max_size=64))
+def test_the_tail_never_hides_a_match(pattern, text):
+    """Whatever the text, a pattern RE2 finds in it passes its required run, tail included."""
+    _sound(pattern, [text, text * 3, text + " " + text[::-1]])
+
+
+def test_no_real_secret_is_hidden_by_a_run_or_its_tail():
+    """gitleaks' and detect-secrets' own patterns over detect-secrets' samples and the planted
+    secrets of benchmarks/large_write.py: every text a pattern matches passes its run."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from rdflib import Graph, URIRef
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "benchmarks"))
+    import large_write
+
+    data = root / "benchmarks" / "data"
+    patterns = []
+    for ttl in (data / "gitleaks" / "catalogue" / "text-rules.ttl", data / "detect-secrets" / "after.ttl"):
+        graph = Graph().parse(ttl, format="turtle")
+        patterns += sorted({str(o) for o in graph.objects(None, URIRef("http://aegis.gastown.local/ontology/regex"))})
+    samples = json.loads((data / "detect-secrets" / "samples.json").read_text())["samples"]
+    texts = [s["text"] for s in samples if isinstance(s.get("text"), str)]
+    texts += [line for _, line in large_write.PLANTED] + [large_write.planted_text(30_000)]
+    matched = tailed = 0
+    for pattern in patterns:
+        try:
+            compiled = re2.compile(pattern)
+        except Exception:  # noqa: BLE001 - RE2 refused the pattern
+            continue
+        rr = required_run(pattern)
+        tailed += rr is not None and len(rr) == 4
+        for text in texts:
+            if compiled.search(text):
+                matched += 1
+                assert may_run(rr, text), (pattern, text[:80])
+    assert len(patterns) >= 250 and tailed >= 40 and matched >= 1500, (len(patterns), tailed, matched)

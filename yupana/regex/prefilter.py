@@ -39,10 +39,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from yupana.regex.runs import Run
     from yupana.regex.syntax import Node
 
-#: Bumped whenever the analysis changes, so hot twins derived by an older one are rebuilt.
-ALGORITHM = 4
+#: Bumped whenever the analysis changes, so hot twins derived by an older one are rebuilt
+#: (5: a required run may carry its tail, :mod:`yupana.regex.runs`).
+ALGORITHM = 5
 
 MAX_PATTERN = 20000  # longer patterns are always evaluated
 CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules and between windows
@@ -56,7 +58,7 @@ def prefilter(pattern: str) -> tuple[tuple[str, ...], bool] | None:
     return prefilters(pattern)[0]
 
 
-def prefilters(pattern: str) -> tuple[tuple[tuple[str, ...], bool] | None, tuple[bytes, int] | None]:
+def prefilters(pattern: str) -> tuple[tuple[tuple[str, ...], bool] | None, Run | None]:
     """(:func:`prefilter`, :func:`required_run`) of ``pattern``, from one parse of it."""
     literal, run, _ = analyse(pattern)
     return literal, run
@@ -115,12 +117,12 @@ def may_match(pf: tuple[tuple[str, ...], bool] | None, text: str, folded: str | 
     return False
 
 
-def required_run(pattern: str) -> tuple[bytes, int] | None:
+def required_run(pattern: str) -> Run | None:
     """The required-run prefilter of ``pattern`` (see the module docstring), or None."""
     return prefilters(pattern)[1]
 
 
-def may_run(rr: tuple[bytes, int] | None, text: str, marked: dict[bytes, bytes] | None = None) -> bool:
+def may_run(rr: Run | None, text: str, marked: dict[bytes, bytes] | None = None) -> bool:
     """False only when ``text`` has no run of the required length over the pattern's alphabet.
 
     ``marked`` memoises the translated text per table (rules share alphabets); it also holds
@@ -128,16 +130,33 @@ def may_run(rr: tuple[bytes, int] | None, text: str, marked: dict[bytes, bytes] 
     """
     if rr is None:
         return True
-    table, k = rr
     if marked is None:
         marked = {}
+    table, k = rr[0], rr[1]
+    hay = _marked(table, text, marked)
+    if len(rr) == 2:
+        return b"x" * k in hay
+    # the tail (yupana.regex.runs): lo bytes of its class, after k - lo bytes of the alphabet
+    tail, lo = rr[2], rr[3]
+    ends, before = _marked(tail, text, marked), k - lo
+    at = ends.find(b"y" * lo, before)
+    while at >= 0:
+        gap = hay.rfind(b" ", at - before, at)
+        if gap < 0:
+            return True
+        at = ends.find(b"y" * lo, gap + 1 + before)  # any start before that has the gap in its window
+    return False
+
+
+def _marked(table: bytes, text: str, marked: dict[bytes, bytes]) -> bytes:
+    """``text``'s UTF-8 bytes translated by ``table``, memoised in ``marked``."""
     hay = marked.get(table)
     if hay is None:
         raw = marked.get(b"")
         if raw is None:
             raw = marked[b""] = text.encode("utf-8", "surrogatepass")
         hay = marked[table] = raw.translate(table)
-    return b"x" * k in hay
+    return hay
 
 
 class Admission:
@@ -176,7 +195,7 @@ class Admission:
                 self._folded = "".join(pieces)
         return self._folded
 
-    def admits(self, pf: tuple[tuple[str, ...], bool] | None, rr: tuple[bytes, int] | None) -> bool | None:
+    def admits(self, pf: tuple[tuple[str, ...], bool] | None, rr: Run | None) -> bool | None:
         """False when the pattern cannot match the text; None when the deadline cut the check."""
         if pf is not None:
             literals, ci = pf

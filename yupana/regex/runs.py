@@ -15,6 +15,13 @@ a 256-entry translation table marks the alphabet's bytes — every byte of a mul
 character when non-ASCII characters are members — and a run of ``k`` marks is searched. A
 character becomes at least one marked byte, so a run of ``k`` characters is a run of at
 least ``k`` marked bytes: the byte check admits every text the character check admits.
+
+The tail. When the pattern ends (after its zero-width assertions) in ``C{lo,…}`` with ``lo``
+at least one and ``C`` a narrower class than the whole alphabet, every match also ends in
+``lo`` characters of ``C`` preceded by at least ``k - lo`` of the alphabet (the rest of that
+repetition included): the run is ``(table, k, tail_table, lo)``, the second table marking
+``C``'s bytes ``y``. ``\b[a-z]{2}[A-Za-z0-9]{8,16}[A-F]\b`` needs a word of eleven that ends
+in ``A``-``F``, which prose seldom has, where the run alone passes any eleven-letter word.
 """
 
 from __future__ import annotations
@@ -25,7 +32,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from yupana.regex.syntax import Node
 
+    Run = tuple[bytes, int] | tuple[bytes, int, bytes, int]  # (table, k) [+ (tail_table, lo)]
+
 MARK, GAP = 0x78, 0x20  # b"x" for a member byte, b" " otherwise
+TAIL = 0x79  # b"y": a byte of the tail's class (its own table)
 MIN_RUN = 3  # shorter required runs pass nearly every text: not worth a check
 MAX_RUN = 4096  # a run requirement longer than this is capped (still sound: fewer is weaker)
 MAX_ALPHABET = 123  # more ASCII members than this (every character but a few) excludes nearly nothing; [^\s"']{19,} still counts
@@ -52,21 +62,55 @@ def _walk(node: Node) -> tuple[frozenset[str], bool, int]:
     return ascii_part, non, min(lo * length, MAX_RUN)
 
 
-def required_run(pattern: str) -> tuple[bytes, int] | None:
+def required_run(pattern: str) -> Run | None:
     """(translation table, run length) for ``pattern``, or None when it would exclude too
     little to be worth checking. Raises what the parser raises for unmodelled syntax."""
     return required_run_of(Parser(pattern).parse())
 
 
-def required_run_of(ast: Node) -> tuple[bytes, int] | None:
-    """:func:`required_run` of an already parsed pattern."""
+def required_run_of(ast: Node) -> Run | None:
+    """:func:`required_run` of an already parsed pattern: ``(table, k)``, with ``(tail_table,
+    lo)`` after them when the pattern has a narrower tail (the module docstring)."""
     ascii_part, non, length = _walk(ast)
-    if length < MIN_RUN or len(ascii_part) > MAX_ALPHABET:
+    tail = _tail(ast, ascii_part, non)
+    if length < MIN_RUN or (len(ascii_part) > MAX_ALPHABET and tail is None):
         return None
+    table = _table(ascii_part, non, MARK)
+    k = min(length, MAX_RUN)
+    if tail is None:
+        return table, k
+    tail_ascii, tail_non, lo = tail
+    return table, k, _table(tail_ascii, tail_non, TAIL), min(lo, k)
+
+
+def _table(ascii_part: frozenset[str], non: bool, mark: int) -> bytes:
     table = bytearray([GAP]) * 256
     for c in ascii_part:
-        table[ord(c)] = MARK
+        table[ord(c)] = mark
     if non:
         for b in range(128, 256):
-            table[b] = MARK
-    return bytes(table), min(length, MAX_RUN)
+            table[b] = mark
+    return bytes(table)
+
+
+def _tail(ast: Node, ascii_part: frozenset[str], non: bool) -> tuple[frozenset[str], bool, int] | None:
+    """(ASCII members, non-ASCII possible, lo) of the pattern's last ``C{lo,…}``, when ``lo`` ≥ 1
+    and ``C`` excludes some of the alphabet; else None."""
+    items = list(ast[1]) if ast[0] == "cat" else [ast]
+    while items and items[-1][0] == "empty":  # \b, $: dropping a constraint only admits more
+        items.pop()
+    if not items:
+        return None
+    last = items[-1]
+    if last[0] == "chars":
+        inner, lo = last, 1
+    elif last[0] == "rep" and last[1][0] == "chars" and last[2] >= 1:
+        inner, lo = last[1], last[2]
+    else:
+        return None
+    tail_ascii, tail_non = inner[3]
+    if (tail_non and not non) or not tail_ascii <= ascii_part:
+        return None  # not within the alphabet: the parser's model is not what this assumes
+    if tail_non == non and tail_ascii == ascii_part:
+        return None  # no narrower than the run itself
+    return tail_ascii, tail_non, lo
