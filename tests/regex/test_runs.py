@@ -114,13 +114,27 @@ def test_a_narrower_tail_excludes_what_the_run_alone_admits():
     eleven-letter words (the run alone admits it), not one ending so; a match is admitted."""
     pattern = r"\b[fhiorsuw]{2}[A-Za-z0-9]{8,16}[A-F]\b"
     rr = required_run(pattern)
-    assert rr is not None and len(rr) == 4 and rr[1] == 11 and rr[3] == 1
+    assert rr is not None and len(rr) == 6 and rr[1] == 11 and rr[3] == 1
     assert b"x" * 11 in PROSE.encode().translate(rr[0])  # "environment": the run alone would admit it
     assert not may_run(rr, PROSE) and not re2.search(pattern, PROSE)
     hit = "id = ow12abcXYZ9F;"
     assert re2.search(pattern, hit) and may_run(rr, hit)
-    tails = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 4]
+    tails = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 6 and r[2] is not None]
     assert len(tails) >= 150, len(tails)  # most class-only patterns have one
+
+
+def test_a_narrower_head_excludes_what_the_run_and_tail_admit():
+    """``\\b[0-9]{2,4}-[A-Z]{2,5}-[a-z]{3,9}\\b`` starts with two digits: prose without digits is
+    excluded though its words pass the run and the tail; a match is admitted."""
+    pattern = r"\b[0-9]{2,4}-[A-Z]{2,5}-[a-z]{3,9}\b"
+    rr = required_run(pattern)
+    assert rr is not None and len(rr) == 6 and rr[1] == 9 and rr[4] is not None and rr[5] == 2
+    assert not may_run(rr, PROSE) and not re2.search(pattern, PROSE)
+    hit = "ticket 042-OPS-rollout done"
+    assert re2.search(pattern, hit) and may_run(rr, hit)
+    assert not may_run(rr, "ticket 4-OPS-rollout done") and not re2.search(pattern, "ticket 4-OPS-rollout done")
+    heads = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 6 and r[4] is not None]
+    assert len(heads) >= 100, len(heads)
 
 
 @settings(max_examples=int(os.environ.get("PREFILTER_EXAMPLES", "3000")), deadline=None,
@@ -161,7 +175,7 @@ def test_no_real_secret_is_hidden_by_a_run_or_its_tail():
         except Exception:  # noqa: BLE001 - RE2 refused the pattern
             continue
         rr = required_run(pattern)
-        tailed += rr is not None and len(rr) == 4
+        tailed += rr is not None and len(rr) == 6
         for text in texts:
             if compiled.search(text):
                 matched += 1

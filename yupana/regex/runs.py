@@ -16,12 +16,15 @@ character when non-ASCII characters are members — and a run of ``k`` marks is 
 character becomes at least one marked byte, so a run of ``k`` characters is a run of at
 least ``k`` marked bytes: the byte check admits every text the character check admits.
 
-The tail. When the pattern ends (after its zero-width assertions) in ``C{lo,…}`` with ``lo``
+The ends. When the pattern ends (after its zero-width assertions) in ``C{lo,…}`` with ``lo``
 at least one and ``C`` a narrower class than the whole alphabet, every match also ends in
 ``lo`` characters of ``C`` preceded by at least ``k - lo`` of the alphabet (the rest of that
-repetition included): the run is ``(table, k, tail_table, lo)``, the second table marking
-``C``'s bytes ``y``. ``\b[a-z]{2}[A-Za-z0-9]{8,16}[A-F]\b`` needs a word of eleven that ends
-in ``A``-``F``, which prose seldom has, where the run alone passes any eleven-letter word.
+repetition included); when it starts so, every match starts with ``lo`` of ``C`` followed
+by at least ``k - lo`` of the alphabet. The run is then ``(table, k, tail_table, tail_lo,
+head_table, head_lo)``, each end's table marking ``C``'s bytes ``y`` (``None, 0``: no such
+end). ``\\b[a-z]{2}[A-Za-z0-9]{8,16}[A-F]\\b`` needs a word of eleven that ends in ``A``-``F``,
+which prose seldom has, where the run alone passes any eleven-letter word;
+``\\b[0-9]{2,4}-[A-Z]{2,5}-\\w{3,9}\\b`` needs two digits before the rest of its run.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from yupana.regex.syntax import Node
 
-    Run = tuple[bytes, int] | tuple[bytes, int, bytes, int]  # (table, k) [+ (tail_table, lo)]
+    # (table, k), or with the narrower ends: (table, k, tail_table, tail_lo, head_table, head_lo)
+    Run = tuple[bytes, int] | tuple[bytes, int, bytes | None, int, bytes | None, int]
 
 MARK, GAP = 0x78, 0x20  # b"x" for a member byte, b" " otherwise
 TAIL = 0x79  # b"y": a byte of the tail's class (its own table)
@@ -69,18 +73,21 @@ def required_run(pattern: str) -> Run | None:
 
 
 def required_run_of(ast: Node) -> Run | None:
-    """:func:`required_run` of an already parsed pattern: ``(table, k)``, with ``(tail_table,
-    lo)`` after them when the pattern has a narrower tail (the module docstring)."""
+    """:func:`required_run` of an already parsed pattern: ``(table, k)``, or ``(table, k,
+    tail_table, tail_lo, head_table, head_lo)`` when the pattern ends or starts with a narrower
+    class (the module docstring; a missing end is ``(None, 0)``)."""
     ascii_part, non, length = _walk(ast)
-    tail = _tail(ast, ascii_part, non)
-    if length < MIN_RUN or (len(ascii_part) > MAX_ALPHABET and tail is None):
+    tail, head = _end(ast, ascii_part, non, -1), _end(ast, ascii_part, non, 0)
+    if length < MIN_RUN or (len(ascii_part) > MAX_ALPHABET and tail is None and head is None):
         return None
     table = _table(ascii_part, non, MARK)
     k = min(length, MAX_RUN)
-    if tail is None:
+    if tail is None and head is None:
         return table, k
-    tail_ascii, tail_non, lo = tail
-    return table, k, _table(tail_ascii, tail_non, TAIL), min(lo, k)
+    ends: list[bytes | int | None] = []
+    for end in (tail, head):
+        ends += [None, 0] if end is None else [_table(end[0], end[1], TAIL), min(end[2], k)]
+    return (table, k, *ends)  # type: ignore[return-value]
 
 
 def _table(ascii_part: frozenset[str], non: bool, mark: int) -> bytes:
@@ -93,24 +100,24 @@ def _table(ascii_part: frozenset[str], non: bool, mark: int) -> bytes:
     return bytes(table)
 
 
-def _tail(ast: Node, ascii_part: frozenset[str], non: bool) -> tuple[frozenset[str], bool, int] | None:
-    """(ASCII members, non-ASCII possible, lo) of the pattern's last ``C{lo,…}``, when ``lo`` ≥ 1
-    and ``C`` excludes some of the alphabet; else None."""
+def _end(ast: Node, ascii_part: frozenset[str], non: bool, at: int) -> tuple[frozenset[str], bool, int] | None:
+    """(ASCII members, non-ASCII possible, lo) of the pattern's last (``at`` -1) or first (0)
+    ``C{lo,…}``, when ``lo`` ≥ 1 and ``C`` excludes some of the alphabet; else None."""
     items = list(ast[1]) if ast[0] == "cat" else [ast]
-    while items and items[-1][0] == "empty":  # \b, $: dropping a constraint only admits more
-        items.pop()
+    while items and items[at][0] == "empty":  # \b, ^, $: dropping a constraint only admits more
+        items.pop(at)
     if not items:
         return None
-    last = items[-1]
-    if last[0] == "chars":
-        inner, lo = last, 1
-    elif last[0] == "rep" and last[1][0] == "chars" and last[2] >= 1:
-        inner, lo = last[1], last[2]
+    edge = items[at]
+    if edge[0] == "chars":
+        inner, lo = edge, 1
+    elif edge[0] == "rep" and edge[1][0] == "chars" and edge[2] >= 1:
+        inner, lo = edge[1], edge[2]
     else:
         return None
-    tail_ascii, tail_non = inner[3]
-    if (tail_non and not non) or not tail_ascii <= ascii_part:
+    end_ascii, end_non = inner[3]
+    if (end_non and not non) or not end_ascii <= ascii_part:
         return None  # not within the alphabet: the parser's model is not what this assumes
-    if tail_non == non and tail_ascii == ascii_part:
+    if end_non == non and end_ascii == ascii_part:
         return None  # no narrower than the run itself
-    return tail_ascii, tail_non, lo
+    return end_ascii, end_non, lo
