@@ -60,7 +60,9 @@ def test_hooks_import_no_cold_module(env, tmp_path, event):
     assert not _roots(second) & set(COLD + COSTLY), sorted(_roots(second) & set(COLD + COSTLY))
 
 
-def test_armed_pre_edit_imports_re2_only_when_a_rule_runs(env, tmp_path):
+def _armed_repo(env, tmp_path, extra: str = "") -> Path:
+    """A repository under enforce with a tenant scope (and ``extra`` config), served a warm
+    cache of one text rule from a store on loopback."""
     sys.path.insert(0, str(Path(__file__).parent / "hooks"))
     from guard_kit import text_rule, write_cache
 
@@ -68,10 +70,14 @@ def test_armed_pre_edit_imports_re2_only_when_a_rule_runs(env, tmp_path):
     (root / ".git").mkdir(parents=True)
     (root / ".bobbin").mkdir()
     (root / ".bobbin" / "config.toml").write_text(
-        '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\nallow_paths = ["src/**"]\n'
-        '[[yupana.policy.tripwires]]\nname = "w"\npaths = ["src/auth/**"]\neffect = "deny"\n'
+        '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\nallow_paths = ["src/**"]\n' + extra +
         '[yupana.quipu]\nenabled = true\nendpoint = "http://127.0.0.1:9"\ndialect = "quipu"\n')
     write_cache(env, "http://127.0.0.1:9", text_rules=[text_rule("hosts", r"\b[a-z0-9-]+\.corp\.example\b")])
+    return root
+
+
+def test_armed_pre_edit_imports_re2_only_when_a_rule_runs(env, tmp_path):
+    root = _armed_repo(env, tmp_path, '[[yupana.policy.tripwires]]\nname = "w"\npaths = ["src/auth/**"]\neffect = "deny"\n')
     _imports(env, "pre-edit", _payload(root), "--tenant", "t")  # resolve the snapshot
     clean = _imports(env, "pre-edit", _payload(root), "--tenant", "t")
     assert not _roots(clean) & set(COLD + COSTLY), sorted(_roots(clean) & set(COLD + COSTLY))
@@ -89,16 +95,7 @@ def test_a_hook_with_a_warm_snapshot_loads_no_sha1_module(env, tmp_path, event):
     """A hook's two digests — its project's key in records and its store's directory — come
     with the configuration snapshot (yupana/digests.py): the SHA-1 extension (~0.2 ms to load)
     only on the call that resolves the configuration."""
-    sys.path.insert(0, str(Path(__file__).parent / "hooks"))
-    from guard_kit import text_rule, write_cache
-
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / ".bobbin").mkdir()
-    (root / ".bobbin" / "config.toml").write_text(
-        '[yupana.policy]\nmode = "enforce"\n[yupana.policy.scopes.t]\nallow_paths = ["src/**"]\n'
-        '[yupana.quipu]\nenabled = true\nendpoint = "http://127.0.0.1:9"\ndialect = "quipu"\n')
-    write_cache(env, "http://127.0.0.1:9", text_rules=[text_rule("hosts", r"\b[a-z0-9-]+\.corp\.example\b")])
+    root = _armed_repo(env, tmp_path)
     payload = _payload(root, "PostToolUse" if event == "post-edit" else "PreToolUse")
     if event == "pre-bash":
         payload.update(tool_name="Bash", tool_input={"command": "ls -la && git status"})

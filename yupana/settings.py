@@ -18,7 +18,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from yupana import redact
+from yupana import digests, redact
 # Part of this module's API: hooks catch settings.ConfigError.
 from yupana.config.error import TOP_LEVEL_ENV, ConfigError as ConfigError  # ConfigError: re-exported
 from yupana.state import paths
@@ -63,15 +63,8 @@ def fingerprint(root: str, override: str | None = None, nested: tuple[str, ...] 
     # a digest, not the values: a variable may hold a URL with a password (refused, but never stored)
     base = paths.state_dir()
     key = _stat_key(os.path.join(base, "dataset.key") if base else None)  # masked_digest is keyed with it
-    return (files, digest("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES),
+    return (files, digests.sha1_hex("\0".join(env)) if env else None, tuple(_stat_key(p) for p in _MODEL_FILES),
             SNAPSHOT_FORMAT, key)
-
-
-def digest(text: str) -> str:
-    """Hex SHA-1 of ``text`` (:func:`yupana.digests.sha1_hex`)."""
-    from yupana.digests import sha1_hex
-
-    return sha1_hex(text)
 
 
 def _snapshot_key(root: str, override: str | None, nested: tuple[str, ...]) -> str:
@@ -139,8 +132,6 @@ def control_changes(before: dict[str, Any], after: dict[str, Any], root: str) ->
 def _unwrap(snap: dict[str, Any]) -> dict[str, Any]:
     if snap.get("error"):
         raise ConfigError(snap["error"])
-    from yupana import digests
-
     digests.remember(snap.get("digests"))
     resolved: dict[str, Any] = snap["resolved"]
     return resolved
@@ -198,8 +189,6 @@ def redacted(resolved: dict[str, Any] | None) -> dict[str, Any] | None:
 def _digests(resolved: dict[str, Any] | None, root: str) -> dict[str, str]:
     """The digests a hook of this project computes (:mod:`yupana.digests`): of its root (its
     key in records) and of its store's dataset identity (the store's directory)."""
-    from yupana import digests
-
     texts = [os.path.abspath(root)]
     quipu = ((resolved or {}).get("config") or {}).get("quipu")
     if isinstance(quipu, dict):
@@ -225,8 +214,6 @@ def write_snapshot(root: str, override: str | None, fp: Fingerprint, resolved: d
         from yupana.state import atomic
 
         atomic.write_quietly(target, data, mode=0o600)  # the owner's alone; a hook that cannot keep it resolves again
-        from yupana import digests
-
         try:  # the name this project's snapshot had before format 3 (a SHA-1 of its key): no orphan left behind
             os.unlink(os.path.join(os.path.dirname(target), digests.sha1_hex(_snapshot_key(root, override, nested))[:20] + ".snap"))
         except OSError:

@@ -270,14 +270,14 @@ def consult(decision: str, reasons: list[str], texts: list[str], *, corpus: str 
     path the call's files go by (scrubbed from the kept refusal unless ``record_paths``
     keeps paths); ``matched`` the texts the rules caught (masked in it).
     """
-    from yupana.settings import digest
+    from yupana.digests import sha1_hex
     from yupana.state import denials
 
     text = "\n".join(t for t in texts if t)
     vec = embed(text)
     if not vec or not corpus:
         return Advice()
-    sid = digest(session)[:16] if session else None
+    sid = sha1_hex(session)[:16] if session else None
     entries, mark = denials.load(corpus, now, project)
     match = nearest(vec, entries)
     advice = Advice()

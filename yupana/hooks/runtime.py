@@ -356,6 +356,6 @@ class HookRuntime:
 
 
 def _short(text: str) -> str:
-    from yupana.settings import digest
+    from yupana.digests import sha1_hex
 
-    return digest(text)[:16]
+    return sha1_hex(text)[:16]

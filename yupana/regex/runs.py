@@ -84,10 +84,14 @@ def required_run_of(ast: Node) -> Run | None:
     k = min(length, MAX_RUN)
     if tail is None and head is None:
         return table, k
-    ends: list[bytes | int | None] = []
-    for end in (tail, head):
-        ends += [None, 0] if end is None else [_table(end[0], end[1], TAIL), min(end[2], k)]
-    return (table, k, *ends)  # type: ignore[return-value]
+    tail_table, tail_lo = _end_table(tail, k)
+    head_table, head_lo = _end_table(head, k)
+    return table, k, tail_table, tail_lo, head_table, head_lo
+
+
+def _end_table(end: tuple[frozenset[str], bool, int] | None, k: int) -> tuple[bytes | None, int]:
+    """An end's (table marking its class ``y``, lo), or ``(None, 0)``: no such end."""
+    return (None, 0) if end is None else (_table(end[0], end[1], TAIL), min(end[2], k))
 
 
 def _table(ascii_part: frozenset[str], non: bool, mark: int) -> bytes:
