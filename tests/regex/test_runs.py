@@ -114,12 +114,13 @@ def test_a_narrower_tail_excludes_what_the_run_alone_admits():
     eleven-letter words (the run alone admits it), not one ending so; a match is admitted."""
     pattern = r"\b[fhiorsuw]{2}[A-Za-z0-9]{8,16}[A-F]\b"
     rr = required_run(pattern)
-    assert rr is not None and len(rr) == 6 and rr[1] == 11 and rr[3] == 1
+    assert rr is not None and rr[1] == 11 and _pivot_at(rr, before=10) == 1  # the tail: one of A-F after ten
     assert b"x" * 11 in PROSE.encode().translate(rr[0])  # "environment": the run alone would admit it
     assert not may_run(rr, PROSE) and not re2.search(pattern, PROSE)
     hit = "id = ow12abcXYZ9F;"
     assert re2.search(pattern, hit) and may_run(rr, hit)
-    tails = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 6 and r[2] is not None]
+    tails = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 3
+             and any(before + lo == r[1] for _, lo, before in r[2])]
     assert len(tails) >= 150, len(tails)  # most class-only patterns have one
 
 
@@ -128,26 +129,49 @@ def test_a_narrower_head_excludes_what_the_run_and_tail_admit():
     excluded though its words pass the run and the tail; a match is admitted."""
     pattern = r"\b[0-9]{2,4}-[A-Z]{2,5}-[a-z]{3,9}\b"
     rr = required_run(pattern)
-    assert rr is not None and len(rr) == 6 and rr[1] == 9 and rr[4] is not None and rr[5] == 2
+    assert rr is not None and rr[1] == 9 and _pivot_at(rr, before=0) == 2  # the head: two digits first
     assert not may_run(rr, PROSE) and not re2.search(pattern, PROSE)
     hit = "ticket 042-OPS-rollout done"
     assert re2.search(pattern, hit) and may_run(rr, hit)
     assert not may_run(rr, "ticket 4-OPS-rollout done") and not re2.search(pattern, "ticket 4-OPS-rollout done")
-    heads = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 6 and r[4] is not None]
+    heads = [p for p in CORPUS if (r := required_run(p)) is not None and _pivot_at(r, before=0) is not None]
     assert len(heads) >= 100, len(heads)
+
+
+def test_a_pivot_inside_the_run_excludes_what_its_ends_admit():
+    """``\\b\\w{2,12}[-_.]\\w{6,17}\\b`` needs a ``-``, ``_`` or ``.`` with two word characters before
+    it and six after: prose has the run, both ends and full stops, but no such place; names and
+    versions are admitted, and a dot with too little after it is not."""
+    pattern = r"\b\w{2,12}[-_.]\w{6,17}\b"
+    rr = required_run(pattern)
+    assert rr is not None and rr[1] == 9 and _pivot_at(rr, before=2) == 1
+    assert not may_run(rr, PROSE) and not re2.search(pattern, PROSE)
+    for hit in ("see release.markdown", "host db-primary01 is up", "x = 10.2000000"):
+        assert re2.search(pattern, hit) and may_run(rr, hit), hit
+    for miss in ("a.example here", "ends so.\nthe next", "it is ab-cdefg only"):
+        assert not re2.search(pattern, miss) and not may_run(rr, miss), miss
+    middle = [p for p in CORPUS if (r := required_run(p)) is not None and len(r) == 3
+              and any(0 < before < r[1] - lo for _, lo, before in r[2])]
+    assert len(middle) >= 50, len(middle)
+
+
+def _pivot_at(rr: tuple, before: int) -> int | None:
+    """The ``lo`` of the run's pivot that starts ``before`` characters into every match, or None."""
+    return next((lo for _, lo, b in (rr[2] if len(rr) == 3 else ()) if b == before), None)
 
 
 @settings(max_examples=int(os.environ.get("PREFILTER_EXAMPLES", "3000")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(CORPUS + [r"[a-z]{2,5}[0-9]{2}", r"\w{3}[A-F]\b", r"(?i)[x-z]{3}[a-c]", r"[^\s]{2}\d",
-                                 "[\u00e9-\u00eb]{2}[a-z]", r"(?:ab|cd)[0-9]{2,}[A-F]{2}$", r"[a-f]{3}\d{1,3}\b"]),
+                                 "[\u00e9-\u00eb]{2}[a-z]", r"(?:ab|cd)[0-9]{2,}[A-F]{2}$", r"[a-f]{3}\d{1,3}\b", r"\w{2}[-.]\w{3}",
+                                 r"(?:q|zz)\d{2}[-_.:]{1,2}(?:ab|c){2}[A-F]x", r"[a-z]{2,4}[\x{e9}-]{2}[0-9]{1,2}"]),
        st.text(alphabet="abcdefqxzwyAF0129-_.:/ \n\u00e9\u212a", min_size=3, max_size=64))
-def test_the_tail_never_hides_a_match(pattern, text):
-    """Whatever the text, a pattern RE2 finds in it passes its required run, tail included."""
+def test_no_pivot_ever_hides_a_match(pattern, text):
+    """Whatever the text, a pattern RE2 finds in it passes its required run, pivots included."""
     _sound(pattern, [text, text * 3, text + " " + text[::-1]])
 
 
-def test_no_real_secret_is_hidden_by_a_run_or_its_tail():
+def test_no_real_secret_is_hidden_by_a_run_or_its_pivots():
     """gitleaks' and detect-secrets' own patterns over detect-secrets' samples and the planted
     secrets of benchmarks/large_write.py: every text a pattern matches passes its run."""
     import json
@@ -175,7 +199,7 @@ def test_no_real_secret_is_hidden_by_a_run_or_its_tail():
         except Exception:  # noqa: BLE001 - RE2 refused the pattern
             continue
         rr = required_run(pattern)
-        tailed += rr is not None and len(rr) == 6
+        tailed += rr is not None and len(rr) == 3
         for text in texts:
             if compiled.search(text):
                 matched += 1

@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     from yupana.regex.syntax import Node
 
 #: Bumped whenever the analysis changes, so hot twins derived by an older one are rebuilt
-#: (5: a required run may carry its tail, 6: and its head, :mod:`yupana.regex.runs`).
-ALGORITHM = 6
+#: (5: a required run may carry its tail, 6: and its head, 7: pivots anywhere in it,
+#: :mod:`yupana.regex.runs`).
+ALGORITHM = 7
 
 MAX_PATTERN = 20000  # longer patterns are always evaluated
 CHECK_ABOVE_CHARS = 64 * 1024  # texts this large check the deadline between rules and between windows
@@ -136,34 +137,22 @@ def may_run(rr: Run | None, text: str, marked: dict[bytes, bytes] | None = None)
     hay = _marked(table, text, marked)
     if len(rr) == 2:
         return b"x" * k in hay
-    tail, tail_lo, head, head_lo = rr[2], rr[3], rr[4], rr[5]
-    if tail is not None and not _tail_fits(hay, _marked(tail, text, marked), k, tail_lo):
-        return False
-    return head is None or _head_fits(hay, _marked(head, text, marked), k, head_lo)
+    return all(_pivot_fits(hay, _marked(pivot, text, marked), k, lo, before) for pivot, lo, before in rr[2])
 
 
-def _tail_fits(hay: bytes, ends: bytes, k: int, lo: int) -> bool:
-    """Is there ``lo`` bytes of the tail's class (``y`` in ``ends``) after ``k - lo`` of the
-    alphabet (no gap in ``hay``)?"""
-    before = k - lo
-    at = ends.find(b"y" * lo, before)
+def _pivot_fits(hay: bytes, marks: bytes, k: int, lo: int, before: int) -> bool:
+    """Is there a place with ``lo`` bytes of the pivot's class (``y`` in ``marks``) whose
+    ``k`` bytes from ``before`` bytes earlier have no gap in ``hay`` (:mod:`yupana.regex.runs`)?"""
+    need = b"y" * lo
+    at = marks.find(need, before)
     while at >= 0:
-        gap = hay.rfind(b" ", at - before, at)
+        start = at - before
+        if start + k > len(hay):
+            return False
+        gap = hay.rfind(b" ", start, start + k)
         if gap < 0:
             return True
-        at = ends.find(b"y" * lo, gap + 1 + before)  # any start before that has the gap in its window
-    return False
-
-
-def _head_fits(hay: bytes, starts: bytes, k: int, lo: int) -> bool:
-    """Is there ``lo`` bytes of the head's class (``y`` in ``starts``) before ``k - lo`` of the
-    alphabet (no gap in ``hay``)?"""
-    at = starts.find(b"y" * lo)
-    while at >= 0 and at + k <= len(hay):
-        gap = hay.find(b" ", at + lo, at + k)
-        if gap < 0:
-            return True
-        at = starts.find(b"y" * lo, gap - lo + 1)  # any start up to there has the gap in its window
+        at = marks.find(need, gap + 1 + before)  # any place up to there has the gap in its k bytes
     return False
 
 

@@ -16,15 +16,18 @@ character when non-ASCII characters are members — and a run of ``k`` marks is 
 character becomes at least one marked byte, so a run of ``k`` characters is a run of at
 least ``k`` marked bytes: the byte check admits every text the character check admits.
 
-The ends. When the pattern ends (after its zero-width assertions) in ``C{lo,…}`` with ``lo``
-at least one and ``C`` a narrower class than the whole alphabet, every match also ends in
-``lo`` characters of ``C`` preceded by at least ``k - lo`` of the alphabet (the rest of that
-repetition included); when it starts so, every match starts with ``lo`` of ``C`` followed
-by at least ``k - lo`` of the alphabet. The run is then ``(table, k, tail_table, tail_lo,
-head_table, head_lo)``, each end's table marking ``C``'s bytes ``y`` (``None, 0``: no such
-end). ``\\b[a-z]{2}[A-Za-z0-9]{8,16}[A-F]\\b`` needs a word of eleven that ends in ``A``-``F``,
-which prose seldom has, where the run alone passes any eleven-letter word;
-``\\b[0-9]{2,4}-[A-Z]{2,5}-\\w{3,9}\\b`` needs two digits before the rest of its run.
+Pivots. A top-level item ``C{lo,…}`` of the pattern (``lo`` at least one, ``C`` a narrower
+class than the whole alphabet) that starts after items whose shortest matches add up to
+``before`` pins every match further: it holds ``lo`` characters of ``C`` at some place ``p``,
+and the ``k`` characters from ``p - before`` on are all of the alphabet (the items before it,
+then the repetition and the items after it). The run is then ``(table, k, pivots)``, each pivot
+``(pivot_table, lo, before)``, its table marking ``C``'s bytes ``y``; at most
+:data:`MAX_PIVOTS`, the narrowest classes first. The last item is the tail (``before = k -
+lo``), the first the head (``before = 0``): ``\\b[a-z]{2}[A-Za-z0-9]{8,16}[A-F]\\b`` needs a word
+of eleven that ends in ``A``-``F``, which prose seldom has, where the run alone passes any
+eleven-letter word; ``\\b[0-9]{2,4}-[A-Z]{2,5}-\\w{3,9}\\b`` needs two digits before the rest of
+its run; ``\\b\\w{2,12}[-_.]\\w{6,17}\\b`` a ``-``, ``_`` or ``.`` with two word characters before
+it and six after, which the end of a sentence is not.
 """
 
 from __future__ import annotations
@@ -35,11 +38,12 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hook sta
 if TYPE_CHECKING:
     from yupana.regex.syntax import Node
 
-    # (table, k), or with the narrower ends: (table, k, tail_table, tail_lo, head_table, head_lo)
-    Run = tuple[bytes, int] | tuple[bytes, int, bytes | None, int, bytes | None, int]
+    Pivot = tuple[bytes, int, int]  # (table marking the pivot's class y, lo, before)
+    Run = tuple[bytes, int] | tuple[bytes, int, tuple[Pivot, ...]]
 
 MARK, GAP = 0x78, 0x20  # b"x" for a member byte, b" " otherwise
-TAIL = 0x79  # b"y": a byte of the tail's class (its own table)
+PIVOT = 0x79  # b"y": a byte of a pivot's class (its own table)
+MAX_PIVOTS = 3  # pivots kept a run, the narrowest classes first
 MIN_RUN = 3  # shorter required runs pass nearly every text: not worth a check
 MAX_RUN = 4096  # a run requirement longer than this is capped (still sound: fewer is weaker)
 MAX_ALPHABET = 123  # more ASCII members than this (every character but a few) excludes nearly nothing; [^\s"']{19,} still counts
@@ -74,24 +78,14 @@ def required_run(pattern: str) -> Run | None:
 
 def required_run_of(ast: Node) -> Run | None:
     """:func:`required_run` of an already parsed pattern: ``(table, k)``, or ``(table, k,
-    tail_table, tail_lo, head_table, head_lo)`` when the pattern ends or starts with a narrower
-    class (the module docstring; a missing end is ``(None, 0)``)."""
+    pivots)`` when some top-level item is of a narrower class (the module docstring)."""
     ascii_part, non, length = _walk(ast)
-    tail, head = _end(ast, ascii_part, non, -1), _end(ast, ascii_part, non, 0)
-    if length < MIN_RUN or (len(ascii_part) > MAX_ALPHABET and tail is None and head is None):
+    pivots = _pivots(ast, ascii_part, non, min(length, MAX_RUN))
+    if length < MIN_RUN or (len(ascii_part) > MAX_ALPHABET and not pivots):
         return None
     table = _table(ascii_part, non, MARK)
     k = min(length, MAX_RUN)
-    if tail is None and head is None:
-        return table, k
-    tail_table, tail_lo = _end_table(tail, k)
-    head_table, head_lo = _end_table(head, k)
-    return table, k, tail_table, tail_lo, head_table, head_lo
-
-
-def _end_table(end: tuple[frozenset[str], bool, int] | None, k: int) -> tuple[bytes | None, int]:
-    """An end's (table marking its class ``y``, lo), or ``(None, 0)``: no such end."""
-    return (None, 0) if end is None else (_table(end[0], end[1], TAIL), min(end[2], k))
+    return (table, k, pivots) if pivots else (table, k)
 
 
 def _table(ascii_part: frozenset[str], non: bool, mark: int) -> bytes:
@@ -104,24 +98,23 @@ def _table(ascii_part: frozenset[str], non: bool, mark: int) -> bytes:
     return bytes(table)
 
 
-def _end(ast: Node, ascii_part: frozenset[str], non: bool, at: int) -> tuple[frozenset[str], bool, int] | None:
-    """(ASCII members, non-ASCII possible, lo) of the pattern's last (``at`` -1) or first (0)
-    ``C{lo,…}``, when ``lo`` ≥ 1 and ``C`` excludes some of the alphabet; else None."""
+def _pivots(ast: Node, ascii_part: frozenset[str], non: bool, k: int) -> tuple[Pivot, ...]:
+    """The pattern's pivots (at most :data:`MAX_PIVOTS`, narrowest first): each top-level
+    ``C{lo,…}`` with ``lo`` ≥ 1 and ``C`` narrower than the alphabet, as ``(table, lo, before)``."""
     items = list(ast[1]) if ast[0] == "cat" else [ast]
-    while items and items[at][0] == "empty":  # \b, ^, $: dropping a constraint only admits more
-        items.pop(at)
-    if not items:
-        return None
-    edge = items[at]
-    if edge[0] == "chars":
-        inner, lo = edge, 1
-    elif edge[0] == "rep" and edge[1][0] == "chars" and edge[2] >= 1:
-        inner, lo = edge[1], edge[2]
-    else:
-        return None
-    end_ascii, end_non = inner[3]
-    if (end_non and not non) or not end_ascii <= ascii_part:
-        return None  # not within the alphabet: the parser's model is not what this assumes
-    if end_non == non and end_ascii == ascii_part:
-        return None  # no narrower than the run itself
-    return end_ascii, end_non, lo
+    found: list[tuple[bool, int, int, Pivot]] = []
+    before = 0
+    for n, item in enumerate(items):
+        if item[0] == "chars":
+            inner, lo = item, 1
+        elif item[0] == "rep" and item[1][0] == "chars" and item[2] >= 1:
+            inner, lo = item[1], item[2]
+        else:
+            before += _walk(item)[2]  # \b, ^, $ add nothing; a group its shortest match
+            continue
+        members, members_non = inner[3]
+        narrower = members <= ascii_part and (non or not members_non) and (members_non, members) != (non, ascii_part)
+        if narrower and before + lo <= k:  # else not within the alphabet as modelled, or past a capped run
+            found.append((members_non, len(members), n, (_table(members, members_non, PIVOT), lo, before)))
+        before += lo
+    return tuple(pivot for *_, pivot in sorted(found)[:MAX_PIVOTS])
